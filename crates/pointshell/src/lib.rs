@@ -1,0 +1,1 @@
+//! Point shells and nested point trees (Barbič & James).

@@ -1,0 +1,1 @@
+//! Where the fetched test inputs live (see `scripts/fetch-test-data`).
