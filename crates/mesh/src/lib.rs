@@ -4,6 +4,7 @@
 //! (outward-facing) triangles as vertex-index triples.
 
 mod aabb;
+pub mod shapes;
 mod triangle_mesh;
 
 pub use aabb::Aabb;

@@ -2,12 +2,34 @@
 //!
 //! Distances are in metres, negative inside the object. Every field answers in
 //! its own frame ([`DistanceField`]); [`PlacedField`] answers in the world frame.
+//!
+//! Fields are built from a mesh through [`MeshBvh`]: exact unsigned distance by
+//! nearest-triangle search, and a sign from the generalised winding number read
+//! per connected component of each block ([`sign`]), which keeps the sign right
+//! on meshes with small holes or inconsistently oriented triangles.
 
+mod bvh;
+mod dense;
+mod grid;
 mod placed;
+mod progress;
+mod sign;
 mod slab;
+mod sparse;
+#[cfg(test)]
+mod test_shapes;
+mod triangle_queries;
 
+pub use bvh::{MeshBvh, Nearest};
+pub use dense::{DenseField, DenseOptions, InvalidField};
+pub use grid::GridSpec;
 pub use placed::PlacedField;
+pub use progress::{BuildProgress, NoProgress};
 pub use slab::Slab;
+pub use sparse::{SparseField, SparseOptions, BRICK_CELLS};
+pub use triangle_queries::{
+    closest_point_on_triangle, point_triangle_distance_squared, solid_angle,
+};
 
 use haptic_mesh::Aabb;
 use nalgebra::{Point3, Vector3};
@@ -28,4 +50,43 @@ pub trait DistanceField {
     /// An upper bound on |∇value| everywhere, so that `value(c) > L·r` proves a
     /// ball of radius `r` around `c` lies outside the object.
     fn lipschitz_bound(&self) -> f64;
+}
+
+/// A dense or a sparse field, as a prepared file holds one or the other.
+#[derive(Clone, Debug)]
+pub enum Field {
+    Dense(DenseField),
+    Sparse(SparseField),
+}
+
+impl DistanceField for Field {
+    #[inline]
+    fn value(&self, p: &Point3<f64>) -> f64 {
+        match self {
+            Field::Dense(f) => f.value(p),
+            Field::Sparse(f) => f.value(p),
+        }
+    }
+
+    #[inline]
+    fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+        match self {
+            Field::Dense(f) => f.value_gradient(p),
+            Field::Sparse(f) => f.value_gradient(p),
+        }
+    }
+
+    fn bounds(&self) -> Aabb {
+        match self {
+            Field::Dense(f) => f.bounds(),
+            Field::Sparse(f) => f.bounds(),
+        }
+    }
+
+    fn lipschitz_bound(&self) -> f64 {
+        match self {
+            Field::Dense(f) => f.lipschitz_bound(),
+            Field::Sparse(f) => f.lipschitz_bound(),
+        }
+    }
 }

@@ -1,0 +1,160 @@
+//! Generated closed meshes: known geometry for tests, benchmarks and the
+//! embedded default scene. All are counter-clockwise seen from outside.
+
+use crate::TriangleMesh;
+use nalgebra::{Point3, Vector3};
+use std::collections::HashMap;
+use std::f64::consts::TAU;
+
+/// An axis-aligned box centred at the origin: 8 vertices, 12 triangles.
+pub fn box_mesh(half_extents: Vector3<f64>) -> TriangleMesh {
+    let h = half_extents;
+    let vertices = (0..8)
+        .map(|i| {
+            Point3::new(
+                if i & 1 == 0 { -h.x } else { h.x },
+                if i & 2 == 0 { -h.y } else { h.y },
+                if i & 4 == 0 { -h.z } else { h.z },
+            )
+        })
+        .collect();
+    let triangles = vec![
+        [0, 2, 1],
+        [1, 2, 3], // -z
+        [4, 5, 6],
+        [5, 7, 6], // +z
+        [0, 1, 4],
+        [1, 5, 4], // -y
+        [2, 6, 3],
+        [3, 6, 7], // +y
+        [0, 4, 2],
+        [2, 4, 6], // -x
+        [1, 3, 5],
+        [3, 7, 5], // +x
+    ];
+    TriangleMesh::new(vertices, triangles)
+}
+
+/// A sphere approximated by subdividing an icosahedron `subdivisions` times:
+/// 20·4ⁿ triangles with vertices on the sphere.
+pub fn icosphere(radius: f64, subdivisions: u32) -> TriangleMesh {
+    let phi = (1.0 + 5f64.sqrt()) / 2.0;
+    let mut vertices: Vec<Point3<f64>> = [
+        (-1.0, phi, 0.0),
+        (1.0, phi, 0.0),
+        (-1.0, -phi, 0.0),
+        (1.0, -phi, 0.0),
+        (0.0, -1.0, phi),
+        (0.0, 1.0, phi),
+        (0.0, -1.0, -phi),
+        (0.0, 1.0, -phi),
+        (phi, 0.0, -1.0),
+        (phi, 0.0, 1.0),
+        (-phi, 0.0, -1.0),
+        (-phi, 0.0, 1.0),
+    ]
+    .iter()
+    .map(|&(x, y, z)| Point3::from(Vector3::new(x, y, z).normalize()))
+    .collect();
+    let mut triangles: Vec<[u32; 3]> = vec![
+        [0, 11, 5],
+        [0, 5, 1],
+        [0, 1, 7],
+        [0, 7, 10],
+        [0, 10, 11],
+        [1, 5, 9],
+        [5, 11, 4],
+        [11, 10, 2],
+        [10, 7, 6],
+        [7, 1, 8],
+        [3, 9, 4],
+        [3, 4, 2],
+        [3, 2, 6],
+        [3, 6, 8],
+        [3, 8, 9],
+        [4, 9, 5],
+        [2, 4, 11],
+        [6, 2, 10],
+        [8, 6, 7],
+        [9, 8, 1],
+    ];
+    for _ in 0..subdivisions {
+        let mut midpoints: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut midpoint = |a: u32, b: u32, vertices: &mut Vec<Point3<f64>>| {
+            *midpoints.entry((a.min(b), a.max(b))).or_insert_with(|| {
+                let m = (vertices[a as usize].coords + vertices[b as usize].coords).normalize();
+                vertices.push(Point3::from(m));
+                vertices.len() as u32 - 1
+            })
+        };
+        let mut finer = Vec::with_capacity(triangles.len() * 4);
+        for [a, b, c] in triangles {
+            let ab = midpoint(a, b, &mut vertices);
+            let bc = midpoint(b, c, &mut vertices);
+            let ca = midpoint(c, a, &mut vertices);
+            finer.extend([[a, ab, ca], [b, bc, ab], [c, ca, bc], [ab, bc, ca]]);
+        }
+        triangles = finer;
+    }
+    for v in &mut vertices {
+        *v = Point3::from(v.coords * radius);
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
+/// A torus around the z axis with tube centre radius `major` and tube radius
+/// `minor`, `around` segments along the ring and `tube` around the tube.
+pub fn torus(major: f64, minor: f64, around: u32, tube: u32) -> TriangleMesh {
+    let mut vertices = Vec::with_capacity((around * tube) as usize);
+    for i in 0..around {
+        let u = TAU * i as f64 / around as f64;
+        for j in 0..tube {
+            let v = TAU * j as f64 / tube as f64;
+            let r = major + minor * v.cos();
+            vertices.push(Point3::new(r * u.cos(), r * u.sin(), minor * v.sin()));
+        }
+    }
+    let index = |i: u32, j: u32| (i % around) * tube + (j % tube);
+    let mut triangles = Vec::with_capacity((2 * around * tube) as usize);
+    for i in 0..around {
+        for j in 0..tube {
+            let (a, b, c, d) = (
+                index(i, j),
+                index(i + 1, j),
+                index(i + 1, j + 1),
+                index(i, j + 1),
+            );
+            triangles.push([a, b, c]);
+            triangles.push([a, c, d]);
+        }
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Divergence theorem: V = Σ (a · (b × c)) / 6 for a closed outward mesh.
+    fn volume(mesh: &TriangleMesh) -> f64 {
+        (0..mesh.triangles.len())
+            .map(|t| {
+                let [a, b, c] = mesh.corners(t);
+                a.coords.dot(&b.coords.cross(&c.coords)) / 6.0
+            })
+            .sum()
+    }
+
+    #[test]
+    fn generated_shapes_are_outward_with_the_expected_volume() {
+        let cube = box_mesh(Vector3::new(1.0, 2.0, 3.0));
+        assert!((volume(&cube) - 48.0).abs() < 1e-12);
+        let sphere = icosphere(2.0, 4);
+        assert_eq!(sphere.triangles.len(), 20 * 256);
+        let exact = 4.0 / 3.0 * std::f64::consts::PI * 8.0;
+        assert!((volume(&sphere) - exact).abs() / exact < 0.01);
+        let ring = torus(1.0, 0.25, 96, 48);
+        let exact = 2.0 * std::f64::consts::PI.powi(2) * 1.0 * 0.25f64.powi(2);
+        assert!((volume(&ring) - exact).abs() / exact < 0.01);
+    }
+}

@@ -1,0 +1,284 @@
+//! Dense and sparse fields against brute-force exact signed distance on
+//! generated shapes, and their gradients against central differences.
+
+use haptic_mesh::shapes::{box_mesh, torus};
+use haptic_mesh::TriangleMesh;
+use haptic_sdf::{
+    closest_point_on_triangle, solid_angle, DenseField, DenseOptions, DistanceField, NoProgress,
+    PlacedField, SparseField, SparseOptions,
+};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+/// Exact signed distance and nearest surface point by looping over every
+/// triangle; inside where the exact winding number exceeds one half.
+fn brute_force(mesh: &TriangleMesh, p: &Point3<f64>) -> (f64, Point3<f64>) {
+    let mut nearest = (f64::INFINITY, *p);
+    let mut winding = 0.0;
+    for t in 0..mesh.triangles.len() {
+        let [a, b, c] = mesh.corners(t);
+        let q = closest_point_on_triangle(p, &a, &b, &c);
+        let d = (p - q).norm_squared();
+        if d < nearest.0 {
+            nearest = (d, q);
+        }
+        winding += solid_angle(p, &a, &b, &c);
+    }
+    let d = nearest.0.sqrt();
+    let signed = if winding / (4.0 * std::f64::consts::PI) > 0.5 {
+        -d
+    } else {
+        d
+    };
+    (signed, nearest.1)
+}
+
+fn brute_force_signed_distance(mesh: &TriangleMesh, p: &Point3<f64>) -> f64 {
+    brute_force(mesh, p).0
+}
+
+/// Whether the voxel-sized cube around `p` holds a line or point of the
+/// medial axis: its corners' nearest surface points lie in directions more
+/// than 60° apart. There the distance has a cone-shaped kink that any
+/// trilinear interpolant of exact samples misses by up to √3/2 voxel.
+fn near_medial_axis(mesh: &TriangleMesh, p: &Point3<f64>, voxel: f64) -> bool {
+    let directions: Vec<Vector3<f64>> = (0..8)
+        .map(|corner| {
+            let offset = Vector3::new(
+                if corner & 1 == 0 { -0.5 } else { 0.5 },
+                if corner & 2 == 0 { -0.5 } else { 0.5 },
+                if corner & 4 == 0 { -0.5 } else { 0.5 },
+            ) * voxel;
+            let q = p + offset;
+            (q - brute_force(mesh, &q).1).normalize()
+        })
+        .collect();
+    directions
+        .iter()
+        .any(|a| directions.iter().any(|b| a.dot(b) < 0.5))
+}
+
+fn random_point_in(field: &impl DistanceField, rng: &mut Pcg64) -> Point3<f64> {
+    let b = field.bounds();
+    Point3::new(
+        rng.gen_range(b.min.x..b.max.x),
+        rng.gen_range(b.min.y..b.max.y),
+        rng.gen_range(b.min.z..b.max.z),
+    )
+}
+
+/// Worst value error off the medial axis and sign errors beyond one voxel,
+/// over `samples` points.
+fn compare(
+    mesh: &TriangleMesh,
+    field: &impl DistanceField,
+    voxel: f64,
+    band: Option<f64>,
+    samples: usize,
+) -> (f64, usize) {
+    let mut rng = Pcg64::seed_from_u64(11);
+    let mut worst = 0.0f64;
+    let mut sign_errors = 0;
+    for _ in 0..samples {
+        let p = random_point_in(field, &mut rng);
+        let exact = brute_force_signed_distance(mesh, &p);
+        let value = field.value(&p);
+        match band {
+            Some(w) if exact.abs() > w - voxel => {
+                // Beyond the band only a conservative bound is promised.
+                assert!(
+                    value.abs() <= exact.abs() + 0.5 * voxel,
+                    "{p}: {value} vs {exact}"
+                );
+            }
+            _ => {
+                let error = (value - exact).abs();
+                if error > 0.5 * voxel {
+                    assert!(
+                        near_medial_axis(mesh, &p, voxel),
+                        "{p}: error {} voxels away from the medial axis",
+                        error / voxel
+                    );
+                    assert!(
+                        error < 0.5 * 3f64.sqrt() * voxel,
+                        "{p}: error {} voxels",
+                        error / voxel
+                    );
+                } else {
+                    worst = worst.max(error);
+                }
+            }
+        }
+        if exact.abs() > voxel && value.signum() != exact.signum() {
+            sign_errors += 1;
+        }
+    }
+    (worst / voxel, sign_errors)
+}
+
+#[test]
+fn dense_torus_is_within_half_a_voxel_with_right_signs() {
+    let mesh = torus(0.05, 0.015, 64, 32);
+    let field = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 64,
+            padding_fraction: 0.1,
+        },
+        &NoProgress,
+    );
+    let voxel = field.grid().voxel_size;
+    let (worst_voxels, sign_errors) = compare(&mesh, &field, voxel, None, 2000);
+    assert!(worst_voxels < 0.5, "worst error {worst_voxels} voxels");
+    assert_eq!(sign_errors, 0);
+    assert!(field.lipschitz_bound() >= 1.0 && field.lipschitz_bound() < 1.8);
+}
+
+#[test]
+fn sparse_torus_matches_within_the_band_and_is_conservative_beyond() {
+    let mesh = torus(0.05, 0.015, 64, 32);
+    let field = SparseField::build(
+        &mesh,
+        &SparseOptions {
+            resolution: 256,
+            padding_fraction: 0.1,
+            band_half_width_voxels: 3.0,
+        },
+        &NoProgress,
+    );
+    let voxel = field.grid().voxel_size;
+    let (worst_voxels, sign_errors) =
+        compare(&mesh, &field, voxel, Some(field.band_half_width()), 2000);
+    assert!(worst_voxels < 0.5, "worst error {worst_voxels} voxels");
+    assert_eq!(sign_errors, 0);
+    // Near the surface the band answers; bricks are far fewer than the dense nodes.
+    let dense_nodes: usize = field.grid().dims.iter().map(|&d| d as usize).product();
+    assert!(
+        field.storage_bytes() < dense_nodes,
+        "{} bytes",
+        field.storage_bytes()
+    );
+}
+
+#[test]
+fn sign_survives_a_hole_and_flipped_triangles() {
+    // A box with one face removed and two other triangles flipped.
+    let mut mesh = box_mesh(Vector3::new(0.04, 0.03, 0.02));
+    mesh.triangles.remove(3);
+    mesh.triangles[6].swap(1, 2);
+    let field = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 48,
+            padding_fraction: 0.2,
+        },
+        &NoProgress,
+    );
+    assert!(field.value(&Point3::new(0.0, 0.0, 0.0)) < -0.015);
+    assert!(field.value(&Point3::new(0.0, 0.0, 0.03)) > 0.005);
+    assert!(field.value(&Point3::new(0.03, 0.0, 0.0)) < -0.005);
+}
+
+#[test]
+fn gradients_match_central_differences_away_from_voxel_faces() {
+    let mesh = torus(0.05, 0.015, 48, 24);
+    let dense = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 48,
+            padding_fraction: 0.1,
+        },
+        &NoProgress,
+    );
+    let sparse = SparseField::build(
+        &mesh,
+        &SparseOptions {
+            resolution: 128,
+            padding_fraction: 0.1,
+            band_half_width_voxels: 3.0,
+        },
+        &NoProgress,
+    );
+    check_gradients(&dense, dense.grid().voxel_size, dense.grid().origin);
+    check_gradients(&sparse, sparse.grid().voxel_size, sparse.grid().origin);
+}
+
+fn check_gradients(field: &impl DistanceField, voxel: f64, origin: Point3<f64>) {
+    let mut rng = Pcg64::seed_from_u64(5);
+    let mut checked = 0;
+    while checked < 500 {
+        let p = random_point_in(field, &mut rng);
+        // Stay at least 1 % of a voxel away from every cell face.
+        let fraction = (p - origin) / voxel;
+        if fraction.iter().any(|x| (x - x.round()).abs() < 0.01) {
+            continue;
+        }
+        let (_, gradient) = field.value_gradient(&p);
+        let eps = 1e-4 * voxel;
+        let fd = Vector3::from_fn(|axis, _| {
+            let mut step = Vector3::zeros();
+            step[axis] = eps;
+            (field.value(&(p + step)) - field.value(&(p - step))) / (2.0 * eps)
+        });
+        let scale = gradient.norm().max(fd.norm()).max(1e-3);
+        assert!(
+            (gradient - fd).norm() <= 1e-3 * scale,
+            "{p}: {gradient} vs {fd}"
+        );
+        checked += 1;
+    }
+}
+
+#[test]
+fn outside_the_grid_the_answer_is_a_lower_bound_continuous_at_the_boundary() {
+    let mesh = torus(0.05, 0.015, 48, 24);
+    let field = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 48,
+            padding_fraction: 0.1,
+        },
+        &NoProgress,
+    );
+    let edge = field.bounds().max.x;
+    let inside = field.value(&Point3::new(edge - 1e-9, 0.0, 0.0));
+    let outside = field.value(&Point3::new(edge + 1e-9, 0.0, 0.0));
+    assert!((inside - outside).abs() < 1e-6);
+    let mut rng = Pcg64::seed_from_u64(3);
+    for _ in 0..200 {
+        let p = Point3::new(
+            rng.gen_range(-1.0..1.0),
+            rng.gen_range(-1.0..1.0),
+            rng.gen_range(-1.0..1.0),
+        );
+        let value = field.value(&p);
+        assert!(value > 0.0);
+        assert!(value <= brute_force_signed_distance(&mesh, &p) + 1e-9);
+    }
+}
+
+#[test]
+fn world_queries_transform_the_point_and_rotate_the_gradient() {
+    let mesh = box_mesh(Vector3::new(0.02, 0.01, 0.01));
+    let field = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 40,
+            padding_fraction: 0.5,
+        },
+        &NoProgress,
+    );
+    let rotation = UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::FRAC_PI_2);
+    let placed = PlacedField::new(
+        &field,
+        Isometry3::from_parts(Translation3::new(1.0, 0.0, 0.0), rotation),
+    );
+    // The box's local +x face now faces world +y, 2 cm from its centre.
+    let (value, gradient) = placed.value_gradient(&Point3::new(1.0, 0.025, 0.0));
+    assert!(
+        (value - 0.005).abs() < 0.3 * field.grid().voxel_size,
+        "{value}"
+    );
+    assert!((gradient - Vector3::y()).norm() < 0.05, "{gradient}");
+}
