@@ -9,6 +9,7 @@ pub struct Aabb {
 
 impl Aabb {
     /// The box that contains nothing; growing it by a point gives that point's box.
+    #[inline]
     pub fn empty() -> Self {
         Self {
             min: Point3::from(Vector3::repeat(f64::INFINITY)),
@@ -16,6 +17,7 @@ impl Aabb {
         }
     }
 
+    #[inline]
     pub fn from_points<'a>(points: impl IntoIterator<Item = &'a Point3<f64>>) -> Self {
         let mut aabb = Self::empty();
         for p in points {
@@ -24,15 +26,18 @@ impl Aabb {
         aabb
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
         (0..3).any(|a| self.min[a] > self.max[a])
     }
 
+    #[inline]
     pub fn grow(&mut self, p: &Point3<f64>) {
         self.min = self.min.inf(p);
         self.max = self.max.sup(p);
     }
 
+    #[inline]
     pub fn merge(&self, other: &Aabb) -> Aabb {
         Aabb {
             min: self.min.inf(&other.min),
@@ -41,6 +46,7 @@ impl Aabb {
     }
 
     /// The box grown by `margin` on every side.
+    #[inline]
     pub fn dilated(&self, margin: f64) -> Aabb {
         let m = Vector3::repeat(margin);
         Aabb {
@@ -49,24 +55,29 @@ impl Aabb {
         }
     }
 
+    #[inline]
     pub fn extents(&self) -> Vector3<f64> {
         self.max - self.min
     }
 
+    #[inline]
     pub fn center(&self) -> Point3<f64> {
         nalgebra::center(&self.min, &self.max)
     }
 
+    #[inline]
     pub fn contains(&self, p: &Point3<f64>) -> bool {
         (0..3).all(|a| p[a] >= self.min[a] && p[a] <= self.max[a])
     }
 
     /// The point of the box nearest to `p` (`p` itself when inside).
+    #[inline]
     pub fn clamp(&self, p: &Point3<f64>) -> Point3<f64> {
         p.sup(&self.min).inf(&self.max)
     }
 
     /// Squared Euclidean distance from `p` to the box (zero inside).
+    #[inline]
     pub fn distance_squared(&self, p: &Point3<f64>) -> f64 {
         (p - self.clamp(p)).norm_squared()
     }

@@ -52,6 +52,24 @@ pub struct Nearest {
     leaf: u32,
 }
 
+impl Nearest {
+    /// No triangle, infinitely far.
+    pub const NONE: Nearest = Nearest {
+        distance_squared: f64::INFINITY,
+        triangle: u32::MAX,
+        leaf: u32::MAX,
+    };
+
+    /// The same triangle seen from another point at `distance_squared`.
+    #[inline]
+    pub fn seen_at(self, distance_squared: f64) -> Self {
+        Self {
+            distance_squared,
+            ..self
+        }
+    }
+}
+
 pub struct MeshBvh {
     nodes: Vec<Node>,
     dipoles: Vec<Dipole>,
@@ -59,6 +77,9 @@ pub struct MeshBvh {
     corners: Vec<[Point3<f64>; 3]>,
     /// Source index of each leaf-order triangle.
     source_triangle: Vec<u32>,
+    /// Bounding box of each leaf-order triangle: a cheap rejection before the
+    /// exact distance.
+    triangle_boxes: Vec<Aabb>,
 }
 
 impl MeshBvh {
@@ -76,11 +97,13 @@ impl MeshBvh {
             dipoles: Vec::new(),
             corners: Vec::new(),
             source_triangle: Vec::new(),
+            triangle_boxes: Vec::new(),
         };
         if triangle_count > 0 {
             bvh.build_node(mesh, &centroids, &mut order, 0);
         }
         bvh.corners = order.iter().map(|&t| mesh.corners(t as usize)).collect();
+        bvh.triangle_boxes = bvh.corners.iter().map(Aabb::from_points).collect();
         bvh.source_triangle = order;
         bvh.dipoles = bvh.compute_dipoles();
         bvh
@@ -240,6 +263,9 @@ impl MeshBvh {
             if node.count > 0 {
                 let start = node.start_or_right as usize;
                 for (offset, [a, b, c]) in self.leaf_corners(node).iter().enumerate() {
+                    if self.triangle_boxes[start + offset].distance_squared(q) >= best {
+                        continue;
+                    }
                     let d = point_triangle_distance_squared(q, a, b, c);
                     if d < best {
                         best = d;

@@ -71,9 +71,10 @@ impl DenseField {
         progress: &dyn BuildProgress,
     ) -> Self {
         let [nx, ny, nz] = grid.dims;
+        let seeds = SeedLattice::compute(bvh, &grid, progress);
+        progress.stage("dense field", nz as u64);
         let slab_nodes = nx as usize * ny as usize * SIGN_BLOCK as usize;
         let mut values = vec![0f32; grid.node_count()];
-        progress.stage("dense field", nz as u64);
         values.par_chunks_mut(slab_nodes).enumerate().for_each_init(
             BlockScratch::default,
             |scratch, (slab, out)| {
@@ -83,7 +84,7 @@ impl DenseField {
                     for i0 in (0..nx).step_by(SIGN_BLOCK as usize) {
                         let lo = [i0, j0, k0];
                         let hi = [(i0 + SIGN_BLOCK).min(nx), (j0 + SIGN_BLOCK).min(ny), k1];
-                        scratch.sample_block(bvh, &grid, lo, hi);
+                        scratch.sample_block(bvh, &grid, &seeds, lo, hi);
                         for (local, &value) in scratch.signed.iter().enumerate() {
                             let [i, j, k] = scratch.node(local);
                             let index = grid.index(i, j, k) - grid.index(0, 0, k0);
@@ -232,11 +233,98 @@ fn dense_lipschitz(grid: &GridSpec, values: &[f32]) -> f64 {
         .reduce(|| 1.0, f64::max)
 }
 
+/// Nodes closer to the surface than this many voxels get an exact query.
+const EXACT_BAND_VOXELS: f64 = 4.0;
+
+/// Exact nearest triangles at every node whose coordinates are all even.
+///
+/// Far from the surface an exact query costs tens of triangle tests (the
+/// query ball grazes many leaf boxes), so only one node in eight pays it; the
+/// others take the best of their surrounding seeds' triangles, which is exact
+/// wherever the nearest feature does not change within two voxels.
+struct SeedLattice {
+    dims: [u32; 3],
+    nearest: Vec<Nearest>,
+}
+
+impl SeedLattice {
+    fn compute(bvh: &MeshBvh, grid: &GridSpec, progress: &dyn BuildProgress) -> Self {
+        let dims = grid.dims.map(|d| (d - 1) / 2 + 1);
+        progress.stage("seed lattice", dims[2] as u64);
+        let row = dims[0] as usize;
+        let mut nearest = vec![Nearest::NONE; dims.iter().map(|&d| d as usize).product()];
+        nearest
+            .par_chunks_mut(row * dims[1] as usize)
+            .enumerate()
+            .for_each(|(k, layer)| {
+                for j in 0..dims[1] as usize {
+                    // Along a row, each seed's query is bounded by the distance
+                    // to the previous seed's triangle.
+                    let mut hint: Option<Nearest> = None;
+                    for i in 0..row {
+                        let q = grid.node_position(2 * i as u32, 2 * j as u32, 2 * k as u32);
+                        let bound = hint.map_or(f64::INFINITY, |h| {
+                            bvh.distance_squared_to(&q, &h) * (1.0 + 1e-12)
+                        });
+                        let found = bvh
+                            .nearest_within(&q, bound)
+                            .or_else(|| hint.map(|h| h.seen_at(bvh.distance_squared_to(&q, &h))))
+                            .expect("a field is built from a non-empty mesh");
+                        layer[i + row * j] = found;
+                        hint = Some(found);
+                    }
+                }
+                progress.advance(1);
+            });
+        Self { dims, nearest }
+    }
+
+    /// The nearest of the seeds' triangles around grid node `node`.
+    #[inline]
+    fn best_candidate(&self, bvh: &MeshBvh, q: &Point3<f64>, node: [u32; 3]) -> Nearest {
+        // The seeds within two voxels of the node along each axis.
+        let range = node.map(|c| {
+            (
+                c.saturating_sub(2) / 2,
+                (c + 2) / 2 - c.saturating_sub(2) / 2,
+            )
+        });
+        let mut best = Nearest::NONE;
+        let mut tried = [u32::MAX; 27];
+        let mut tried_count = 0;
+        for dz in 0..=range[2].1 {
+            for dy in 0..=range[1].1 {
+                for dx in 0..=range[0].1 {
+                    let s = [range[0].0 + dx, range[1].0 + dy, range[2].0 + dz];
+                    if (0..3).any(|a| s[a] >= self.dims[a]) {
+                        continue;
+                    }
+                    let index = s[0] as usize
+                        + self.dims[0] as usize
+                            * (s[1] as usize + self.dims[1] as usize * s[2] as usize);
+                    let candidate = self.nearest[index];
+                    if tried[..tried_count].contains(&candidate.triangle) {
+                        continue;
+                    }
+                    tried[tried_count] = candidate.triangle;
+                    tried_count += 1;
+                    let d = bvh.distance_squared_to(q, &candidate);
+                    if d < best.distance_squared {
+                        best = candidate.seen_at(d);
+                    }
+                }
+            }
+        }
+        best
+    }
+}
+
 /// Per-thread buffers for sampling one block.
 #[derive(Default)]
 struct BlockScratch {
     lo: [u32; 3],
     dims: [usize; 3],
+    nearest: Vec<Nearest>,
     unsigned: Vec<f64>,
     inside: Vec<bool>,
     signed: Vec<f64>,
@@ -255,28 +343,39 @@ impl BlockScratch {
         ]
     }
 
-    /// Exact signed distances at the nodes `lo..hi` (exclusive).
-    fn sample_block(&mut self, bvh: &MeshBvh, grid: &GridSpec, lo: [u32; 3], hi: [u32; 3]) {
+    /// Signed distances at the nodes `lo..hi` (exclusive).
+    ///
+    /// A node takes the nearest of the triangles nearest to the (up to eight)
+    /// seeds around it; within [`EXACT_BAND_VOXELS`] of the surface that
+    /// distance only bounds an exact BVH query.
+    fn sample_block(
+        &mut self,
+        bvh: &MeshBvh,
+        grid: &GridSpec,
+        seeds: &SeedLattice,
+        lo: [u32; 3],
+        hi: [u32; 3],
+    ) {
         self.lo = lo;
         self.dims = [0, 1, 2].map(|a| (hi[a] - lo[a]) as usize);
-        let n = self.dims.iter().product();
-        self.unsigned.clear();
-        // Each node starts from the previous node's nearest triangle: its
-        // distance bounds the search, so the BVH prunes almost everything.
-        let mut hint: Option<Nearest> = None;
+        let n: usize = self.dims.iter().product();
+        let exact_band_squared = (EXACT_BAND_VOXELS * grid.voxel_size).powi(2);
+        self.nearest.clear();
         for local in 0..n {
-            let [i, j, k] = self.node(local);
-            let q = grid.node_position(i, j, k);
-            let bound = hint.map_or(f64::INFINITY, |h| {
-                bvh.distance_squared_to(&q, &h) * (1.0 + 1e-12)
-            });
-            let nearest = bvh
-                .nearest_within(&q, bound)
-                .or_else(|| bvh.nearest(&q))
-                .expect("a field is built from a non-empty mesh");
-            hint = Some(nearest);
-            self.unsigned.push(nearest.distance_squared.sqrt());
+            let node = self.node(local);
+            let q = grid.node_position(node[0], node[1], node[2]);
+            let best = seeds.best_candidate(bvh, &q, node);
+            let nearest = if best.distance_squared < exact_band_squared {
+                bvh.nearest_within(&q, best.distance_squared * (1.0 + 1e-12))
+                    .unwrap_or(best)
+            } else {
+                best
+            };
+            self.nearest.push(nearest);
         }
+        self.unsigned.clear();
+        self.unsigned
+            .extend(self.nearest.iter().map(|n| n.distance_squared.sqrt()));
         self.inside.clear();
         self.inside.resize(n, false);
         let (lo, dims) = (self.lo, self.dims);

@@ -1,0 +1,563 @@
+//! Time-critical contact queries of a point shell against a signed distance
+//! field through its nested point tree (Barbič & James 2008, §5): breadth
+//! first, one field lookup per visited node, a subtree skipped when its
+//! bounding sphere provably lies outside, stopping at a coarser level when
+//! the budget runs out.
+
+use crate::sampling::PointShell;
+use crate::tree::NestedPointTree;
+use haptic_sdf::DistanceField;
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+use std::time::Instant;
+
+/// A shell point (or, after an early stop, a tree node) inside the field.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Contact {
+    /// Index of the shell point.
+    pub point: u32,
+    /// Signed distance of the point in the field (negative: penetration, m).
+    pub distance: f64,
+    /// Number of finest-level shell points this contact stands for: 1 at the
+    /// finest level, the node's leaf count after an early stop.
+    pub weight: u32,
+}
+
+/// Limits on one traversal; the default has none.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct TraversalBudget {
+    /// The finest level to descend to (levels beyond the tree's are ignored).
+    pub max_level: Option<u32>,
+    /// A hard cap on field lookups: a level is only started if all of its
+    /// lookups fit, so the count never exceeds this.
+    pub max_lookups: Option<u32>,
+    /// Checked after each completed level; no further level starts once it has
+    /// passed, so the overshoot is at most one level's work.
+    pub deadline: Option<Instant>,
+}
+
+/// What a traversal did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TraversalStats {
+    /// Field lookups performed.
+    pub lookups: u32,
+    /// Levels fully processed; the contacts come from level
+    /// `levels_completed - 1`. Equal to the tree's level count when the
+    /// result is exact (including when no candidates remained early).
+    pub levels_completed: u32,
+    /// Whether the budget stopped the descent before the finest level.
+    pub stopped_early: bool,
+}
+
+/// A candidate node and its field value (NaN until looked up).
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    node: u32,
+    value: f64,
+}
+
+/// `field_from_shell` as a matrix and a vector: cheaper per point than the
+/// quaternion, and shared with [`contacts_brute_force`] so both compute
+/// bit-identical distances.
+struct RigidMap {
+    rotation: Matrix3<f64>,
+    translation: Vector3<f64>,
+}
+
+impl RigidMap {
+    fn new(pose: &Isometry3<f64>) -> Self {
+        Self {
+            rotation: *pose.rotation.to_rotation_matrix().matrix(),
+            translation: pose.translation.vector,
+        }
+    }
+
+    #[inline]
+    fn apply(&self, p: &Point3<f64>) -> Point3<f64> {
+        Point3::from(self.rotation * p.coords + self.translation)
+    }
+}
+
+/// Reusable frontier buffers for [`PointTreeTraversal::traverse`], sized once
+/// for a tree so that traversals never allocate.
+#[derive(Clone, Debug)]
+pub struct PointTreeTraversal {
+    current: Vec<Candidate>,
+    next: Vec<Candidate>,
+}
+
+impl PointTreeTraversal {
+    /// Buffers for `tree`: each holds one full level, at most the shell size.
+    pub fn new(tree: &NestedPointTree) -> Self {
+        let widest = (0..tree.levels())
+            .map(|l| tree.level(l).len())
+            .max()
+            .unwrap_or(0);
+        Self {
+            current: Vec::with_capacity(widest),
+            next: Vec::with_capacity(widest),
+        }
+    }
+
+    /// Finds the shell points inside `field`, the shell placed in the field's
+    /// frame by `field_from_shell`. Level by level, each candidate node's
+    /// point is looked up once (a node's own point, its first child, inherits
+    /// the value); a node whose value exceeds `L·radius`, `L` the field's
+    /// Lipschitz bound, has its whole subtree outside and is dropped. At the
+    /// finest level every point with a negative value is a contact, exactly
+    /// as [`contacts_brute_force`] finds them. If `budget` stops the descent
+    /// earlier, the candidates of the last completed level with negative
+    /// values are returned instead, each weighted by its leaf count.
+    ///
+    /// `contacts` is cleared first and receives at most one contact per shell
+    /// point: reserve `shell.len()` once and it never reallocates. Nor does
+    /// this call allocate when the buffers were made for `tree`.
+    ///
+    /// # Panics
+    /// If `shell` does not have the tree's number of points.
+    pub fn traverse<F: DistanceField + ?Sized>(
+        &mut self,
+        tree: &NestedPointTree,
+        shell: &PointShell,
+        field: &F,
+        field_from_shell: &Isometry3<f64>,
+        budget: TraversalBudget,
+        contacts: &mut Vec<Contact>,
+    ) -> TraversalStats {
+        assert_eq!(shell.len(), tree.shell_len(), "shell and tree disagree");
+        contacts.clear();
+        let levels = tree.levels();
+        let mut stats = TraversalStats::default();
+        let last_level = budget
+            .max_level
+            .map_or(levels - 1, |m| (m as usize).min(levels - 1));
+        let map = RigidMap::new(field_from_shell);
+        let lipschitz = field.lipschitz_bound();
+        let (points, radii, first_child) = (tree.points(), tree.radii(), tree.first_child());
+
+        self.current.clear();
+        self.current.extend(tree.level(0).map(|node| Candidate {
+            node: node as u32,
+            value: f64::NAN,
+        }));
+        let mut pending_lookups = self.current.len() as u32;
+        for level in 0..levels {
+            if self.current.is_empty() {
+                stats.levels_completed = levels as u32;
+                return stats;
+            }
+            if budget
+                .max_lookups
+                .is_some_and(|max| stats.lookups + pending_lookups > max)
+            {
+                // Level `level` does not fit: answer from the previous one,
+                // whose candidates are still in `next` (none before level 0).
+                if level == 0 {
+                    self.current.clear();
+                } else {
+                    std::mem::swap(&mut self.current, &mut self.next);
+                }
+                stats.stopped_early = true;
+                break;
+            }
+            self.next.clear();
+            pending_lookups = 0;
+            let expand = level < last_level;
+            for candidate in &mut self.current {
+                let node = candidate.node as usize;
+                if candidate.value.is_nan() {
+                    candidate.value = field.value(&map.apply(&shell.points[points[node] as usize]));
+                    stats.lookups += 1;
+                }
+                if !expand || candidate.value > lipschitz * radii[node] {
+                    continue;
+                }
+                let (first, end) = (first_child[node], first_child[node + 1]);
+                self.next.push(Candidate {
+                    node: first,
+                    value: candidate.value,
+                });
+                self.next.extend((first + 1..end).map(|child| Candidate {
+                    node: child,
+                    value: f64::NAN,
+                }));
+                pending_lookups += end - first - 1;
+            }
+            stats.levels_completed = level as u32 + 1;
+            if level == levels - 1 {
+                break;
+            }
+            let out_of_time = budget.deadline.is_some_and(|d| Instant::now() >= d);
+            if level == last_level || out_of_time {
+                stats.stopped_early = true;
+                break;
+            }
+            std::mem::swap(&mut self.current, &mut self.next);
+        }
+
+        let leaf_counts = tree.leaf_counts();
+        contacts.extend(
+            self.current
+                .iter()
+                .filter(|c| c.value < 0.0)
+                .map(|c| Contact {
+                    point: points[c.node as usize],
+                    distance: c.value,
+                    weight: leaf_counts[c.node as usize],
+                }),
+        );
+        stats
+    }
+}
+
+/// Every shell point inside `field`, one lookup per point (the reference the
+/// tree traversal must match). Clears `contacts`; returns the lookup count.
+pub fn contacts_brute_force<F: DistanceField + ?Sized>(
+    shell: &PointShell,
+    field: &F,
+    field_from_shell: &Isometry3<f64>,
+    contacts: &mut Vec<Contact>,
+) -> u32 {
+    contacts.clear();
+    let map = RigidMap::new(field_from_shell);
+    for (i, p) in shell.points.iter().enumerate() {
+        let distance = field.value(&map.apply(p));
+        if distance < 0.0 {
+            contacts.push(Contact {
+                point: i as u32,
+                distance,
+                weight: 1,
+            });
+        }
+    }
+    shell.len() as u32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::sampling::{sample_point_shell, spacing_for_count};
+    use crate::testing::{BoxField, HalfSpaceField, SphereField};
+    use haptic_mesh::shapes::{box_mesh, icosphere};
+    use haptic_mesh::{Aabb, TriangleMesh};
+    use nalgebra::UnitQuaternion;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+    use std::time::Duration;
+
+    const RADIUS: f64 = 0.05;
+
+    /// A field `scale` times another, with the Lipschitz bound scaled to match:
+    /// culling must use the bound, not assume unit gradients.
+    struct Scaled<F>(F, f64);
+
+    impl<F: DistanceField> DistanceField for Scaled<F> {
+        fn value(&self, p: &Point3<f64>) -> f64 {
+            self.1 * self.0.value(p)
+        }
+        fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+            let (v, g) = self.0.value_gradient(p);
+            (self.1 * v, self.1 * g)
+        }
+        fn bounds(&self) -> Aabb {
+            self.0.bounds()
+        }
+        fn lipschitz_bound(&self) -> f64 {
+            self.1 * self.0.lipschitz_bound()
+        }
+    }
+
+    struct Setup {
+        shell: PointShell,
+        tree: NestedPointTree,
+        traversal: PointTreeTraversal,
+    }
+
+    impl Setup {
+        fn new(mesh: &TriangleMesh, count: usize, levels: usize) -> Self {
+            let shell = sample_point_shell(mesh, spacing_for_count(mesh, count), 4);
+            let tree = NestedPointTree::new(&shell, levels);
+            let traversal = PointTreeTraversal::new(&tree);
+            Self {
+                shell,
+                tree,
+                traversal,
+            }
+        }
+
+        fn tree_contacts<F: DistanceField + ?Sized>(
+            &mut self,
+            field: &F,
+            pose: &Isometry3<f64>,
+            budget: TraversalBudget,
+        ) -> (Vec<Contact>, TraversalStats) {
+            let mut contacts = Vec::with_capacity(self.shell.len());
+            let stats = self.traversal.traverse(
+                &self.tree,
+                &self.shell,
+                field,
+                pose,
+                budget,
+                &mut contacts,
+            );
+            assert_eq!(contacts.capacity(), self.shell.len(), "contacts never grow");
+            contacts.sort_by_key(|c| c.point);
+            (contacts, stats)
+        }
+
+        fn brute_contacts<F: DistanceField + ?Sized>(
+            &self,
+            field: &F,
+            pose: &Isometry3<f64>,
+        ) -> Vec<Contact> {
+            let mut contacts = Vec::new();
+            let lookups = contacts_brute_force(&self.shell, field, pose, &mut contacts);
+            assert_eq!(lookups as usize, self.shell.len());
+            contacts
+        }
+    }
+
+    fn random_rotation(rng: &mut Pcg64) -> UnitQuaternion<f64> {
+        let axis = Vector3::new(rng.gen(), rng.gen(), rng.gen()) * 2.0 - Vector3::repeat(1.0);
+        UnitQuaternion::from_scaled_axis(axis * std::f64::consts::PI)
+    }
+
+    fn random_direction(rng: &mut Pcg64) -> Vector3<f64> {
+        random_rotation(rng) * Vector3::z()
+    }
+
+    /// Poses putting the ball-like shell (radius `RADIUS` about its origin) at
+    /// distance `RADIUS - depth` from the field's surface along a random
+    /// direction, found by bisection on the field value.
+    fn shallow_poses<F: DistanceField + ?Sized>(
+        field: &F,
+        rng: &mut Pcg64,
+        max_depth: f64,
+    ) -> Vec<Isometry3<f64>> {
+        (0..40)
+            .map(|_| {
+                let direction = random_direction(rng);
+                let target = RADIUS - rng.gen_range(0.0..max_depth);
+                let (mut near, mut far) = (0.0, 10.0);
+                for _ in 0..80 {
+                    let mid = 0.5 * (near + far);
+                    if field.value(&Point3::from(direction * mid)) < target {
+                        near = mid;
+                    } else {
+                        far = mid;
+                    }
+                }
+                Isometry3::from_parts((direction * near).into(), random_rotation(rng))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn tree_finds_exactly_the_brute_force_contacts() {
+        let mut rng = Pcg64::seed_from_u64(17);
+        let mut sphere_shell = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
+        let ball = SphereField {
+            center: Point3::origin(),
+            radius: 0.2,
+        };
+        let plane = HalfSpaceField {
+            normal: Vector3::new(1.0, 2.0, -2.0) / 3.0,
+            offset: 0.01,
+        };
+        let block = BoxField {
+            half_extents: Vector3::new(0.1, 0.07, 0.04),
+        };
+        let steep = Scaled(ball, 3.0);
+        let mut checked = 0;
+        let fields: [(&str, &dyn DistanceField); 4] = [
+            ("ball", &ball),
+            ("plane", &plane),
+            ("box", &block),
+            ("steep ball", &steep),
+        ];
+        for (name, field) in fields {
+            for pose in shallow_poses(field, &mut rng, 0.01) {
+                let expected = sphere_shell.brute_contacts(field, &pose);
+                let (found, stats) =
+                    sphere_shell.tree_contacts(field, &pose, TraversalBudget::default());
+                assert_eq!(found, expected, "{name} at {pose}");
+                assert!(
+                    !stats.stopped_early && stats.levels_completed == 8,
+                    "{stats:?}"
+                );
+                checked += expected.len();
+            }
+        }
+        assert!(
+            checked > 10_000,
+            "the poses produced real contact ({checked})"
+        );
+
+        // A box-shaped shell: flat faces and sharp edges against a plane.
+        let mut box_shell = Setup::new(&box_mesh(Vector3::new(0.03, 0.02, 0.01)), 10_000, 8);
+        for _ in 0..40 {
+            let rotation = random_rotation(&mut rng);
+            let lowest = box_shell
+                .shell
+                .points
+                .iter()
+                .map(|p| (rotation * p).z)
+                .fold(f64::INFINITY, f64::min);
+            let lift = -lowest - rng.gen_range(0.0..0.004);
+            let pose = Isometry3::from_parts(Vector3::new(0.0, 0.0, lift).into(), rotation);
+            let floor = HalfSpaceField {
+                normal: Vector3::z(),
+                offset: 0.0,
+            };
+            let expected = box_shell.brute_contacts(&floor, &pose);
+            assert_eq!(
+                box_shell
+                    .tree_contacts(&floor, &pose, TraversalBudget::default())
+                    .0,
+                expected
+            );
+        }
+    }
+
+    #[test]
+    fn tree_needs_ten_times_fewer_lookups_in_shallow_contact() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
+        let plane = HalfSpaceField {
+            normal: Vector3::z(),
+            offset: 0.0,
+        };
+        let mut rng = Pcg64::seed_from_u64(5);
+        let (mut tree_lookups, mut brute_lookups, mut in_contact) = (0u64, 0u64, 0usize);
+        for _ in 0..20 {
+            // 2.5 mm into the plane: 2.5 % of the shell.
+            let pose = Isometry3::from_parts(
+                Vector3::new(0.0, 0.0, RADIUS - 0.0025).into(),
+                random_rotation(&mut rng),
+            );
+            let (contacts, stats) = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
+            in_contact += contacts.len();
+            tree_lookups += u64::from(stats.lookups);
+            brute_lookups += setup.shell.len() as u64;
+        }
+        let ratio = brute_lookups as f64 / tree_lookups as f64;
+        let fraction = in_contact as f64 / brute_lookups as f64;
+        println!(
+            "{:.1} % of points in contact: tree {} lookups per query, brute force {}, ratio {ratio:.1}",
+            100.0 * fraction,
+            tree_lookups / 20,
+            brute_lookups / 20
+        );
+        assert!((0.01..0.05).contains(&fraction), "{fraction}");
+        assert!(ratio >= 10.0, "only {ratio:.1}× fewer lookups");
+    }
+
+    #[test]
+    fn level_cap_gives_weighted_coarse_contacts() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
+        let plane = HalfSpaceField {
+            normal: Vector3::z(),
+            offset: 0.0,
+        };
+        let pose = Isometry3::new(
+            Vector3::new(0.0, 0.0, RADIUS - 0.012),
+            Vector3::new(0.4, 0.1, -0.3),
+        );
+        let exact = setup.brute_contacts(&plane, &pose).len() as f64;
+        for (max_level, tolerance) in [(6, 0.1), (5, 0.15), (4, 0.25)] {
+            let budget = TraversalBudget {
+                max_level: Some(max_level),
+                ..Default::default()
+            };
+            let (contacts, stats) = setup.tree_contacts(&plane, &pose, budget);
+            assert_eq!(stats.levels_completed, max_level + 1);
+            assert!(stats.stopped_early);
+            let level = setup.tree.level(max_level as usize);
+            let weight: u32 = contacts.iter().map(|c| c.weight).sum();
+            println!(
+                "level {max_level}: {} contacts of total weight {weight} for {exact} points",
+                contacts.len()
+            );
+            for c in &contacts {
+                let node = level
+                    .clone()
+                    .find(|&n| setup.tree.points()[n] == c.point)
+                    .unwrap();
+                assert_eq!(c.weight, setup.tree.leaf_counts()[node]);
+                assert!(c.distance < 0.0);
+            }
+            assert!(
+                (weight as f64 / exact - 1.0).abs() < tolerance,
+                "level {max_level}: {weight} vs {exact}"
+            );
+        }
+        let uncapped = TraversalBudget {
+            max_level: Some(100),
+            ..Default::default()
+        };
+        assert_eq!(
+            setup.tree_contacts(&plane, &pose, uncapped),
+            setup.tree_contacts(&plane, &pose, TraversalBudget::default())
+        );
+    }
+
+    #[test]
+    fn lookup_cap_and_deadline_stop_between_levels() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
+        let plane = HalfSpaceField {
+            normal: Vector3::z(),
+            offset: 0.0,
+        };
+        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        let (exact, full) = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
+        for cap in [0, 1, 10, 50, 100, 200, full.lookups - 1, full.lookups] {
+            let budget = TraversalBudget {
+                max_lookups: Some(cap),
+                ..Default::default()
+            };
+            let (contacts, stats) = setup.tree_contacts(&plane, &pose, budget);
+            assert!(stats.lookups <= cap, "{stats:?} over {cap}");
+            assert_eq!(
+                stats.stopped_early,
+                cap < full.lookups,
+                "cap {cap}: {stats:?}"
+            );
+            if stats.stopped_early {
+                assert!(stats.levels_completed < 7);
+                let last = setup.tree.level(stats.levels_completed.max(1) as usize - 1);
+                assert!(contacts
+                    .iter()
+                    .all(|c| last.clone().any(|n| setup.tree.points()[n] == c.point)));
+            } else {
+                assert_eq!(contacts, exact);
+            }
+        }
+        let passed = TraversalBudget {
+            deadline: Some(Instant::now() - Duration::from_millis(1)),
+            ..Default::default()
+        };
+        let (contacts, stats) = setup.tree_contacts(&plane, &pose, passed);
+        assert_eq!((stats.levels_completed, stats.stopped_early), (1, true));
+        assert!(contacts.iter().all(|c| c.weight > 1));
+        let distant = TraversalBudget {
+            deadline: Some(Instant::now() + Duration::from_secs(60)),
+            ..Default::default()
+        };
+        assert_eq!(setup.tree_contacts(&plane, &pose, distant).0, exact);
+    }
+
+    #[test]
+    fn no_contact_ends_early_with_an_exact_empty_answer() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
+        let ball = SphereField {
+            center: Point3::origin(),
+            radius: 0.1,
+        };
+        let (contacts, stats) = setup.tree_contacts(
+            &ball,
+            &Isometry3::translation(0.5, 0.0, 0.0),
+            TraversalBudget::default(),
+        );
+        assert!(contacts.is_empty());
+        assert_eq!((stats.levels_completed, stats.stopped_early), (7, false));
+        assert_eq!(stats.lookups as usize, setup.tree.level(0).len());
+    }
+}
