@@ -11,7 +11,10 @@ pub struct TriangleMesh {
 
 impl TriangleMesh {
     pub fn new(vertices: Vec<Point3<f64>>, triangles: Vec<[u32; 3]>) -> Self {
-        Self { vertices, triangles }
+        Self {
+            vertices,
+            triangles,
+        }
     }
 
     pub fn aabb(&self) -> Aabb {
