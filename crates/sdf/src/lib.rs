@@ -13,6 +13,7 @@ mod dense;
 mod grid;
 mod placed;
 mod progress;
+pub mod reference;
 mod sign;
 mod slab;
 mod sparse;

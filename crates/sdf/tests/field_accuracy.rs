@@ -3,60 +3,16 @@
 
 use haptic_mesh::shapes::{box_mesh, torus};
 use haptic_mesh::TriangleMesh;
+use haptic_sdf::reference::{exact_signed_distance, uniform_points, AccuracyReport};
 use haptic_sdf::{
-    closest_point_on_triangle, solid_angle, DenseField, DenseOptions, DistanceField, NoProgress,
-    PlacedField, SparseField, SparseOptions,
+    DenseField, DenseOptions, DistanceField, NoProgress, PlacedField, SparseField, SparseOptions,
 };
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-/// Exact signed distance and nearest surface point by looping over every
-/// triangle; inside where the exact winding number exceeds one half.
-fn brute_force(mesh: &TriangleMesh, p: &Point3<f64>) -> (f64, Point3<f64>) {
-    let mut nearest = (f64::INFINITY, *p);
-    let mut winding = 0.0;
-    for t in 0..mesh.triangles.len() {
-        let [a, b, c] = mesh.corners(t);
-        let q = closest_point_on_triangle(p, &a, &b, &c);
-        let d = (p - q).norm_squared();
-        if d < nearest.0 {
-            nearest = (d, q);
-        }
-        winding += solid_angle(p, &a, &b, &c);
-    }
-    let d = nearest.0.sqrt();
-    let signed = if winding / (4.0 * std::f64::consts::PI) > 0.5 {
-        -d
-    } else {
-        d
-    };
-    (signed, nearest.1)
-}
-
 fn brute_force_signed_distance(mesh: &TriangleMesh, p: &Point3<f64>) -> f64 {
-    brute_force(mesh, p).0
-}
-
-/// Whether the voxel-sized cube around `p` holds a line or point of the
-/// medial axis: its corners' nearest surface points lie in directions more
-/// than 60° apart. There the distance has a cone-shaped kink that any
-/// trilinear interpolant of exact samples misses by up to √3/2 voxel.
-fn near_medial_axis(mesh: &TriangleMesh, p: &Point3<f64>, voxel: f64) -> bool {
-    let directions: Vec<Vector3<f64>> = (0..8)
-        .map(|corner| {
-            let offset = Vector3::new(
-                if corner & 1 == 0 { -0.5 } else { 0.5 },
-                if corner & 2 == 0 { -0.5 } else { 0.5 },
-                if corner & 4 == 0 { -0.5 } else { 0.5 },
-            ) * voxel;
-            let q = p + offset;
-            (q - brute_force(mesh, &q).1).normalize()
-        })
-        .collect();
-    directions
-        .iter()
-        .any(|a| directions.iter().any(|b| a.dot(b) < 0.5))
+    exact_signed_distance(mesh, p).0
 }
 
 fn random_point_in(field: &impl DistanceField, rng: &mut Pcg64) -> Point3<f64> {
@@ -66,55 +22,6 @@ fn random_point_in(field: &impl DistanceField, rng: &mut Pcg64) -> Point3<f64> {
         rng.gen_range(b.min.y..b.max.y),
         rng.gen_range(b.min.z..b.max.z),
     )
-}
-
-/// Worst value error off the medial axis and sign errors beyond one voxel,
-/// over `samples` points.
-fn compare(
-    mesh: &TriangleMesh,
-    field: &impl DistanceField,
-    voxel: f64,
-    band: Option<f64>,
-    samples: usize,
-) -> (f64, usize) {
-    let mut rng = Pcg64::seed_from_u64(11);
-    let mut worst = 0.0f64;
-    let mut sign_errors = 0;
-    for _ in 0..samples {
-        let p = random_point_in(field, &mut rng);
-        let exact = brute_force_signed_distance(mesh, &p);
-        let value = field.value(&p);
-        match band {
-            Some(w) if exact.abs() > w - voxel => {
-                // Beyond the band only a conservative bound is promised.
-                assert!(
-                    value.abs() <= exact.abs() + 0.5 * voxel,
-                    "{p}: {value} vs {exact}"
-                );
-            }
-            _ => {
-                let error = (value - exact).abs();
-                if error > 0.5 * voxel {
-                    assert!(
-                        near_medial_axis(mesh, &p, voxel),
-                        "{p}: error {} voxels away from the medial axis",
-                        error / voxel
-                    );
-                    assert!(
-                        error < 0.5 * 3f64.sqrt() * voxel,
-                        "{p}: error {} voxels",
-                        error / voxel
-                    );
-                } else {
-                    worst = worst.max(error);
-                }
-            }
-        }
-        if exact.abs() > voxel && value.signum() != exact.signum() {
-            sign_errors += 1;
-        }
-    }
-    (worst / voxel, sign_errors)
 }
 
 #[test]
@@ -129,9 +36,9 @@ fn dense_torus_is_within_half_a_voxel_with_right_signs() {
         &NoProgress,
     );
     let voxel = field.grid().voxel_size;
-    let (worst_voxels, sign_errors) = compare(&mesh, &field, voxel, None, 2000);
-    assert!(worst_voxels < 0.5, "worst error {worst_voxels} voxels");
-    assert_eq!(sign_errors, 0);
+    let points = uniform_points(&field.bounds(), 2000, 11);
+    let report = AccuracyReport::measure(&mesh, |p| field.value(p), &points, voxel, None);
+    assert!(report.holds(), "{report}");
     assert!(field.lipschitz_bound() >= 1.0 && field.lipschitz_bound() < 1.8);
 }
 
@@ -148,10 +55,10 @@ fn sparse_torus_matches_within_the_band_and_is_conservative_beyond() {
         &NoProgress,
     );
     let voxel = field.grid().voxel_size;
-    let (worst_voxels, sign_errors) =
-        compare(&mesh, &field, voxel, Some(field.band_half_width()), 2000);
-    assert!(worst_voxels < 0.5, "worst error {worst_voxels} voxels");
-    assert_eq!(sign_errors, 0);
+    let points = uniform_points(&field.bounds(), 2000, 11);
+    let band = Some(field.band_half_width());
+    let report = AccuracyReport::measure(&mesh, |p| field.value(p), &points, voxel, band);
+    assert!(report.holds(), "{report}");
     // Near the surface the band answers; bricks are far fewer than the dense nodes.
     let dense_nodes: usize = field.grid().dims.iter().map(|&d| d as usize).product();
     assert!(
