@@ -68,6 +68,9 @@ def main():
     parser.add_argument("--mesh", required=True, help="OBJ file")
     parser.add_argument("--resolution", type=int, default=256,
                         help="voxels along the longest bounding-box side (default 256)")
+    parser.add_argument("--voxel-size", type=float,
+                        help="voxel edge length; overrides --resolution so that both "
+                             "sides of a comparison use the same voxels")
     parser.add_argument("--half-width", type=float, default=3.0,
                         help="narrow-band half width in voxels (default 3)")
     args = parser.parse_args()
@@ -76,7 +79,7 @@ def main():
 
     points, triangles = read_obj(args.mesh)
     extent = points.max(axis=0) - points.min(axis=0)
-    voxel_size = float(extent.max()) / args.resolution
+    voxel_size = args.voxel_size or float(extent.max()) / args.resolution
     print(f"mesh: {args.mesh}: {len(points)} vertices, {len(triangles)} triangles")
     print(f"voxel size: {voxel_size:.6g} (longest side {extent.max():.6g} / {args.resolution}),"
           f" half width {args.half_width:g} voxels, OpenVDB {vdb.LIBRARY_VERSION}")

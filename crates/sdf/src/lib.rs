@@ -27,7 +27,10 @@ pub use grid::GridSpec;
 pub use placed::PlacedField;
 pub use progress::{BuildProgress, NoProgress};
 pub use slab::Slab;
-pub use sparse::{SparseField, SparseOptions, BRICK_CELLS};
+pub use sparse::{
+    SparseField, SparseOptions, BRICK_CELLS, BRICK_VOLUME, EMPTY_INSIDE, EMPTY_OUTSIDE,
+    MAX_BAND_HALF_WIDTH_VOXELS, STEPS_PER_VOXEL,
+};
 pub use triangle_queries::{
     closest_point_on_triangle, point_triangle_distance_squared, solid_angle,
 };
