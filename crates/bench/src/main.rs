@@ -10,7 +10,8 @@ use haptic_pointshell::{
 };
 use haptic_sdf::reference::{exact_signed_distances, uniform_points, AccuracyReport};
 use haptic_sdf::{
-    DenseField, DenseOptions, DistanceField, GridSpec, NoProgress, Slab, SparseField, SparseOptions,
+    BuildProgress, DenseField, DenseOptions, DistanceField, GridSpec, NoProgress, Slab,
+    SparseField, SparseOptions,
 };
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use rayon::prelude::*;
@@ -97,8 +98,10 @@ fn dense(mesh: &TriangleMesh, resolution: u32, samples: usize) {
         resolution,
         ..DenseOptions::default()
     };
+    let stages = StageTimes::new();
     let start = Instant::now();
-    let ours = DenseField::build(mesh, &options, &NoProgress);
+    let ours = DenseField::build(mesh, &options, &stages);
+    stages.finish();
     let ours_time = start.elapsed().as_secs_f64();
     let grid = *ours.grid();
 
@@ -176,14 +179,50 @@ fn peer_as_field(
         .expect("the peer's samples fill our grid")
 }
 
+/// Prints how long each build stage took, as `stage_<name>_time: s`.
+struct StageTimes {
+    current: std::sync::Mutex<Option<(String, Instant)>>,
+}
+
+impl StageTimes {
+    fn new() -> Self {
+        Self {
+            current: std::sync::Mutex::new(None),
+        }
+    }
+
+    fn finish(&self) {
+        let mut current = self.current.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((name, start)) = current.take() {
+            println!(
+                "stage_{}_time: {:.3} s",
+                name.replace(' ', "_"),
+                start.elapsed().as_secs_f64()
+            );
+        }
+    }
+}
+
+impl BuildProgress for StageTimes {
+    fn stage(&self, name: &str, _total: u64) {
+        self.finish();
+        *self.current.lock().unwrap_or_else(|e| e.into_inner()) =
+            Some((name.to_string(), Instant::now()));
+    }
+
+    fn advance(&self, _done: u64) {}
+}
+
 fn sparse(mesh: &TriangleMesh, resolution: u32, band: f64) {
     let options = SparseOptions {
         resolution,
         band_half_width_voxels: band,
         ..SparseOptions::default()
     };
+    let stages = StageTimes::new();
     let start = Instant::now();
-    let field = SparseField::build(mesh, &options, &NoProgress);
+    let field = SparseField::build(mesh, &options, &stages);
+    stages.finish();
     let time = start.elapsed().as_secs_f64();
     let band_nodes = field
         .brick_values()

@@ -304,6 +304,12 @@ impl MeshBvh {
         self.nearest_within(q, f64::INFINITY)
     }
 
+    /// The corners of the triangle a query found.
+    #[inline]
+    pub fn corners_of(&self, found: &Nearest) -> &[Point3<f64>; 3] {
+        &self.corners[found.leaf as usize]
+    }
+
     /// Squared distance from `q` to the triangle a query found, so that it can
     /// bound the next query nearby.
     #[inline]

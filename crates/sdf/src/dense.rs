@@ -3,6 +3,7 @@
 use crate::bvh::{MeshBvh, Nearest};
 use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
 use crate::sign::BlockSigner;
+use crate::triangle_queries::same_side_of_plane;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
 use nalgebra::{Point3, Vector3};
@@ -378,7 +379,8 @@ impl BlockScratch {
             .extend(self.nearest.iter().map(|n| n.distance_squared.sqrt()));
         self.inside.clear();
         self.inside.resize(n, false);
-        let (lo, dims) = (self.lo, self.dims);
+        let (lo, dims, nearest) = (self.lo, self.dims, &self.nearest);
+        let tolerance = 1e-6 * grid.voxel_size;
         let position = |local: usize| {
             let i = local % dims[0];
             let j = (local / dims[0]) % dims[1];
@@ -390,6 +392,10 @@ impl BlockScratch {
             &self.unsigned,
             grid.voxel_size,
             |local| bvh.winding_number(&position(local)),
+            |local, other| {
+                let corners = bvh.corners_of(&nearest[local]);
+                same_side_of_plane(corners, &position(local), &position(other), tolerance)
+            },
             &mut self.inside,
         );
         self.signed.clear();

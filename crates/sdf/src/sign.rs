@@ -6,14 +6,21 @@
 //! they lie on the same side. Union–find over such pairs splits a block into
 //! components that each lie on one side; the generalised winding number is then
 //! read once per component, at its node farthest from the surface, where a
-//! small hole or a few flipped triangles move it least. Only nodes hugging the
-//! surface form components of their own and need a winding number each.
+//! small hole or a few flipped triangles move it least.
+//!
+//! Nodes hugging the surface form components of their own. Such a node takes
+//! its side from its farthest neighbour in a larger component: the two are on
+//! the same side exactly when they lie on the same side of the plane of the
+//! node's nearest triangle. The comparison does not depend on which way that
+//! triangle is wound, so flipped triangles cannot mislead it. Only a node
+//! with no such neighbour, or lying in that plane, needs a winding number.
 
 /// Reusable scratch for [`BlockSigner::sign`].
 #[derive(Default)]
 pub struct BlockSigner {
     parent: Vec<u32>,
     representative: Vec<u32>,
+    size: Vec<u32>,
     inside: Vec<bool>,
 }
 
@@ -22,14 +29,18 @@ impl BlockSigner {
     ///
     /// `dims` are the block's nodes per axis (x fastest), `unsigned` their
     /// distances to the surface (lower bounds are fine), `spacing` the node
-    /// spacing, and `winding(node)` evaluates the generalised winding number at
-    /// a node. `inside` receives one flag per node.
+    /// spacing, `winding(node)` evaluates the generalised winding number at a
+    /// node, and `same_side(node, other)` tells whether `other` lies on the
+    /// same side of the plane of `node`'s nearest triangle as `node` (`None`
+    /// when either lies too close to that plane to tell). `inside` receives
+    /// one flag per node.
     pub fn sign(
         &mut self,
         dims: [usize; 3],
         unsigned: &[f64],
         spacing: f64,
         mut winding: impl FnMut(usize) -> f64,
+        mut same_side: impl FnMut(usize, usize) -> Option<bool>,
         inside: &mut [bool],
     ) {
         let n = dims[0] * dims[1] * dims[2];
@@ -57,8 +68,11 @@ impl BlockSigner {
         // Representative of each root: the member farthest from the surface.
         self.representative.clear();
         self.representative.resize(n, u32::MAX);
+        self.size.clear();
+        self.size.resize(n, 0);
         for node in 0..n {
             let root = self.find(node as u32) as usize;
+            self.size[root] += 1;
             let current = self.representative[root];
             if current == u32::MAX || unsigned[node] > unsigned[current as usize] {
                 self.representative[root] = node as u32;
@@ -68,14 +82,51 @@ impl BlockSigner {
         self.inside.resize(n, false);
         for root in 0..n {
             let representative = self.representative[root];
-            if representative != u32::MAX {
+            if self.size[root] > 1 {
                 self.inside[root] = winding(representative as usize) > 0.5;
             }
         }
-        for (node, flag) in inside.iter_mut().enumerate().take(n) {
+        for node in 0..n {
             let root = self.find(node as u32) as usize;
-            *flag = self.inside[root];
+            if self.size[root] == 1 {
+                let from_neighbour = self
+                    .farthest_grouped_neighbour(node, dims, strides, unsigned)
+                    .and_then(|neighbour| {
+                        let neighbour_root = self.find(neighbour as u32) as usize;
+                        same_side(node, neighbour).map(|same| self.inside[neighbour_root] == same)
+                    });
+                self.inside[root] = from_neighbour.unwrap_or_else(|| winding(node) > 0.5);
+            }
+            inside[node] = self.inside[root];
         }
+    }
+
+    /// The neighbour of `node` farthest from the surface among those in
+    /// components of more than one node.
+    fn farthest_grouped_neighbour(
+        &mut self,
+        node: usize,
+        dims: [usize; 3],
+        strides: [usize; 3],
+        unsigned: &[f64],
+    ) -> Option<usize> {
+        let coordinate = [
+            node % dims[0],
+            (node / dims[0]) % dims[1],
+            node / (dims[0] * dims[1]),
+        ];
+        let mut best: Option<usize> = None;
+        for axis in 0..3 {
+            let below = (coordinate[axis] > 0).then(|| node - strides[axis]);
+            let above = (coordinate[axis] + 1 < dims[axis]).then(|| node + strides[axis]);
+            for neighbour in [below, above].into_iter().flatten() {
+                let root = self.find(neighbour as u32) as usize;
+                if self.size[root] > 1 && best.is_none_or(|b| unsigned[neighbour] > unsigned[b]) {
+                    best = Some(neighbour);
+                }
+            }
+        }
+        best
     }
 
     fn find(&mut self, mut x: u32) -> u32 {
@@ -101,6 +152,37 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_node_hugging_the_surface_takes_its_side_from_the_plane_test() {
+        // Surface at x = 4.02: node 4 hugs it and, with these distance lower
+        // bounds, joins neither neighbour. The plane test puts it with node 3.
+        let dims = [8, 1, 1];
+        let unsigned = [3.0, 2.0, 1.0, 0.9, 0.02, 0.9, 2.0, 3.0];
+        let mut windings = Vec::new();
+        let mut inside = vec![false; 8];
+        BlockSigner::default().sign(
+            dims,
+            &unsigned,
+            1.0,
+            |node| {
+                windings.push(node);
+                if node < 4 {
+                    1.0
+                } else {
+                    0.0
+                }
+            },
+            |node, other| Some((node as f64 - 4.02).signum() == (other as f64 - 4.02).signum()),
+            &mut inside,
+        );
+        assert_eq!(inside, [true, true, true, true, true, false, false, false]);
+        assert_eq!(
+            windings.len(),
+            2,
+            "only the two grouped components: {windings:?}"
+        );
+    }
+
+    #[test]
     fn one_winding_evaluation_per_side_of_a_plane() {
         // Nodes on a 1-D line of 10 crossing a surface at x = 4.5.
         let dims = [10, 1, 1];
@@ -119,6 +201,7 @@ mod tests {
                     0.0
                 }
             },
+            |_, _| None,
             &mut inside,
         );
         assert_eq!(evaluations.len(), 2);
@@ -145,6 +228,7 @@ mod tests {
                 n if n < 4 => 1.0,
                 _ => 0.0,
             },
+            |_, _| None,
             &mut inside,
         );
         assert_eq!(inside, [true, true, true, true, false, false, false, false]);

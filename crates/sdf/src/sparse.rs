@@ -13,6 +13,7 @@ use crate::bvh::MeshBvh;
 use crate::dense::{DenseField, InvalidField};
 use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
 use crate::sign::BlockSigner;
+use crate::triangle_queries::same_side_of_plane;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
 use nalgebra::{Point3, Vector3};
@@ -401,6 +402,8 @@ struct BrickContext<'a> {
 #[derive(Default)]
 struct BrickScratch {
     distance_squared: Vec<f64>,
+    /// Nearest candidate triangle per node; `u32::MAX` beyond the band.
+    nearest_triangle: Vec<u32>,
     unsigned: Vec<f64>,
     inside: Vec<bool>,
     signer: BlockSigner,
@@ -431,6 +434,8 @@ impl BrickScratch {
 
         self.distance_squared.clear();
         self.distance_squared.resize(BRICK_VOLUME, band_squared);
+        self.nearest_triangle.clear();
+        self.nearest_triangle.resize(BRICK_VOLUME, u32::MAX);
         for &t in candidates {
             let [a, bb, c] = mesh.corners(t as usize);
             let reach = Aabb::from_points(&[a, bb, c]).dilated(context.band);
@@ -452,6 +457,7 @@ impl BrickScratch {
                             crate::point_triangle_distance_squared(&position(local), &a, &bb, &c);
                         if d < self.distance_squared[local] {
                             self.distance_squared[local] = d;
+                            self.nearest_triangle[local] = t;
                         }
                     }
                 }
@@ -465,11 +471,20 @@ impl BrickScratch {
             .extend(self.distance_squared.iter().map(|d| d.sqrt()));
         self.inside.clear();
         self.inside.resize(BRICK_VOLUME, false);
+        let nearest_triangle = &self.nearest_triangle;
         self.signer.sign(
             [BRICK_NODES; 3],
             &self.unsigned,
             h,
             |local| context.bvh.winding_number(&position(local)),
+            |local, other| {
+                let triangle = nearest_triangle[local];
+                (triangle != u32::MAX)
+                    .then(|| mesh.corners(triangle as usize))
+                    .and_then(|corners| {
+                        same_side_of_plane(&corners, &position(local), &position(other), 1e-6 * h)
+                    })
+            },
             &mut self.inside,
         );
         let coarse_error = 0.5 * 3f64.sqrt() * context.coarse.grid().voxel_size;

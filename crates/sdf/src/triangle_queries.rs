@@ -81,6 +81,23 @@ fn closest_on_segment(p: &Point3<f64>, a: &Point3<f64>, b: &Point3<f64>) -> Poin
     a + ab * t
 }
 
+/// Whether `p` and `q` lie on the same side of the plane through the triangle
+/// `corners`; `None` when either lies within `tolerance` of the plane or the
+/// triangle has no plane. The answer does not depend on the winding order.
+#[inline]
+pub fn same_side_of_plane(
+    corners: &[Point3<f64>; 3],
+    p: &Point3<f64>,
+    q: &Point3<f64>,
+    tolerance: f64,
+) -> Option<bool> {
+    let normal = (corners[1] - corners[0])
+        .cross(&(corners[2] - corners[0]))
+        .try_normalize(f64::MIN_POSITIVE)?;
+    let (sp, sq) = (normal.dot(&(p - corners[0])), normal.dot(&(q - corners[0])));
+    (sp.abs() > tolerance && sq.abs() > tolerance).then_some((sp > 0.0) == (sq > 0.0))
+}
+
 /// Signed solid angle subtended at `p` by the triangle `(a, b, c)`, positive when
 /// `p` sees the triangle's back (inside a counter-clockwise closed surface), by
 /// Van Oosterom & Strackee (1983).
