@@ -1,0 +1,308 @@
+//! `hapticd prep`: mesh → prepared-geometry file, skipped when up to date.
+
+use crate::inspect::{level_sizes, mib, millimetres};
+use crate::output::Stdout;
+use crate::progress::Progress;
+use anyhow::{bail, Context};
+use haptic_asset::{cache_key, read_header, write_prepared, PreparedGeometry, SourceInfo};
+use haptic_mesh::shapes::{box_mesh, icosphere, torus};
+use haptic_mesh::{
+    load_mesh_from_bytes, LengthUnit, LoadOptions, LoadedMesh, MeshError, MeshFormat, TriangleMesh,
+    Vector3,
+};
+use haptic_pointshell::{sample_point_shell, spacing_for_count, NestedPointTree};
+use haptic_sdf::MAX_BAND_HALF_WIDTH_VOXELS;
+use haptic_sdf::{BuildProgress, DenseField, DenseOptions, Field, SparseField, SparseOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::time::Instant;
+
+/// Seed of the point-shell sampling, so that a build is reproducible.
+const SHELL_SEED: u64 = 0;
+
+#[derive(clap::Args)]
+pub struct PrepArgs {
+    /// Mesh file (OBJ, STL, PLY or OFF), or builtin:torus, builtin:sphere or
+    /// builtin:box (generated, in metres, about 10 cm across).
+    mesh: String,
+
+    /// Grid nodes along the longest axis of the padded bounding box.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(2..))]
+    resolution: u32,
+
+    /// Build a sparse field with exact values within this many voxels of the
+    /// surface, instead of a dense field.
+    #[arg(long, value_name = "VOXELS")]
+    narrow_band: Option<f64>,
+
+    /// Unit of the mesh file's coordinates: m, cm, mm or in [default: m].
+    #[arg(long)]
+    unit: Option<LengthUnit>,
+
+    /// Factor applied on top of the unit.
+    #[arg(long, default_value_t = 1.0)]
+    scale: f64,
+
+    /// Shell points to aim for.
+    #[arg(long, default_value_t = 10_000, conflicts_with = "spacing")]
+    points: usize,
+
+    /// Distance between shell points instead of a count.
+    #[arg(long, value_name = "METRES")]
+    spacing: Option<f64>,
+
+    /// Levels of the nested point tree.
+    #[arg(long, default_value_t = 8, value_parser = clap::value_parser!(u32).range(1..=32))]
+    levels: u32,
+
+    /// Margin around the mesh on every side, as a fraction of its longest side.
+    #[arg(long, value_name = "FRACTION", default_value_t = 0.1)]
+    padding: f64,
+
+    /// The prepared file to write (.hgeo).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+
+    /// Build even if the file is up to date.
+    #[arg(long)]
+    force: bool,
+}
+
+pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
+    args.check()?;
+    let source = Source::read(&args.mesh, args.unit)?;
+    let key = cache_key(&source.bytes, &args.params_text());
+    let mut stdout = Stdout::lock();
+    let out = args.out.display();
+    if args.out.exists() && !args.force {
+        match read_header(&args.out) {
+            Ok(header) if header.source.cache_key == key => {
+                writeln!(stdout, "up to date: {out}")?;
+                return Ok(());
+            }
+            Ok(_) => writeln!(
+                stdout,
+                "rebuilding {out}: the mesh or the parameters changed"
+            )?,
+            Err(error) => writeln!(stdout, "rebuilding: {error}")?,
+        }
+    }
+
+    let started = Instant::now();
+    let options = LoadOptions {
+        unit: source.unit,
+        scale: args.scale,
+        weld_tolerance: None,
+    };
+    let LoadedMesh { mesh, report } =
+        load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
+    writeln!(stdout, "mesh: {}: {report}", source.name)?;
+
+    let progress = Progress::new();
+    let field = build_field(&mesh, args, &progress);
+    let spacing = args
+        .spacing
+        .unwrap_or_else(|| spacing_for_count(&mesh, args.points));
+    progress.stage("point shell", 1);
+    let shell = sample_point_shell(&mesh, spacing, SHELL_SEED);
+    progress.advance(1);
+    progress.stage("point tree", 1);
+    let tree = NestedPointTree::new(&shell, args.levels as usize);
+    progress.advance(1);
+    progress.stage("writing", 1);
+    let geometry = PreparedGeometry::new(
+        SourceInfo {
+            unit: source.unit,
+            scale: args.scale,
+            cache_key: key,
+            resolution: args.resolution,
+            padding_fraction: args.padding,
+        },
+        field,
+        shell,
+        tree,
+    );
+    let header = write_prepared(&args.out, &geometry)?;
+    progress.advance(1);
+    let stages = progress.finish();
+
+    let grid = header.grid;
+    let [nx, ny, nz] = grid.dims;
+    writeln!(
+        stdout,
+        "field: {} {nx} × {ny} × {nz}, voxel {} mm, {} MiB",
+        header.kind,
+        millimetres(grid.voxel_size),
+        mib(header.field_bytes())
+    )?;
+    writeln!(
+        stdout,
+        "shell: {} points, spacing {} mm",
+        geometry.shell.len(),
+        millimetres(spacing)
+    )?;
+    writeln!(stdout, "tree: {}", level_sizes(&geometry.tree))?;
+    let timing: Vec<String> = stages
+        .iter()
+        .map(|(name, duration)| format!("{name} {:.2} s", duration.as_secs_f64()))
+        .collect();
+    writeln!(
+        stdout,
+        "wrote {out} ({} MiB) in {:.2} s ({})",
+        mib(header.file_length),
+        started.elapsed().as_secs_f64(),
+        timing.join(", ")
+    )?;
+    Ok(())
+}
+
+fn build_field(mesh: &TriangleMesh, args: &PrepArgs, progress: &dyn BuildProgress) -> Field {
+    match args.narrow_band {
+        None => Field::Dense(DenseField::build(
+            mesh,
+            &DenseOptions {
+                resolution: args.resolution,
+                padding_fraction: args.padding,
+            },
+            progress,
+        )),
+        Some(band) => Field::Sparse(SparseField::build(
+            mesh,
+            &SparseOptions {
+                resolution: args.resolution,
+                padding_fraction: args.padding,
+                band_half_width_voxels: band,
+            },
+            progress,
+        )),
+    }
+}
+
+impl PrepArgs {
+    /// Rejects values the builders would panic on, and an output directory
+    /// that does not exist, before any work is done.
+    fn check(&self) -> anyhow::Result<()> {
+        if let Some(band) = self.narrow_band {
+            if !(band > 0.0 && band <= MAX_BAND_HALF_WIDTH_VOXELS) {
+                bail!(
+                    "--narrow-band must be in (0, {MAX_BAND_HALF_WIDTH_VOXELS}] voxels, got {band}"
+                );
+            }
+        }
+        if !(self.scale.is_finite() && self.scale > 0.0) {
+            bail!("--scale must be finite and positive, got {}", self.scale);
+        }
+        if self.points == 0 {
+            bail!("--points must be at least 1");
+        }
+        if let Some(spacing) = self.spacing {
+            if !(spacing.is_finite() && spacing > 0.0) {
+                bail!("--spacing must be finite and positive, got {spacing}");
+            }
+        }
+        if let Some(dir) = self.out.parent().filter(|d| !d.as_os_str().is_empty()) {
+            if !dir.is_dir() {
+                bail!(
+                    "{}: the directory {} does not exist",
+                    self.out.display(),
+                    dir.display()
+                );
+            }
+        }
+        if !(self.padding.is_finite() && self.padding >= 0.0) {
+            bail!(
+                "--padding must be finite and non-negative, got {}",
+                self.padding
+            );
+        }
+        Ok(())
+    }
+
+    /// Every build parameter, one `key=value` per line; floats print exactly.
+    fn params_text(&self) -> String {
+        let field = match self.narrow_band {
+            None => "field=dense".to_owned(),
+            Some(band) => format!("field=sparse\nnarrow_band_voxels={band}"),
+        };
+        let shell = match self.spacing {
+            Some(spacing) => format!("shell_spacing={spacing}"),
+            None => format!("shell_points={}", self.points),
+        };
+        format!(
+            "builder=hapticd {}\nunit={}\nscale={}\nresolution={}\npadding={}\n{field}\n{shell}\nshell_seed={SHELL_SEED}\ntree_levels={}\n",
+            env!("CARGO_PKG_VERSION"),
+            self.unit.unwrap_or_default(),
+            self.scale,
+            self.resolution,
+            self.padding,
+            self.levels
+        )
+    }
+}
+
+/// A mesh's bytes and how to read them.
+struct Source {
+    /// The path as given, or `builtin:NAME`.
+    name: String,
+    bytes: Vec<u8>,
+    format: MeshFormat,
+    unit: LengthUnit,
+}
+
+impl Source {
+    fn read(spec: &str, unit: Option<LengthUnit>) -> anyhow::Result<Self> {
+        if let Some(shape) = spec.strip_prefix("builtin:") {
+            if unit.is_some_and(|u| u != LengthUnit::Metre) {
+                bail!("{spec}: built-in shapes are in metres; --unit applies to mesh files");
+            }
+            let mesh = match shape {
+                "torus" => torus(0.04, 0.015, 96, 48),
+                "sphere" => icosphere(0.05, 4),
+                "box" => box_mesh(Vector3::new(0.05, 0.035, 0.025)),
+                _ => bail!("{spec}: no such built-in shape (expected torus, sphere or box)"),
+            };
+            // As OFF text, so that a built-in shape is cached and loaded like a file.
+            return Ok(Self {
+                name: spec.to_owned(),
+                bytes: to_off(&mesh).into_bytes(),
+                format: MeshFormat::Off,
+                unit: LengthUnit::Metre,
+            });
+        }
+        let path = Path::new(spec);
+        let extension = path
+            .extension()
+            .map(|e| e.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let format = MeshFormat::from_extension(&extension).ok_or_else(|| {
+            MeshError::UnsupportedExtension {
+                file: spec.to_owned(),
+                extension,
+            }
+        })?;
+        let bytes = std::fs::read(path).with_context(|| format!("{spec}: cannot read"))?;
+        Ok(Self {
+            name: spec.to_owned(),
+            bytes,
+            format,
+            unit: unit.unwrap_or_default(),
+        })
+    }
+}
+
+/// `mesh` as an OFF file; positions print exactly.
+fn to_off(mesh: &TriangleMesh) -> String {
+    let vertices = mesh
+        .vertices
+        .iter()
+        .map(|v| format!("{} {} {}\n", v.x, v.y, v.z));
+    let faces = mesh
+        .triangles
+        .iter()
+        .map(|[a, b, c]| format!("3 {a} {b} {c}\n"));
+    let header = format!("OFF\n{} {} 0\n", mesh.vertices.len(), mesh.triangles.len());
+    std::iter::once(header)
+        .chain(vertices)
+        .chain(faces)
+        .collect()
+}

@@ -1,0 +1,235 @@
+//! Runs the built `hapticd` binary on a generated torus (major radius 4 cm,
+//! tube radius 1.5 cm, around the z axis) in temporary directories.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn hapticd(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args(args)
+        .output()
+        .expect("hapticd runs")
+}
+
+fn stdout(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+fn stderr(output: &Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+fn assert_success(output: &Output) {
+    assert!(
+        output.status.success(),
+        "exit {:?}\nstdout:\n{}\nstderr:\n{}",
+        output.status.code(),
+        stdout(output),
+        stderr(output)
+    );
+}
+
+/// Asserts exit code 1 and an `error: ` line mentioning each of `needles`.
+fn assert_error(output: &Output, needles: &[&str]) {
+    let message = stderr(output);
+    assert_eq!(output.status.code(), Some(1), "stderr:\n{message}");
+    assert!(message.starts_with("error: "), "{message}");
+    for needle in needles {
+        assert!(message.contains(needle), "{needle:?} not in {message}");
+    }
+}
+
+/// `prep builtin:torus` at a small resolution into `dir/name`, plus `extra` flags.
+fn prep_torus(dir: &Path, name: &str, extra: &[&str]) -> (PathBuf, Output) {
+    let out = dir.join(name);
+    let mut args = vec![
+        "prep",
+        "builtin:torus",
+        "--resolution",
+        "24",
+        "--points",
+        "400",
+        "--levels",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    args.extend_from_slice(extra);
+    let output = hapticd(&args);
+    (out, output)
+}
+
+/// Runs `inspect FILE --query` on `csv` and returns the value column.
+fn query_values(file: &Path, csv: &str) -> Vec<f64> {
+    let points = file.with_extension("csv");
+    fs::write(&points, csv).unwrap();
+    let output = hapticd(&[
+        "inspect",
+        file.to_str().unwrap(),
+        "--query",
+        points.to_str().unwrap(),
+    ]);
+    assert_success(&output);
+    let text = stdout(&output);
+    let mut lines = text.lines();
+    assert_eq!(lines.next(), Some("x,y,z,value,gx,gy,gz"));
+    lines
+        .map(|line| {
+            let columns: Vec<f64> = line.split(',').map(|c| c.parse().unwrap()).collect();
+            assert_eq!(columns.len(), 7, "{line}");
+            columns[3]
+        })
+        .collect()
+}
+
+const TUBE_CENTRE_AND_FAR_AWAY: &str = "# tube centre, then far away\n0.04,0,0\n\n  0, 0.5 ,0\n";
+
+#[test]
+fn dense_prep_is_cached_inspected_and_queried() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, output) = prep_torus(dir.path(), "torus.hgeo", &[]);
+    assert_success(&output);
+    let text = stdout(&output);
+    assert!(text.contains("genus 1"), "mesh report missing:\n{text}");
+    assert!(text.contains("field: dense 24 × 24 × "), "{text}");
+    assert!(text.contains("tree: 4 levels of "), "{text}");
+
+    let again = prep_torus(dir.path(), "torus.hgeo", &[]).1;
+    assert_success(&again);
+    assert_eq!(
+        stdout(&again).trim(),
+        format!("up to date: {}", file.display())
+    );
+    let forced = prep_torus(dir.path(), "torus.hgeo", &["--force"]).1;
+    assert_success(&forced);
+    assert!(stdout(&forced).contains("wrote "), "{}", stdout(&forced));
+    let changed = prep_torus(dir.path(), "torus.hgeo", &["--padding", "0.2"]).1;
+    assert_success(&changed);
+    assert!(
+        stdout(&changed).contains("rebuilding"),
+        "{}",
+        stdout(&changed)
+    );
+
+    let inspect = hapticd(&["inspect", file.to_str().unwrap()]);
+    assert_success(&inspect);
+    let text = stdout(&inspect);
+    for expected in [
+        "version 1",
+        "checksum verified",
+        "field:      dense, resolution 24, padding 0.2",
+        "dims:       24 × 24 × ",
+        "shell:      ",
+        "4 levels of ",
+    ] {
+        assert!(text.contains(expected), "{expected:?} not in\n{text}");
+    }
+
+    let values = query_values(&file, TUBE_CENTRE_AND_FAR_AWAY);
+    assert_eq!(values.len(), 2);
+    assert!(values[0] < -0.005, "tube centre: {}", values[0]);
+    assert!(values[1] > 0.4, "far away: {}", values[1]);
+}
+
+#[test]
+fn sparse_prep_holds_a_narrow_band_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, output) = prep_torus(dir.path(), "band.hgeo", &["--narrow-band", "3"]);
+    assert_success(&output);
+    assert!(stdout(&output).contains("field: sparse 24 × 24 × "));
+    let inspect = stdout(&hapticd(&["inspect", file.to_str().unwrap()]));
+    assert!(inspect.contains("field:      sparse"), "{inspect}");
+    assert!(inspect.contains("band:       ±3.00 voxels"), "{inspect}");
+    let values = query_values(&file, TUBE_CENTRE_AND_FAR_AWAY);
+    assert!(values[0] < 0.0, "tube centre: {}", values[0]);
+    assert!(values[1] > 0.4, "far away: {}", values[1]);
+    // A dense build of the same mesh is a different cache entry.
+    let dense = prep_torus(dir.path(), "band.hgeo", &[]).1;
+    assert!(
+        stdout(&dense).contains("field: dense"),
+        "{}",
+        stdout(&dense)
+    );
+}
+
+#[test]
+fn a_damaged_file_is_an_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, output) = prep_torus(dir.path(), "torus.hgeo", &[]);
+    assert_success(&output);
+    let name = file.to_str().unwrap();
+    let mut bytes = fs::read(&file).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 1;
+    fs::write(&file, &bytes).unwrap();
+    assert_error(&hapticd(&["inspect", name]), &[name, "checksum"]);
+
+    bytes.truncate(1000);
+    fs::write(&file, &bytes).unwrap();
+    assert_error(&hapticd(&["inspect", name]), &[name, "truncated"]);
+
+    fs::write(&file, "solid not a prepared file\n").unwrap();
+    assert_error(
+        &hapticd(&["inspect", name]),
+        &[name, "not a prepared-geometry file"],
+    );
+    // prep rebuilds over a damaged file rather than trusting it.
+    let rebuilt = prep_torus(dir.path(), "torus.hgeo", &[]).1;
+    assert_success(&rebuilt);
+    assert!(stdout(&rebuilt).contains("rebuilding"));
+}
+
+#[test]
+fn a_bad_csv_line_is_an_error_naming_the_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let (file, output) = prep_torus(dir.path(), "torus.hgeo", &[]);
+    assert_success(&output);
+    for (csv, complaint) in [
+        ("0,0,0\n# fine\n0,0\n", "expected x,y,z"),
+        ("0,0,0\n\n0,zero,0\n", "\"zero\" is not a finite number"),
+    ] {
+        let points = dir.path().join("points.csv");
+        fs::write(&points, csv).unwrap();
+        let points = points.to_str().unwrap();
+        let output = hapticd(&["inspect", file.to_str().unwrap(), "--query", points]);
+        assert_error(&output, &[&format!("{points}:3: "), complaint]);
+    }
+}
+
+#[test]
+fn missing_inputs_are_errors_naming_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let mesh = dir.path().join("missing.obj");
+    let out = dir.path().join("x.hgeo");
+    let args = [
+        "prep",
+        mesh.to_str().unwrap(),
+        "--resolution",
+        "16",
+        "--out",
+        out.to_str().unwrap(),
+    ];
+    assert_error(&hapticd(&args), &[mesh.to_str().unwrap()]);
+    assert!(!out.exists());
+    let nowhere = dir.path().join("nowhere").join("x.hgeo");
+    let args = [
+        "prep",
+        "builtin:box",
+        "--resolution",
+        "16",
+        "--out",
+        nowhere.to_str().unwrap(),
+    ];
+    assert_error(
+        &hapticd(&args),
+        &[nowhere.to_str().unwrap(), "does not exist"],
+    );
+    let args = ["prep", "builtin:teapot", "--resolution", "16", "--out", "x"];
+    assert_error(&hapticd(&args), &["builtin:teapot", "torus, sphere or box"]);
+    let missing = dir.path().join("missing.hgeo");
+    assert_error(
+        &hapticd(&["inspect", missing.to_str().unwrap()]),
+        &[missing.to_str().unwrap()],
+    );
+}
