@@ -16,7 +16,7 @@ use haptic_sdf::{
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use rayon::prelude::*;
 use std::hint::black_box;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 #[derive(Parser)]
@@ -83,7 +83,7 @@ fn main() {
     }
 }
 
-fn load(path: &PathBuf) -> TriangleMesh {
+fn load(path: &Path) -> TriangleMesh {
     match load_mesh(path, &LoadOptions::default()) {
         Ok(loaded) => loaded.mesh,
         Err(error) => {

@@ -70,6 +70,9 @@ impl Nearest {
     }
 }
 
+/// Area, area-weighted normal, centroid and second moment of part of a node.
+type NodePart = (f64, Vector3<f64>, Point3<f64>, Matrix3<f64>);
+
 pub struct MeshBvh {
     nodes: Vec<Node>,
     dipoles: Vec<Dipole>,
@@ -158,8 +161,9 @@ impl MeshBvh {
         let mut area = vec![0.0; self.nodes.len()];
         for index in (0..self.nodes.len()).rev() {
             let node = &self.nodes[index];
-            // (area, area-weighted normal, centroid) of each part of the node.
-            let parts: Vec<(f64, Vector3<f64>, Point3<f64>, Matrix3<f64>)> = if node.count > 0 {
+            // Area, area-weighted normal, centroid and moment of each part
+            // of the node: its triangles, or its two children.
+            let parts: Vec<NodePart> = if node.count > 0 {
                 self.leaf_corners(node)
                     .iter()
                     .map(|[a, b, c]| {

@@ -86,7 +86,7 @@ impl BlockSigner {
                 self.inside[root] = winding(representative as usize) > 0.5;
             }
         }
-        for node in 0..n {
+        for (node, flag) in inside.iter_mut().enumerate().take(n) {
             let root = self.find(node as u32) as usize;
             if self.size[root] == 1 {
                 let from_neighbour = self
@@ -97,7 +97,7 @@ impl BlockSigner {
                     });
                 self.inside[root] = from_neighbour.unwrap_or_else(|| winding(node) > 0.5);
             }
-            inside[node] = self.inside[root];
+            *flag = self.inside[root];
         }
     }
 

@@ -172,7 +172,7 @@ impl SparseField {
                 brick_index.len()
             )));
         }
-        if brick_values.len() % BRICK_VOLUME != 0 {
+        if !brick_values.len().is_multiple_of(BRICK_VOLUME) {
             return Err(InvalidField(format!(
                 "{} brick samples is not a whole number of {BRICK_VOLUME}-node bricks",
                 brick_values.len()
