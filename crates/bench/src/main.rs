@@ -10,7 +10,7 @@ use haptic_pointshell::{
 };
 use haptic_sdf::reference::{exact_signed_distances, uniform_points, AccuracyReport};
 use haptic_sdf::{
-    BuildProgress, DenseField, DenseOptions, DistanceField, GridSpec, NoProgress, Slab,
+    BuildProgress, DenseField, DenseOptions, DistanceField, GridSpec, MeshBvh, NoProgress, Slab,
     SparseField, SparseOptions,
 };
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
@@ -132,6 +132,7 @@ fn dense(mesh: &TriangleMesh, resolution: u32, samples: usize) {
     let peer = peer_as_field(&grid, &peer_grid, &peer_values, mesh);
 
     println!("dense_dims: {:?}", grid.dims);
+    node_disagreements(mesh, &grid, ours.values(), peer.values());
     println!("dense_voxel_size: {:.6e} m", grid.voxel_size);
     println!("dense_build_time: {ours_time:.3} s");
     println!("mesh_to_sdf_build_time: {peer_time:.3} s");
@@ -156,6 +157,64 @@ fn dense(mesh: &TriangleMesh, resolution: u32, samples: usize) {
             println!("{name}_sign_errors: {} count", report.sign_errors);
         }
     }
+}
+
+/// Where our samples and mesh_to_sdf's differ by more than 0.01 voxel or in
+/// sign, which of the two is off (against the exact nearest triangle and the
+/// winding number), and by how much.
+fn node_disagreements(mesh: &TriangleMesh, grid: &GridSpec, ours: &[f32], peer: &[f32]) {
+    let bvh = MeshBvh::new(mesh);
+    let h = grid.voxel_size;
+    let disagreeing: Vec<usize> = (0..ours.len())
+        .filter(|&n| {
+            (f64::from(ours[n] - peer[n])).abs() > 0.01 * h || ours[n].signum() != peer[n].signum()
+        })
+        .collect();
+    let errors: Vec<(f64, f64, bool, bool)> = disagreeing
+        .par_iter()
+        .map(|&n| {
+            let (nx, ny) = (grid.dims[0] as usize, grid.dims[1] as usize);
+            let [i, j, k] = [n % nx, (n / nx) % ny, n / (nx * ny)].map(|c| c as u32);
+            let q = grid.node_position(i, j, k);
+            let distance = bvh.nearest(&q).map_or(0.0, |t| t.distance_squared.sqrt());
+            let exact = if bvh.winding_number(&q) > 0.5 {
+                -distance
+            } else {
+                distance
+            };
+            let sign_wrong = |v: f32| distance > h && f64::from(v).signum() != exact.signum();
+            (
+                (f64::from(ours[n]) - exact).abs() / h,
+                (f64::from(peer[n]) - exact).abs() / h,
+                sign_wrong(ours[n]),
+                sign_wrong(peer[n]),
+            )
+        })
+        .collect();
+    let worst =
+        |pick: fn(&(f64, f64, bool, bool)) -> f64| errors.iter().map(pick).fold(0.0, f64::max);
+    let over =
+        |pick: fn(&(f64, f64, bool, bool)) -> f64| errors.iter().filter(|e| pick(e) > 0.1).count();
+    println!("nodes_compared: {} count", ours.len());
+    println!(
+        "nodes_disagreeing_with_mesh_to_sdf: {} count",
+        disagreeing.len()
+    );
+    println!("dense_worst_node_error: {:.3} voxel", worst(|e| e.0));
+    println!("mesh_to_sdf_worst_node_error: {:.3} voxel", worst(|e| e.1));
+    println!("dense_nodes_off_by_over_0.1_voxel: {} count", over(|e| e.0));
+    println!(
+        "mesh_to_sdf_nodes_off_by_over_0.1_voxel: {} count",
+        over(|e| e.1)
+    );
+    println!(
+        "dense_node_sign_errors: {} count",
+        errors.iter().filter(|e| e.2).count()
+    );
+    println!(
+        "mesh_to_sdf_node_sign_errors: {} count",
+        errors.iter().filter(|e| e.3).count()
+    );
 }
 
 /// mesh_to_sdf's samples at our nodes, interpolated by our code so that the

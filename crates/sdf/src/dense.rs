@@ -3,7 +3,7 @@
 use crate::bvh::{MeshBvh, Nearest};
 use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
 use crate::sign::BlockSigner;
-use crate::triangle_queries::same_side_of_plane;
+use crate::triangle_queries::same_side_of_surface;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
 use nalgebra::{Point3, Vector3};
@@ -236,6 +236,12 @@ fn dense_lipschitz(grid: &GridSpec, values: &[f32]) -> f64 {
 
 /// Nodes closer to the surface than this many voxels get an exact query.
 const EXACT_BAND_VOXELS: f64 = 4.0;
+/// The plane of a node's nearest triangle decides its side only where it
+/// explains both nodes' distances to within this many voxels.
+pub(crate) const PLANE_TOLERANCE_VOXELS: f64 = 0.05;
+/// A propagated distance this many voxels above the blend of the exact seeds
+/// around it marks a medial-axis kink and earns an exact query.
+const KINK_VOXELS: f64 = 0.1;
 
 /// Exact nearest triangles at every node whose coordinates are all even.
 ///
@@ -278,6 +284,63 @@ impl SeedLattice {
                 progress.advance(1);
             });
         Self { dims, nearest }
+    }
+
+    /// Calls `visit(seed index, weight, seed position)` for the seeds at the
+    /// corners of the seed cell holding grid node `node`, with their
+    /// trilinear weights (a node on a seed-lattice face or edge has fewer).
+    #[inline]
+    fn for_each_cell_seed(
+        &self,
+        grid: &GridSpec,
+        node: [u32; 3],
+        mut visit: impl FnMut(usize, f64, Point3<f64>),
+    ) {
+        for corner in 0..8u32 {
+            let mut s = [0u32; 3];
+            let mut weight = 1.0;
+            for axis in 0..3 {
+                let (low, odd) = (node[axis] / 2, node[axis] % 2);
+                let upper = (corner >> axis) & 1;
+                if odd == 0 && upper == 1 {
+                    weight = 0.0;
+                }
+                s[axis] = low + upper;
+                weight *= if odd == 1 { 0.5 } else { 1.0 };
+            }
+            if weight == 0.0 || (0..3).any(|a| s[a] >= self.dims[a]) {
+                continue;
+            }
+            let index = s[0] as usize
+                + self.dims[0] as usize * (s[1] as usize + self.dims[1] as usize * s[2] as usize);
+            visit(
+                index,
+                weight,
+                grid.node_position(2 * s[0], 2 * s[1], 2 * s[2]),
+            );
+        }
+    }
+
+    /// The trilinear blend of the exact distances at the seeds around `node`.
+    #[inline]
+    fn blended_distance(&self, grid: &GridSpec, node: [u32; 3]) -> f64 {
+        let (mut sum, mut total) = (0.0, 0.0);
+        self.for_each_cell_seed(grid, node, |index, weight, _| {
+            sum += weight * self.nearest[index].distance_squared.sqrt();
+            total += weight;
+        });
+        sum / total
+    }
+
+    /// A lower bound on the distance at `q` (grid node `node`): distance is
+    /// 1-Lipschitz, so it is at least `d(s) − |s − q|` for each seed `s`.
+    #[inline]
+    fn distance_lower_bound(&self, grid: &GridSpec, node: [u32; 3], q: &Point3<f64>) -> f64 {
+        let mut bound = 0.0f64;
+        self.for_each_cell_seed(grid, node, |index, _, seed| {
+            bound = bound.max(self.nearest[index].distance_squared.sqrt() - (seed - q).norm());
+        });
+        bound
     }
 
     /// The nearest of the seeds' triangles around grid node `node`.
@@ -326,6 +389,8 @@ struct BlockScratch {
     lo: [u32; 3],
     dims: [usize; 3],
     nearest: Vec<Nearest>,
+    /// Whether a node's nearest triangle came from an exact query.
+    exact: Vec<bool>,
     unsigned: Vec<f64>,
     inside: Vec<bool>,
     signed: Vec<f64>,
@@ -360,19 +425,73 @@ impl BlockScratch {
         self.lo = lo;
         self.dims = [0, 1, 2].map(|a| (hi[a] - lo[a]) as usize);
         let n: usize = self.dims.iter().product();
-        let exact_band_squared = (EXACT_BAND_VOXELS * grid.voxel_size).powi(2);
+        let exact_band = EXACT_BAND_VOXELS * grid.voxel_size;
         self.nearest.clear();
+        self.exact.clear();
         for local in 0..n {
             let node = self.node(local);
             let q = grid.node_position(node[0], node[1], node[2]);
             let best = seeds.best_candidate(bvh, &q, node);
-            let nearest = if best.distance_squared < exact_band_squared {
+            // Decided on a lower bound: the candidate's distance may overstate
+            // the truth, and a node near the surface must not miss its query.
+            let exact = seeds.distance_lower_bound(grid, node, &q) < exact_band;
+            self.nearest.push(if exact {
                 bvh.nearest_within(&q, best.distance_squared * (1.0 + 1e-12))
                     .unwrap_or(best)
             } else {
                 best
-            };
-            self.nearest.push(nearest);
+            });
+            self.exact.push(exact);
+        }
+        // Sweep the block forwards and backwards: a node also tries its
+        // neighbours' triangles, which carries a nearest triangle that no seed
+        // around a node found into it from the nodes that did.
+        let strides = [1, self.dims[0], self.dims[0] * self.dims[1]];
+        for forward in [true, false] {
+            for step in 0..n {
+                let local = if forward { step } else { n - 1 - step };
+                if self.exact[local] {
+                    continue;
+                }
+                let node = self.node(local);
+                let q = grid.node_position(node[0], node[1], node[2]);
+                for axis in 0..3 {
+                    let offset = (node[axis] - lo[axis]) as usize;
+                    let neighbour = if forward {
+                        (offset > 0).then(|| local - strides[axis])
+                    } else {
+                        (offset + 1 < self.dims[axis]).then(|| local + strides[axis])
+                    };
+                    if let Some(neighbour) = neighbour {
+                        let candidate = self.nearest[neighbour];
+                        if candidate.triangle != self.nearest[local].triangle {
+                            let d = bvh.distance_squared_to(&q, &candidate);
+                            if d < self.nearest[local].distance_squared {
+                                self.nearest[local] = candidate.seen_at(d);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // Where the propagated distance stands clearly above the blend of the
+        // exact seeds around it, the distance has a concave kink nearby (a
+        // medial axis): the nearest feature changes there and propagation may
+        // have missed it, so the node gets an exact query after all.
+        let kink = KINK_VOXELS * grid.voxel_size;
+        for local in 0..n {
+            if self.exact[local] {
+                continue;
+            }
+            let node = self.node(local);
+            let propagated = self.nearest[local].distance_squared.sqrt();
+            if propagated - seeds.blended_distance(grid, node) > kink {
+                let q = grid.node_position(node[0], node[1], node[2]);
+                let bound = self.nearest[local].distance_squared * (1.0 + 1e-12);
+                if let Some(found) = bvh.nearest_within(&q, bound) {
+                    self.nearest[local] = found;
+                }
+            }
         }
         self.unsigned.clear();
         self.unsigned
@@ -380,7 +499,8 @@ impl BlockScratch {
         self.inside.clear();
         self.inside.resize(n, false);
         let (lo, dims, nearest) = (self.lo, self.dims, &self.nearest);
-        let tolerance = 1e-6 * grid.voxel_size;
+        let unsigned = &self.unsigned;
+        let tolerance = PLANE_TOLERANCE_VOXELS * grid.voxel_size;
         let position = |local: usize| {
             let i = local % dims[0];
             let j = (local / dims[0]) % dims[1];
@@ -393,8 +513,19 @@ impl BlockScratch {
             grid.voxel_size,
             |local| bvh.winding_number(&position(local)),
             |local, other| {
-                let corners = bvh.corners_of(&nearest[local]);
-                same_side_of_plane(corners, &position(local), &position(other), tolerance)
+                same_side_of_surface(
+                    (
+                        &position(local),
+                        unsigned[local],
+                        bvh.corners_of(&nearest[local]),
+                    ),
+                    (
+                        &position(other),
+                        unsigned[other],
+                        bvh.corners_of(&nearest[other]),
+                    ),
+                    tolerance,
+                )
             },
             &mut self.inside,
         );

@@ -31,9 +31,8 @@ impl BlockSigner {
     /// distances to the surface (lower bounds are fine), `spacing` the node
     /// spacing, `winding(node)` evaluates the generalised winding number at a
     /// node, and `same_side(node, other)` tells whether `other` lies on the
-    /// same side of the plane of `node`'s nearest triangle as `node` (`None`
-    /// when either lies too close to that plane to tell). `inside` receives
-    /// one flag per node.
+    /// same side of the surface as `node`, or `None` when the local geometry
+    /// cannot tell. `inside` receives one flag per node.
     pub fn sign(
         &mut self,
         dims: [usize; 3],

@@ -10,10 +10,10 @@
 //! clearance than there is.
 
 use crate::bvh::MeshBvh;
-use crate::dense::{DenseField, InvalidField};
+use crate::dense::{DenseField, InvalidField, PLANE_TOLERANCE_VOXELS};
 use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
 use crate::sign::BlockSigner;
-use crate::triangle_queries::same_side_of_plane;
+use crate::triangle_queries::same_side_of_surface;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
 use nalgebra::{Point3, Vector3};
@@ -471,19 +471,30 @@ impl BrickScratch {
             .extend(self.distance_squared.iter().map(|d| d.sqrt()));
         self.inside.clear();
         self.inside.resize(BRICK_VOLUME, false);
-        let nearest_triangle = &self.nearest_triangle;
+        let (nearest_triangle, unsigned) = (&self.nearest_triangle, &self.unsigned);
         self.signer.sign(
             [BRICK_NODES; 3],
             &self.unsigned,
             h,
             |local| context.bvh.winding_number(&position(local)),
             |local, other| {
-                let triangle = nearest_triangle[local];
-                (triangle != u32::MAX)
-                    .then(|| mesh.corners(triangle as usize))
-                    .and_then(|corners| {
-                        same_side_of_plane(&corners, &position(local), &position(other), 1e-6 * h)
-                    })
+                let (t_local, t_other) = (nearest_triangle[local], nearest_triangle[other]);
+                if t_local == u32::MAX || t_other == u32::MAX {
+                    return None;
+                }
+                same_side_of_surface(
+                    (
+                        &position(local),
+                        unsigned[local],
+                        &mesh.corners(t_local as usize),
+                    ),
+                    (
+                        &position(other),
+                        unsigned[other],
+                        &mesh.corners(t_other as usize),
+                    ),
+                    PLANE_TOLERANCE_VOXELS * h,
+                )
             },
             &mut self.inside,
         );

@@ -81,21 +81,40 @@ fn closest_on_segment(p: &Point3<f64>, a: &Point3<f64>, b: &Point3<f64>) -> Poin
     a + ab * t
 }
 
-/// Whether `p` and `q` lie on the same side of the plane through the triangle
-/// `corners`; `None` when either lies within `tolerance` of the plane or the
-/// triangle has no plane. The answer does not depend on the winding order.
+/// Whether `p` and `q`, at unsigned distances `p_distance` and `q_distance`
+/// from the surface, lie on the same side of it, judged by the planes of
+/// their nearest triangles `p_triangle` and `q_triangle`. The answer does not
+/// depend on either triangle's winding order. `None` when the planes cannot
+/// tell: a point lies within `tolerance` of a plane, a point's distance to a
+/// plane differs from its distance to the surface by more than `tolerance`
+/// (the surface bends between them), or the two planes disagree.
 #[inline]
-pub fn same_side_of_plane(
+pub fn same_side_of_surface(
+    (p, p_distance, p_triangle): (&Point3<f64>, f64, &[Point3<f64>; 3]),
+    (q, q_distance, q_triangle): (&Point3<f64>, f64, &[Point3<f64>; 3]),
+    tolerance: f64,
+) -> Option<bool> {
+    let from_p = same_side_of_plane(p_triangle, (p, p_distance), (q, q_distance), tolerance)?;
+    let from_q = same_side_of_plane(q_triangle, (q, q_distance), (p, p_distance), tolerance)?;
+    (from_p == from_q).then_some(from_p)
+}
+
+/// [`same_side_of_surface`] judged by the plane of one triangle.
+#[inline]
+fn same_side_of_plane(
     corners: &[Point3<f64>; 3],
-    p: &Point3<f64>,
-    q: &Point3<f64>,
+    (p, p_distance): (&Point3<f64>, f64),
+    (q, q_distance): (&Point3<f64>, f64),
     tolerance: f64,
 ) -> Option<bool> {
     let normal = (corners[1] - corners[0])
         .cross(&(corners[2] - corners[0]))
         .try_normalize(f64::MIN_POSITIVE)?;
     let (sp, sq) = (normal.dot(&(p - corners[0])), normal.dot(&(q - corners[0])));
-    (sp.abs() > tolerance && sq.abs() > tolerance).then_some((sp > 0.0) == (sq > 0.0))
+    let planar =
+        (sp.abs() - p_distance).abs() <= tolerance && (sq.abs() - q_distance).abs() <= tolerance;
+    (planar && sp.abs() > 1e-9 * tolerance && sq.abs() > 1e-9 * tolerance)
+        .then_some((sp > 0.0) == (sq > 0.0))
 }
 
 /// Signed solid angle subtended at `p` by the triangle `(a, b, c)`, positive when
