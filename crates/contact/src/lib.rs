@@ -1,0 +1,1 @@
+//! Penalty contact between point shells and distance fields.

@@ -1,0 +1,154 @@
+//! One cycle's static-friction problem and what a solver returns.
+
+use nalgebra::{Matrix3, Vector2, Vector3};
+
+pub type Vector6 = nalgebra::Vector6<f64>;
+pub type Matrix6 = nalgebra::Matrix6<f64>;
+
+/// A contact entering the friction LP.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FrictionContact {
+    /// Torque handle `r`: the contact point relative to the simulation
+    /// object's reference point, world frame (m).
+    pub handle: Vector3<f64>,
+    /// Unit contact normal `N`, the direction of the normal force on the
+    /// simulation object.
+    pub normal: Vector3<f64>,
+    /// Magnitude of the penalty normal force `‖F_n‖` (N).
+    pub normal_force: f64,
+    /// Coulomb friction coefficient `μ ≥ 0`.
+    pub friction_coefficient: f64,
+}
+
+impl FrictionContact {
+    /// Unit tangents `(T_u, T_v)` completing `N` to a right-handed frame,
+    /// chosen deterministically from the normal alone.
+    pub fn tangents(&self) -> (Vector3<f64>, Vector3<f64>) {
+        let n = self.normal;
+        // The axis least aligned with the normal gives a well-conditioned cross product.
+        let axis = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
+            Vector3::x()
+        } else if n.y.abs() <= n.z.abs() {
+            Vector3::y()
+        } else {
+            Vector3::z()
+        };
+        let u = n.cross(&axis).normalize();
+        (u, n.cross(&u))
+    }
+
+    /// `W_i`: the wrench `(T β, r × T β)` of a tangential force `β = (β_u, β_v)`
+    /// at this contact, as a 6×2 matrix (the columns of `T` and `R` of eq 30).
+    pub fn wrench_basis(&self) -> nalgebra::Matrix6x2<f64> {
+        let (u, v) = self.tangents();
+        let mut w = nalgebra::Matrix6x2::zeros();
+        w.fixed_view_mut::<3, 1>(0, 0).copy_from(&u);
+        w.fixed_view_mut::<3, 1>(0, 1).copy_from(&v);
+        w.fixed_view_mut::<3, 1>(3, 0)
+            .copy_from(&self.handle.cross(&u));
+        w.fixed_view_mut::<3, 1>(3, 1)
+            .copy_from(&self.handle.cross(&v));
+        w
+    }
+
+    /// Radius of the pyramid's inscribed circle: `μ ‖F_n‖` (eq 13).
+    pub fn friction_limit(&self) -> f64 {
+        self.friction_coefficient * self.normal_force
+    }
+}
+
+/// One servo cycle's static-friction problem (seed 002 eqs 28–37).
+#[derive(Clone, Debug, PartialEq)]
+pub struct StaticFrictionProblem {
+    /// `f = (F, τ)`: virtual coupling plus all normal contact forces and
+    /// torques on the simulation object (N, N·m), eq 9.
+    pub wrench: Vector6,
+    /// `H = ∂f/∂q` for `q = (x, θ)`: the penalty gradients of eqs 2–3 plus
+    /// `−k_vc I` and `−k_vc,tor I` on the diagonal blocks.
+    pub stiffness: Matrix6,
+    /// `M̄ = diag(M, I)`: mass (kg) and inertia (kg·m²) of eq 27.
+    pub mass: Matrix6,
+    /// The non-separating contacts (§4.1 removes the separating ones).
+    pub contacts: Vec<FrictionContact>,
+    /// `ℓ ≥ 3`, the sides of the friction pyramid (eq 13).
+    pub pyramid_sides: usize,
+}
+
+impl StaticFrictionProblem {
+    /// The unit directions `(cos θ_j, sin θ_j)`, `θ_j = (2j + 1)π/ℓ`, of the
+    /// pyramid's sides (eq 13).
+    pub fn side_directions(&self) -> impl Iterator<Item = Vector2<f64>> + '_ {
+        let l = self.pyramid_sides as f64;
+        (0..self.pyramid_sides).map(move |j| {
+            let theta = (2 * j + 1) as f64 * std::f64::consts::PI / l;
+            Vector2::new(theta.cos(), theta.sin())
+        })
+    }
+
+    /// The frictionless displacement `Δq = −H⁻¹ f` (eqs 7–8 with `β = 0`),
+    /// `None` when `H` is singular.
+    pub fn frictionless_displacement(&self) -> Option<Vector6> {
+        self.stiffness.lu().solve(&(-self.wrench))
+    }
+}
+
+/// Whether the object stays put this cycle.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FrictionState {
+    /// The LP is feasible: friction holds the object (eqs 32–37).
+    Static,
+    /// In contact, but friction cannot hold it: frictionless equilibrium.
+    Sliding,
+    /// No contact.
+    Free,
+}
+
+/// What a solver found for one cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct FrictionSolution {
+    pub state: FrictionState,
+    /// Friction force components `(β_u, β_v)` per contact (N), zero unless static.
+    pub beta: Vec<[f64; 2]>,
+    /// Displacement `Δq = (Δx, Δθ)` of the simulation object (m, rad).
+    pub displacement: Vector6,
+    /// Solver iterations this cycle.
+    pub iterations: u32,
+}
+
+impl FrictionSolution {
+    /// A solution with room for `contacts` contacts, so that solving never allocates.
+    pub fn with_capacity(contacts: usize) -> Self {
+        Self {
+            state: FrictionState::Free,
+            beta: Vec::with_capacity(contacts),
+            displacement: Vector6::zeros(),
+            iterations: 0,
+        }
+    }
+}
+
+/// Why a solver could not answer.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolverError {
+    #[error("the stiffness matrix H is singular")]
+    SingularStiffness,
+    #[error("the solver did not converge in {iterations} iterations")]
+    NotConverged { iterations: u32 },
+    #[error("the solver failed: {0}")]
+    Backend(String),
+}
+
+/// Decides static friction for one cycle (the LP of eqs 32–37 or an
+/// equivalent). Implementations sized at start-up never allocate in `solve`.
+pub trait StaticFrictionSolver {
+    fn solve(
+        &mut self,
+        problem: &StaticFrictionProblem,
+        solution: &mut FrictionSolution,
+    ) -> Result<(), SolverError>;
+}
+
+/// `[v]×`, the cross-product matrix of eq 4.
+pub fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
+    Matrix3::new(0.0, -v.z, v.y, v.z, 0.0, -v.x, -v.y, v.x, 0.0)
+}
