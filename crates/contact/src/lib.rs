@@ -1,1 +1,43 @@
-//! Penalty contact between point shells and distance fields.
+//! Penalty contact between point shells and signed distance fields, its
+//! exact 6×6 gradient, and static virtual coupling (Zhao, Li & Barbič,
+//! seed 002 §3; Xu, Zhao & Barbič, seed 003 §4.1).
+//!
+//! One moving rigid object, the *simulation object* at pose `(x, R)` (its
+//! frame's origin is the reference point), touches static environment
+//! objects in two roles ([`Role`]): its point shell in their fields (A), or
+//! their point shells in its field (B). Per cycle:
+//!
+//! 1. [`ContactScene::evaluate`] queries every (environment object, role)
+//!    pair through its nested point tree and makes the penalty contacts
+//!    `F = −k d N`, `τ = r × F` (eq 1), their stiffness scaled by
+//!    [`StiffnessScaling`] (seed 003 eq 77). No allocation.
+//! 2. [`total_wrench`] and [`total_stiffness`] sum the wrench and its exact
+//!    gradient `∂(F, τ)/∂(x, θ)` ([`GradientModel::Exact`]) or seed 002's
+//!    eqs 2–3 ([`GradientModel::NormalDirection`]).
+//! 3. [`StaticCoupling::assemble`] adds the coupling (eqs 5–6,
+//!    [`VirtualCoupling`]) into a [`haptic_friction::StaticFrictionProblem`],
+//!    whose `frictionless_displacement` is `Δq = −H⁻¹ f` (eqs 7–8 without
+//!    friction), applied by [`displaced`].
+//!
+//! Conventions: world frame throughout; `q = (x, θ)` with the rotation
+//! perturbed as `R → exp([θ]×) R`; wrenches act on the simulation object,
+//! torques about `x`; `H = ∂f/∂q`, not symmetric in general ([`gradient`]);
+//! distances negative inside; `N` is the direction of the contact force on
+//! the simulation object, out of the environment ([`penalty`] has the table).
+
+pub mod coupling;
+pub mod gradient;
+pub mod penalty;
+pub mod scene;
+pub mod static_problem;
+pub mod stiffness_scaling;
+
+pub use coupling::VirtualCoupling;
+pub use gradient::{contact_stiffness, total_stiffness, GradientModel};
+pub use penalty::{total_wrench, PenaltyContact, Role};
+pub use scene::{
+    ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, MovingObject,
+    PenaltyParameters, SceneError, SharedField, ShellTree,
+};
+pub use static_problem::{displaced, MassProperties, StaticCoupling};
+pub use stiffness_scaling::StiffnessScaling;

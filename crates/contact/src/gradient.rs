@@ -1,0 +1,74 @@
+//! The 6×6 gradient `∂(F, τ)/∂(x, θ)` of penalty contact wrenches, for a
+//! moving object displaced by `x → x + δx`, `R → exp([δθ]×) R` (a small
+//! rotation about the world axes, applied about the reference point).
+//!
+//! Per contact, with `a = ∂d/∂x` ([`PenaltyContact::distance_gradient`]) and
+//! `F = −k d N`, the contact point moves relative to the field by
+//! `±(δx − [r]× δθ)`, so in both roles `δd = aᵀ δx − aᵀ [r]× δθ` and
+//!
+//! ```text
+//! ∂F/∂x = −k N aᵀ
+//! ∂F/∂θ = −(∂F/∂x) [r]×  (+ k d [N]×   role A: N = −R n rotates, δN = −[N]× δθ)
+//! ∂τ/∂x = [r]× ∂F/∂x     (+ [F]×       role B: r = P − x with P fixed, δr = −δx)
+//! ∂τ/∂θ = [r]× ∂F/∂θ     (+ [F]× [r]×  role A: r = R p rotates, δr = −[r]× δθ)
+//! ```
+//!
+//! Seed 002's eqs 2–3 ([`GradientModel::NormalDirection`]) take `a = N` and
+//! keep `N` fixed. Its eq 3 puts `[F]×` in `∂τ/∂x`: that is role B's handle
+//! term. With the point shell on the moving object (role A) the handle
+//! rotates instead, and the geometric term is `[F]× [r]×` in `∂τ/∂θ`; this
+//! model uses each role's own handle term, so it equals the exact gradient
+//! whenever `a = N` and the normals do not rotate.
+
+use crate::penalty::{PenaltyContact, Role};
+use haptic_friction::{skew, Matrix6};
+use nalgebra::Matrix3;
+
+/// Which contact gradient to assemble.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum GradientModel {
+    /// The true field gradient and, in role A, the rotating normals
+    /// (seed 003 §4.1).
+    #[default]
+    Exact,
+    /// Seed 002 eqs 2–3: `∂d/∂x ≈ N`, normals held fixed.
+    NormalDirection,
+}
+
+/// `∂(F, τ)/∂(x, θ)` of one contact's wrench.
+pub fn contact_stiffness(contact: &PenaltyContact, model: GradientModel) -> Matrix6 {
+    let (k, d, n) = (contact.stiffness, contact.distance, contact.normal);
+    let a = match model {
+        GradientModel::Exact => contact.distance_gradient,
+        GradientModel::NormalDirection => n,
+    };
+    let r = skew(&contact.handle);
+    let force = skew(&contact.force());
+    let df_dx: Matrix3<f64> = n * a.transpose() * (-k);
+    let mut df_dtheta = -df_dx * r;
+    let mut dtau_dx = r * df_dx;
+    let dtau_dtheta = match contact.role {
+        Role::MovingShell => {
+            if model == GradientModel::Exact {
+                df_dtheta += skew(&n) * (k * d);
+            }
+            r * df_dtheta + force * r
+        }
+        Role::MovingField => {
+            dtau_dx += force;
+            r * df_dtheta
+        }
+    };
+    let mut h = Matrix6::zeros();
+    h.fixed_view_mut::<3, 3>(0, 0).copy_from(&df_dx);
+    h.fixed_view_mut::<3, 3>(0, 3).copy_from(&df_dtheta);
+    h.fixed_view_mut::<3, 3>(3, 0).copy_from(&dtau_dx);
+    h.fixed_view_mut::<3, 3>(3, 3).copy_from(&dtau_dtheta);
+    h
+}
+
+/// `H_c = Σ_i ∂(F_i, τ_i)/∂(x, θ)`, the contact part of the stiffness in
+/// eqs 7–8 (exact for a fixed contact set).
+pub fn total_stiffness(contacts: &[PenaltyContact], model: GradientModel) -> Matrix6 {
+    contacts.iter().map(|c| contact_stiffness(c, model)).sum()
+}

@@ -1,0 +1,153 @@
+//! Penalty normal contact (seed 002 eq 1) on the moving object, in the two
+//! roles of seed 003 §4.1.
+//!
+//! Every quantity is in the world frame. `x` and `R` are the moving object's
+//! translation and rotation (its frame's origin is the reference point of
+//! torques), `P` the contact point, `r = P − x` the torque handle.
+//!
+//! | | role A: [`Role::MovingShell`] | role B: [`Role::MovingField`] |
+//! |---|---|---|
+//! | point shell on | the moving object (`p`, `n` in its frame) | an environment object (fixed in the world) |
+//! | `P` | `x + R p` | the environment point |
+//! | `d` | environment field at `P` | moving field at `Rᵀ(P − x)` |
+//! | `N` (force direction on the moving object) | `−R n` | the environment normal `n_e` |
+//! | `∂d/∂x` | `∇φ_env(P)` | `−R ∇φ_moving` |
+//!
+//! Shell normals `n` are outward. In role A, `R n` points out of the moving
+//! object into the environment it penetrates, so the environment pushes the
+//! moving object along `N = −R n`. In role B, the environment point sits
+//! inside the moving object; the force on the environment point is
+//! `k d n_e` (along `−n_e`, into the environment) and its reaction on the
+//! moving object, applied at `P`, is `F = −k d n_e`, out of the environment.
+//! Either way `F = −k d N` with `d < 0` pushes the moving object out of the
+//! environment, and `τ = r × F` (eq 1).
+
+use haptic_friction::Vector6;
+use haptic_sdf::DistanceField;
+use nalgebra::{Isometry3, Point3, Vector3};
+
+/// Which of the two objects carries the point shell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Role {
+    /// Role A: the moving object's point shell against an environment field.
+    /// The contact point, its normal and its handle move with the object.
+    MovingShell,
+    /// Role B: an environment point shell against the moving object's field.
+    /// The contact point and its normal stay put; the handle `P − x` changes
+    /// with `x`.
+    MovingField,
+}
+
+/// One penalty contact on the moving object (eq 1), everything the force,
+/// the torque and their exact gradient need.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PenaltyContact {
+    pub role: Role,
+    /// Index of the environment object.
+    pub environment: u32,
+    /// Index of the shell point (in the moving shell for role A, in the
+    /// environment object's shell for role B).
+    pub point: u32,
+    /// Finest-level shell points this contact stands for (1 unless the
+    /// traversal stopped early at a coarser level).
+    pub weight: u32,
+    /// Torque handle `r = P − x` (m).
+    pub handle: Vector3<f64>,
+    /// Unit direction `N` of the force on the moving object.
+    pub normal: Vector3<f64>,
+    /// Signed distance `d` (m), negative in contact.
+    pub distance: f64,
+    /// `∂d/∂x`: the change of `d` per unit translation of the moving object,
+    /// from the field's own gradient (see the module table). Seed 002's
+    /// eqs 2–3 take it to be `N`.
+    pub distance_gradient: Vector3<f64>,
+    /// Stiffness `k_i` of this contact (N/m): `k_n`, times `weight`, times the
+    /// scaling of [`StiffnessScaling`](crate::StiffnessScaling).
+    pub stiffness: f64,
+}
+
+impl PenaltyContact {
+    /// Role A: shell point `point` (`p`, outward normal `n`, moving frame)
+    /// of the moving object at `pose`, against `field` placed in the world
+    /// by `field_pose`. `field_from_shell` is `field_pose⁻¹ · pose`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn moving_shell<F: DistanceField + ?Sized>(
+        environment: u32,
+        point: u32,
+        weight: u32,
+        p: &Point3<f64>,
+        n: &Vector3<f64>,
+        pose: &Isometry3<f64>,
+        field: &F,
+        field_pose: &Isometry3<f64>,
+        field_from_shell: &Isometry3<f64>,
+    ) -> Self {
+        let (distance, local_gradient) = field.value_gradient(&(field_from_shell * p));
+        Self {
+            role: Role::MovingShell,
+            environment,
+            point,
+            weight,
+            handle: pose.rotation * p.coords,
+            normal: -(pose.rotation * n),
+            distance,
+            distance_gradient: field_pose.rotation * local_gradient,
+            stiffness: 0.0,
+        }
+    }
+
+    /// Role B: environment shell point `point` (`p`, outward normal `n`, in
+    /// the frame of an environment object at `shell_pose`) against the field
+    /// of the moving object at `pose`. `field_from_shell` is
+    /// `pose⁻¹ · shell_pose`.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn moving_field<F: DistanceField + ?Sized>(
+        environment: u32,
+        point: u32,
+        weight: u32,
+        p: &Point3<f64>,
+        n: &Vector3<f64>,
+        shell_pose: &Isometry3<f64>,
+        field: &F,
+        pose: &Isometry3<f64>,
+        field_from_shell: &Isometry3<f64>,
+    ) -> Self {
+        let (distance, local_gradient) = field.value_gradient(&(field_from_shell * p));
+        Self {
+            role: Role::MovingField,
+            environment,
+            point,
+            weight,
+            handle: (shell_pose * p).coords - pose.translation.vector,
+            normal: shell_pose.rotation * n,
+            distance,
+            distance_gradient: -(pose.rotation * local_gradient),
+            stiffness: 0.0,
+        }
+    }
+
+    /// `F = −k d N` (N), eq 1.
+    #[inline]
+    pub fn force(&self) -> Vector3<f64> {
+        self.normal * (-self.stiffness * self.distance)
+    }
+
+    /// `(F, r × F)` (N, N·m), eq 1.
+    #[inline]
+    pub fn wrench(&self) -> Vector6 {
+        let force = self.force();
+        let torque = self.handle.cross(&force);
+        Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z)
+    }
+
+    /// `‖F‖ = k |d|` (N).
+    #[inline]
+    pub fn normal_force(&self) -> f64 {
+        self.stiffness * (-self.distance).max(0.0)
+    }
+}
+
+/// `Σ (F_i, τ_i)` over `contacts`: the contact part of eq 9.
+pub fn total_wrench(contacts: &[PenaltyContact]) -> Vector6 {
+    contacts.iter().map(PenaltyContact::wrench).sum()
+}

@@ -1,0 +1,299 @@
+//! The moving object, the static environment and one cycle's contacts: each
+//! (environment object, role) pair is queried through its nested point tree,
+//! with every buffer sized when the scene is built.
+
+use crate::penalty::{PenaltyContact, Role};
+use crate::stiffness_scaling::StiffnessScaling;
+use haptic_pointshell::{
+    Contact, NestedPointTree, PointShell, PointTreeTraversal, TraversalBudget,
+};
+use haptic_sdf::DistanceField;
+use nalgebra::Isometry3;
+use std::sync::Arc;
+
+/// A distance field shared with the threads that loaded or display it.
+pub type SharedField = Arc<dyn DistanceField + Send + Sync>;
+
+/// A point shell with the nested point tree built on it.
+#[derive(Clone, Debug)]
+pub struct ShellTree {
+    shell: PointShell,
+    tree: NestedPointTree,
+}
+
+impl ShellTree {
+    /// Pairs `shell` with `tree`, which must have been built on it.
+    pub fn new(shell: PointShell, tree: NestedPointTree) -> Result<Self, SceneError> {
+        if tree.shell_len() != shell.len() || shell.outward_normals.len() != shell.len() {
+            return Err(SceneError::ShellTreeMismatch {
+                points: shell.len(),
+                normals: shell.outward_normals.len(),
+                tree: tree.shell_len(),
+            });
+        }
+        Ok(Self { shell, tree })
+    }
+
+    /// Builds a `levels`-level tree on `shell`.
+    ///
+    /// # Panics
+    /// If `levels` is 0 (see [`NestedPointTree::new`]).
+    pub fn build(shell: PointShell, levels: usize) -> Self {
+        let tree = NestedPointTree::new(&shell, levels);
+        Self { shell, tree }
+    }
+
+    pub fn shell(&self) -> &PointShell {
+        &self.shell
+    }
+
+    pub fn tree(&self) -> &NestedPointTree {
+        &self.tree
+    }
+}
+
+/// The simulation object's contact geometry, in its own frame (origin = the
+/// reference point of torques and of the coupling).
+#[derive(Clone, Default)]
+pub struct MovingObject {
+    /// Needed for role A (environment objects with a field).
+    pub shell: Option<Arc<ShellTree>>,
+    /// Needed for role B (environment objects with a point shell).
+    pub field: Option<SharedField>,
+}
+
+/// What an environment object contributes, which fixes its role.
+#[derive(Clone)]
+pub enum EnvironmentGeometry {
+    /// A field queried by the moving object's point shell (role A).
+    Field(SharedField),
+    /// A point shell queried in the moving object's field (role B).
+    Shell(Arc<ShellTree>),
+}
+
+/// A static environment object. For both roles against one object, list it
+/// twice, once with each geometry (seed 003 does so; the contact stiffness
+/// then counts both).
+#[derive(Clone)]
+pub struct EnvironmentObject {
+    /// Object frame → world.
+    pub pose: Isometry3<f64>,
+    pub geometry: EnvironmentGeometry,
+    /// Coulomb `μ ≥ 0` between it and the moving object.
+    pub friction_coefficient: f64,
+}
+
+/// Penalty parameters (seed 002 eq 1, seed 003 eq 77).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PenaltyParameters {
+    /// `k_n` per finest-level shell point (N/m).
+    pub stiffness: f64,
+    pub scaling: StiffnessScaling,
+}
+
+/// Why a scene cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SceneError {
+    #[error("environment object {index} has a distance field, but the moving object has no point shell to test against it")]
+    MissingMovingShell { index: usize },
+    #[error("environment object {index} has a point shell, but the moving object has no distance field to test it in")]
+    MissingMovingField { index: usize },
+    #[error("a point shell of {points} points and {normals} normals with a tree built for {tree} points")]
+    ShellTreeMismatch {
+        points: usize,
+        normals: usize,
+        tree: usize,
+    },
+    #[error("contact stiffness {0} N/m is not positive and finite")]
+    InvalidStiffness(f64),
+    #[error("stiffness scaling N0 = {0} is not positive")]
+    InvalidScaling(f64),
+    #[error("environment object {index} has friction coefficient {value}, not finite and ≥ 0")]
+    InvalidFriction { index: usize, value: f64 },
+}
+
+/// What one [`ContactScene::evaluate`] did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CycleStats {
+    /// Field lookups in the tree traversals (the gradient lookups of the
+    /// contacts come on top).
+    pub lookups: u32,
+    /// Whether any traversal stopped at a coarser level.
+    pub stopped_early: bool,
+    /// `n` of eq 77: finest-level points the contacts stand for.
+    pub represented_points: u32,
+    /// `min(1, N0 / n)`.
+    pub stiffness_factor: f64,
+}
+
+/// One (environment object, role) query with its traversal buffers.
+struct Pair {
+    environment: u32,
+    role: Role,
+    shell: Arc<ShellTree>,
+    field: SharedField,
+    traversal: PointTreeTraversal,
+}
+
+/// The moving object against the static environment: evaluates one cycle's
+/// penalty contacts without allocating.
+pub struct ContactScene {
+    environment: Vec<EnvironmentObject>,
+    parameters: PenaltyParameters,
+    pairs: Vec<Pair>,
+    found: Vec<Contact>,
+    contacts: Vec<PenaltyContact>,
+    pose: Isometry3<f64>,
+}
+
+impl ContactScene {
+    /// Checks that every environment object has its counterpart on `moving`
+    /// and sizes every buffer for the worst case (all points in contact).
+    pub fn new(
+        moving: MovingObject,
+        environment: Vec<EnvironmentObject>,
+        parameters: PenaltyParameters,
+    ) -> Result<Self, SceneError> {
+        if !(parameters.stiffness > 0.0 && parameters.stiffness.is_finite()) {
+            return Err(SceneError::InvalidStiffness(parameters.stiffness));
+        }
+        let n0 = parameters.scaling.reference_contacts;
+        if n0.is_nan() || n0 <= 0.0 {
+            return Err(SceneError::InvalidScaling(n0));
+        }
+        let mut pairs = Vec::with_capacity(environment.len());
+        for (index, object) in environment.iter().enumerate() {
+            let mu = object.friction_coefficient;
+            if !(mu >= 0.0 && mu.is_finite()) {
+                return Err(SceneError::InvalidFriction { index, value: mu });
+            }
+            let (role, shell, field) = match &object.geometry {
+                EnvironmentGeometry::Field(field) => {
+                    let shell = moving
+                        .shell
+                        .clone()
+                        .ok_or(SceneError::MissingMovingShell { index })?;
+                    (Role::MovingShell, shell, field.clone())
+                }
+                EnvironmentGeometry::Shell(shell) => {
+                    let field = moving
+                        .field
+                        .clone()
+                        .ok_or(SceneError::MissingMovingField { index })?;
+                    (Role::MovingField, shell.clone(), field)
+                }
+            };
+            pairs.push(Pair {
+                environment: index as u32,
+                role,
+                traversal: PointTreeTraversal::new(shell.tree()),
+                shell,
+                field,
+            });
+        }
+        let widest = pairs.iter().map(|p| p.shell.shell().len()).max();
+        let mut scene = Self {
+            environment,
+            parameters,
+            pairs,
+            found: Vec::with_capacity(widest.unwrap_or(0)),
+            contacts: Vec::new(),
+            pose: Isometry3::identity(),
+        };
+        scene.contacts.reserve_exact(scene.max_contacts());
+        Ok(scene)
+    }
+
+    /// Finds the contacts of the moving object at `pose` (object frame →
+    /// world) with every environment object and sets their stiffness (eq 1,
+    /// eq 77). `budget` applies to each traversal; a shared deadline stops
+    /// the later ones at a coarser level. Never allocates.
+    pub fn evaluate(&mut self, pose: &Isometry3<f64>, budget: TraversalBudget) -> CycleStats {
+        self.pose = *pose;
+        self.contacts.clear();
+        let mut stats = CycleStats::default();
+        for pair in &mut self.pairs {
+            let environment = &self.environment[pair.environment as usize];
+            let env_pose = &environment.pose;
+            let field_from_shell = match pair.role {
+                Role::MovingShell => env_pose.inv_mul(pose),
+                Role::MovingField => pose.inv_mul(env_pose),
+            };
+            let shell = pair.shell.shell();
+            let traversal = pair.traversal.traverse(
+                pair.shell.tree(),
+                shell,
+                pair.field.as_ref(),
+                &field_from_shell,
+                budget,
+                &mut self.found,
+            );
+            stats.lookups += traversal.lookups;
+            stats.stopped_early |= traversal.stopped_early;
+            let field = pair.field.as_ref();
+            self.contacts.extend(self.found.iter().map(|c| {
+                let (p, n) = (
+                    &shell.points[c.point as usize],
+                    &shell.outward_normals[c.point as usize],
+                );
+                match pair.role {
+                    Role::MovingShell => PenaltyContact::moving_shell(
+                        pair.environment,
+                        c.point,
+                        c.weight,
+                        p,
+                        n,
+                        pose,
+                        field,
+                        env_pose,
+                        &field_from_shell,
+                    ),
+                    Role::MovingField => PenaltyContact::moving_field(
+                        pair.environment,
+                        c.point,
+                        c.weight,
+                        p,
+                        n,
+                        env_pose,
+                        field,
+                        pose,
+                        &field_from_shell,
+                    ),
+                }
+            }));
+        }
+        stats.represented_points = self.contacts.iter().map(|c| c.weight).sum();
+        stats.stiffness_factor = self
+            .parameters
+            .scaling
+            .factor(f64::from(stats.represented_points));
+        let k = self.parameters.stiffness * stats.stiffness_factor;
+        for contact in &mut self.contacts {
+            contact.stiffness = k * f64::from(contact.weight);
+        }
+        stats
+    }
+
+    /// The contacts of the last [`evaluate`](Self::evaluate).
+    pub fn contacts(&self) -> &[PenaltyContact] {
+        &self.contacts
+    }
+
+    /// The pose of the last [`evaluate`](Self::evaluate).
+    pub fn pose(&self) -> &Isometry3<f64> {
+        &self.pose
+    }
+
+    pub fn environment(&self) -> &[EnvironmentObject] {
+        &self.environment
+    }
+
+    pub fn parameters(&self) -> &PenaltyParameters {
+        &self.parameters
+    }
+
+    /// The most contacts one cycle can report: every shell point of every pair.
+    pub fn max_contacts(&self) -> usize {
+        self.pairs.iter().map(|p| p.shell.shell().len()).sum()
+    }
+}

@@ -1,0 +1,101 @@
+//! One servo cycle's static-friction problem (seed 002 eqs 7–9, 27–37):
+//! the wrench `f` = coupling + contacts, its stiffness `H`, `M̄` and the
+//! friction contacts, assembled without allocating; and the update
+//! `q ← q + Δq` of the simulation object.
+
+use crate::coupling::VirtualCoupling;
+use crate::gradient::{total_stiffness, GradientModel};
+use crate::penalty::total_wrench;
+use crate::scene::ContactScene;
+use haptic_friction::{FrictionContact, Matrix6, StaticFrictionProblem, Vector6};
+use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+
+/// Mass and inertia of the simulation object (eq 27's `M` and `I`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MassProperties {
+    /// kg.
+    pub mass: f64,
+    /// Inertia about the reference point, in the object's frame (kg·m²).
+    pub body_inertia: Matrix3<f64>,
+}
+
+impl MassProperties {
+    /// `M̄ = diag(m I, R I_body Rᵀ)`.
+    pub fn matrix(&self, rotation: &UnitQuaternion<f64>) -> Matrix6 {
+        let r = rotation.to_rotation_matrix();
+        let mut m = Matrix6::zeros();
+        m.fixed_view_mut::<3, 3>(0, 0)
+            .copy_from(&(Matrix3::identity() * self.mass));
+        m.fixed_view_mut::<3, 3>(3, 3)
+            .copy_from(&(r.matrix() * self.body_inertia * r.matrix().transpose()));
+        m
+    }
+}
+
+/// How a cycle's problem is assembled.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct StaticCoupling {
+    pub coupling: VirtualCoupling,
+    pub mass: MassProperties,
+    /// The contact gradient in `H`.
+    pub gradient: GradientModel,
+    /// `ℓ ≥ 3`, the sides of the friction pyramid (eq 13).
+    pub pyramid_sides: usize,
+}
+
+impl StaticCoupling {
+    /// An empty problem with room for every contact `scene` can report, so
+    /// that [`assemble`](Self::assemble) never allocates.
+    pub fn problem_for(&self, scene: &ContactScene) -> StaticFrictionProblem {
+        StaticFrictionProblem {
+            wrench: Vector6::zeros(),
+            stiffness: Matrix6::zeros(),
+            mass: Matrix6::identity(),
+            contacts: Vec::with_capacity(scene.max_contacts()),
+            pyramid_sides: self.pyramid_sides,
+        }
+    }
+
+    /// Fills `problem` from the contacts of the last `scene.evaluate` (the
+    /// simulation object at `scene.pose()`) and the manipulandum's pose:
+    /// `f = f_vc + Σ (F_i, τ_i)` (eq 9), `H = ∂f_vc/∂q + H_c` (eqs 2–3, 5–6),
+    /// `M̄`, and one [`FrictionContact`] per penalty contact with its handle,
+    /// normal, normal force `k_i |d_i|` and its environment object's `μ`.
+    /// Seed 002 §4.1's removal of separating contacts is left to the
+    /// friction stage, which has the frictionless prediction it needs.
+    pub fn assemble(
+        &self,
+        scene: &ContactScene,
+        manipulandum: &Isometry3<f64>,
+        problem: &mut StaticFrictionProblem,
+    ) {
+        let simulation = scene.pose();
+        let contacts = scene.contacts();
+        problem.wrench = self.coupling.wrench(manipulandum, simulation) + total_wrench(contacts);
+        problem.stiffness = self.coupling.stiffness(manipulandum, simulation)
+            + total_stiffness(contacts, self.gradient);
+        problem.mass = self.mass.matrix(&simulation.rotation);
+        problem.pyramid_sides = self.pyramid_sides;
+        let environment = scene.environment();
+        problem.contacts.clear();
+        problem
+            .contacts
+            .extend(contacts.iter().map(|c| FrictionContact {
+                handle: c.handle,
+                normal: c.normal,
+                normal_force: c.normal_force(),
+                friction_coefficient: environment[c.environment as usize].friction_coefficient,
+            }));
+    }
+}
+
+/// `q + Δq`: `x + Δx` and `exp([Δθ]×) R`, the displacement convention of the
+/// gradients (eqs 7–8 and the update after them).
+pub fn displaced(pose: &Isometry3<f64>, delta: &Vector6) -> Isometry3<f64> {
+    let dx = Vector3::new(delta[0], delta[1], delta[2]);
+    let dtheta = Vector3::new(delta[3], delta[4], delta[5]);
+    Isometry3::from_parts(
+        Translation3::from(pose.translation.vector + dx),
+        UnitQuaternion::from_scaled_axis(dtheta) * pose.rotation,
+    )
+}

@@ -1,0 +1,115 @@
+//! A servo cycle's contact work never allocates once the scene exists:
+//! traversals, penalty contacts, wrench, both gradients, problem assembly,
+//! the frictionless step.
+
+mod common;
+
+use common::*;
+use haptic_contact::{
+    displaced, total_stiffness, total_wrench, GradientModel, MassProperties, StaticCoupling,
+    StiffnessScaling, VirtualCoupling,
+};
+use haptic_friction::Vector6;
+use haptic_pointshell::TraversalBudget;
+use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+use rand::SeedableRng;
+use rand_pcg::Pcg64;
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+/// Counts this thread's allocations, so the harness's own threads don't count.
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
+}
+
+fn count_allocation() {
+    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_allocation();
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_allocation();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn a_cycle_does_not_allocate() {
+    let home = Isometry3::from_parts(
+        Translation3::new(0.01, 0.02, -0.01),
+        UnitQuaternion::from_scaled_axis(Vector3::new(0.3, -0.2, 0.9)),
+    );
+    let mut scene = mixed_scene(
+        &home,
+        0.003,
+        StiffnessScaling {
+            reference_contacts: 100.0,
+        },
+        &mut Pcg64::seed_from_u64(1),
+    );
+    let coupling = StaticCoupling {
+        coupling: VirtualCoupling {
+            translational_stiffness: 2000.0,
+            rotational_stiffness: 5.0,
+        },
+        mass: MassProperties {
+            mass: 0.2,
+            body_inertia: Matrix3::identity() * 1e-4,
+        },
+        gradient: GradientModel::Exact,
+        pyramid_sides: 8,
+    };
+    let mut problem = coupling.problem_for(&scene);
+    let budgets = [
+        TraversalBudget::default(),
+        TraversalBudget {
+            max_level: Some(3),
+            ..Default::default()
+        },
+        TraversalBudget {
+            deadline: Some(Instant::now() + Duration::from_secs(600)),
+            ..Default::default()
+        },
+    ];
+
+    let before = allocations();
+    let (mut contacts, mut checksum) = (0, 0.0);
+    // From out of contact to twice as deep, along the torus's own z axis.
+    for step in 0..=40 {
+        let shift = Vector6::new(0.0, 0.0, 0.0003 * f64::from(step) - 0.006, 0.0, 0.0, 0.0);
+        let pose = displaced(&home, &shift);
+        for budget in budgets {
+            scene.evaluate(&pose, budget);
+            contacts += scene.contacts().len();
+            checksum += total_wrench(scene.contacts()).norm();
+            checksum += total_stiffness(scene.contacts(), GradientModel::NormalDirection).norm();
+            coupling.assemble(&scene, &home, &mut problem);
+            if let Some(delta) = problem.frictionless_displacement() {
+                checksum += displaced(&pose, &delta).translation.vector.norm();
+            }
+        }
+    }
+    assert_eq!(allocations(), before);
+    drop(std::hint::black_box(vec![0u8; 16]));
+    assert!(allocations() > before, "the counter counts");
+    assert!(contacts > 1000 && checksum.is_finite(), "{contacts}");
+}
