@@ -9,9 +9,16 @@
 //! of eqs 32–37 is feasible; a [`StaticFrictionSolver`] decides that and
 //! returns the friction forces `β` and the displacement `Δq`.
 
+mod fast;
+pub mod instances;
 mod problem;
+mod qp;
+mod reference;
 
+pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, MembershipStatus};
 pub use problem::{
     skew, FrictionContact, FrictionSolution, FrictionState, Matrix6, SolverError,
     StaticFrictionProblem, StaticFrictionSolver, Vector6,
 };
+pub use qp::{QpOutcome, QpSolver};
+pub use reference::{reduce, FullLpSolver, Reduction, ReferenceLpSolver};

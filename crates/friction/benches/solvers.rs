@@ -1,0 +1,184 @@
+//! `solve` per servo cycle for k ∈ {10, 30, 100, 300} contacts and ℓ ∈ {4, 8}.
+//! Instances are generated here in SI units: a 10 cm box held by a virtual
+//! coupling, contacts on random faces, pushed along a random wrench `p` with
+//! `f = t p`. The friction limit `t*` is bisected with the fast solver; the
+//! fast solver is timed on static loads (`t < t*`), sliding loads (`t > t*`)
+//! and loads within 10⁻⁶ of the limit, the clarabel reference on the static
+//! and sliding loads together.
+
+use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use haptic_friction::{
+    skew, FastStaticFrictionSolver, FrictionContact, FrictionSolution, FrictionState, Matrix6,
+    ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+};
+use nalgebra::{Matrix3, Vector3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+use std::time::Duration;
+
+const HALF: f64 = 0.05;
+/// Static and sliding loads per (k, ℓ); twice as many at the limit.
+const INSTANCES: usize = 32;
+
+/// Contacts on the faces of a box of half-width 5 cm, normals into the box,
+/// a shared total normal stiffness of 3·10⁴ N/m; `H` from eqs 2–3 plus the
+/// coupling; `f = f_vc + Σ (F_n, r × F_n)` (eq 9) with a coupling that
+/// cancels the normal wrench up to a push of the size of the friction
+/// capacity `Σ μ_i‖F_n^i‖`.
+fn instance(rng: &mut Pcg64, k: usize, sides: usize) -> StaticFrictionProblem {
+    let k_n = 3e4 / k as f64;
+    let (mut h, mut capacity) = (Matrix6::zeros(), 0.0);
+    let contacts: Vec<FrictionContact> = (0..k)
+        .map(|_| {
+            let axis = rng.gen_range(0..3);
+            let sign = if rng.gen_bool(0.5) { 1.0 } else { -1.0 };
+            let mut handle = Vector3::from_fn(|_, _| rng.gen_range(-HALF..HALF));
+            handle[axis] = sign * HALF;
+            let normal = -sign * Vector3::ith(axis, 1.0);
+            let normal_force = k_n * rng.gen_range(0.05e-3..1e-3);
+            let force = normal * normal_force;
+            let df_dx = -k_n * normal * normal.transpose();
+            let df_dw = -df_dx * skew(&handle);
+            let mut block = h.fixed_view_mut::<3, 3>(0, 0);
+            block += df_dx;
+            let mut block = h.fixed_view_mut::<3, 3>(0, 3);
+            block += df_dw;
+            let mut block = h.fixed_view_mut::<3, 3>(3, 0);
+            block += skew(&handle) * df_dx;
+            let mut block = h.fixed_view_mut::<3, 3>(3, 3);
+            block += skew(&handle) * df_dw + skew(&force) * skew(&handle);
+            let contact = FrictionContact {
+                handle,
+                normal,
+                normal_force,
+                friction_coefficient: rng.gen_range(0.2..1.0),
+            };
+            capacity += contact.friction_limit();
+            contact
+        })
+        .collect();
+    let push = Vector6::from_fn(|i, _| rng.gen_range(-1.0..1.0) * if i < 3 { 1.0 } else { HALF });
+    let wrench = push.normalize() * capacity;
+    for i in 0..3 {
+        h[(i, i)] -= 1000.0;
+        h[(i + 3, i + 3)] -= 1.0;
+    }
+    let mut mass = Matrix6::zeros();
+    mass.fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&(Matrix3::identity() * 0.1));
+    mass.fixed_view_mut::<3, 3>(3, 3)
+        .copy_from(&(Matrix3::identity() * 0.1 * HALF * HALF * 2.0 / 3.0));
+    StaticFrictionProblem {
+        wrench,
+        stiffness: h,
+        mass,
+        contacts,
+        pyramid_sides: sides,
+    }
+}
+
+/// `t*`: the largest `t` with `t f` static, to a relative 10⁻⁹ (`None` past 2⁴⁰).
+fn friction_limit(solver: &mut FastStaticFrictionSolver, p: &StaticFrictionProblem) -> Option<f64> {
+    let mut solution = FrictionSolution::with_capacity(p.contacts.len());
+    let mut holds = |t: f64| {
+        solver.solve(&scaled(p, t), &mut solution).unwrap();
+        solution.state == FrictionState::Static
+    };
+    let (mut lo, mut hi) = (0.0, 1.0);
+    while holds(hi) {
+        if hi > 2f64.powi(40) {
+            return None;
+        }
+        (lo, hi) = (hi, 2.0 * hi);
+    }
+    while hi - lo > 1e-9 * hi {
+        let mid = 0.5 * (lo + hi);
+        if holds(mid) {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    Some(lo)
+}
+
+fn scaled(p: &StaticFrictionProblem, t: f64) -> StaticFrictionProblem {
+    let mut q = p.clone();
+    q.wrench *= t;
+    q
+}
+
+fn solvers(c: &mut Criterion) {
+    let mut rng = Pcg64::seed_from_u64(2024);
+    for k in [10, 30, 100, 300] {
+        for sides in [4, 8] {
+            let mut fast = FastStaticFrictionSolver::new(k, sides);
+            let mut solution = FrictionSolution::with_capacity(k);
+            let (mut held, mut sliding, mut limit) = (Vec::new(), Vec::new(), Vec::new());
+            while held.len() < INSTANCES {
+                let p = instance(&mut rng, k, sides);
+                let Some(t) = friction_limit(&mut fast, &p) else {
+                    continue;
+                };
+                held.push(scaled(&p, t * rng.gen_range(0.0..0.999)));
+                sliding.push(scaled(&p, t * rng.gen_range(1.001..2.0)));
+                limit.push(scaled(&p, t * (1.0 - 1e-6)));
+                limit.push(scaled(&p, t * (1.0 + 1e-6)));
+            }
+            let id = format!("k{k}_l{sides}");
+            for (name, problems) in [("static", &held), ("sliding", &sliding), ("limit", &limit)] {
+                let (mut iterations, mut most, mut states) = (0, 0, [0; 2]);
+                for p in problems.iter() {
+                    fast.solve(p, &mut solution).unwrap();
+                    iterations += solution.iterations;
+                    most = most.max(solution.iterations);
+                    states[usize::from(solution.state == FrictionState::Sliding)] += 1;
+                }
+                println!(
+                    "{id} {name}: {} static, {} sliding, {:.1} iterations on average, {most} at most",
+                    states[0],
+                    states[1],
+                    f64::from(iterations) / problems.len() as f64
+                );
+                let mut group = c.benchmark_group(format!("fast_{name}"));
+                let mut next = 0;
+                group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                    b.iter(|| {
+                        next = (next + 1) % problems.len();
+                        fast.solve(black_box(&problems[next]), &mut solution)
+                    })
+                });
+                group.finish();
+            }
+
+            let mixed: Vec<_> = held
+                .iter()
+                .zip(&sliding)
+                .flat_map(|(a, b)| [a, b])
+                .collect();
+            let mut group = c.benchmark_group("reference");
+            group
+                .sample_size(10)
+                .warm_up_time(Duration::from_millis(200))
+                .measurement_time(Duration::from_secs(2));
+            let mut reference = ReferenceLpSolver::default();
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter(|| {
+                    next = (next + 1) % mixed.len();
+                    reference.solve(black_box(mixed[next]), &mut solution)
+                })
+            });
+            group.finish();
+        }
+    }
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3));
+    targets = solvers
+}
+criterion_main!(benches);
