@@ -1,0 +1,319 @@
+//! One servo cycle's rendering stage (seed 002 §3–§4.2), top to bottom in
+//! [`RenderingCycle::step`].
+
+use crate::yamane::YamaneSprings;
+use haptic_contact::{
+    displaced, ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject,
+    PenaltyParameters, SceneError, StaticCoupling, StiffnessScaling, VirtualCoupling,
+};
+use haptic_friction::{
+    FastStaticFrictionSolver, FrictionSolution, FrictionState, ReferenceLpSolver,
+    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+};
+use haptic_pointshell::TraversalBudget;
+use nalgebra::{Isometry3, Matrix3, Vector3};
+use std::time::{Duration, Instant};
+
+/// How friction enters the cycle.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FrictionModel {
+    /// Static Coulomb friction by the LP of eqs 32–37 (seed 002 §4), with
+    /// the frictionless equilibrium when it is infeasible.
+    StaticLp,
+    /// Yamane & Nakamura's anchored friction springs (seed 002 ref \[6\],
+    /// compared in §5.6), integrated implicitly in eqs 7–8; see
+    /// [`crate::yamane`].
+    YamaneSprings {
+        /// Spring stiffness `k_f` per contact (N/m).
+        stiffness: f64,
+    },
+}
+
+/// Which LP solver decides static friction.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum SolverChoice {
+    /// [`FastStaticFrictionSolver`]: allocation-free, microseconds.
+    #[default]
+    Fast,
+    /// [`ReferenceLpSolver`] (clarabel): allocates, for cross-checks.
+    Reference,
+}
+
+/// Rendering parameters. The defaults suit objects of a few centimetres
+/// rendered at 1 kHz; `μ` is per environment object
+/// ([`EnvironmentObject::friction_coefficient`]).
+#[derive(Clone, Copy, Debug)]
+pub struct RenderParameters {
+    /// `k_n` per shell point and the contact-count scaling `N0` (eq 1,
+    /// seed 003 eq 77). Default 200 N/m, `N0 = 40` (at most 8 kN/m in total).
+    pub penalty: PenaltyParameters,
+    /// `k_vc`, `k_vc,tor` (eqs 5–6). Default 1000 N/m, 1 N·m/rad.
+    pub coupling: VirtualCoupling,
+    /// `M̄` of eq 27. Default a 0.1 kg, 5 cm solid cube.
+    pub mass: MassProperties,
+    /// Contact gradient in `H`. Default [`GradientModel::Exact`].
+    pub gradient: GradientModel,
+    /// `ℓ`, sides of the friction pyramid (eq 13). Default 8 (§5.1).
+    pub pyramid_sides: usize,
+    /// Static damping `α ∈ [0, 1)` (§4.2). Default 0.6, the seed's value.
+    pub static_damping: f64,
+    /// Drop separating contacts from the LP (§4.1). Default on.
+    pub anti_stickiness: bool,
+    /// Default [`FrictionModel::StaticLp`].
+    pub friction: FrictionModel,
+    /// Default [`SolverChoice::Fast`].
+    pub solver: SolverChoice,
+    /// Per-traversal budget of the collision stage. Default unlimited.
+    pub budget: TraversalBudget,
+}
+
+impl Default for RenderParameters {
+    fn default() -> Self {
+        let (mass, side) = (0.1, 0.05);
+        Self {
+            penalty: PenaltyParameters {
+                stiffness: 200.0,
+                scaling: StiffnessScaling {
+                    reference_contacts: 40.0,
+                },
+            },
+            coupling: VirtualCoupling {
+                translational_stiffness: 1000.0,
+                rotational_stiffness: 1.0,
+            },
+            mass: MassProperties {
+                mass,
+                body_inertia: Matrix3::identity() * (mass * side * side / 6.0),
+            },
+            gradient: GradientModel::Exact,
+            pyramid_sides: 8,
+            static_damping: 0.6,
+            anti_stickiness: true,
+            friction: FrictionModel::StaticLp,
+            solver: SolverChoice::Fast,
+            budget: TraversalBudget::default(),
+        }
+    }
+}
+
+/// Wall-clock time of each stage of one cycle.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StageTimings {
+    /// Point-tree traversals and penalty contacts.
+    pub collision: Duration,
+    /// `f`, `H`, `M̄`, the friction contacts and §4.1 (or the springs).
+    pub assembly: Duration,
+    /// The LP (or the springs' 6×6 solve).
+    pub friction: Duration,
+    /// Static damping, the pose update and the device wrench.
+    pub coupling: Duration,
+}
+
+impl StageTimings {
+    pub fn total(&self) -> Duration {
+        self.collision + self.assembly + self.friction + self.coupling
+    }
+}
+
+/// What one cycle did.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CycleReport {
+    pub state: FrictionState,
+    /// Penalty contacts this cycle.
+    pub contacts: usize,
+    /// Contacts §4.1 removed from the LP.
+    pub separating_dropped: usize,
+    pub solver_iterations: u32,
+    /// `Δq₀ = −H⁻¹f` (eqs 7–8 without friction; zero when `H` is singular).
+    pub frictionless_displacement: Vector6,
+    /// The displacement applied, after static damping (m, rad).
+    pub displacement: Vector6,
+    /// The wrench to render: the coupling on the manipulandum,
+    /// `−(F_vc, τ_vc)` at the updated pose (N, N·m).
+    pub coupling_wrench: Vector6,
+    /// The simulation object after the update.
+    pub simulation_pose: Isometry3<f64>,
+    pub timings: StageTimings,
+}
+
+/// The rendering stage: a contact scene, the static coupling and a friction
+/// model, with every buffer sized at construction.
+pub struct RenderingCycle {
+    parameters: RenderParameters,
+    scene: ContactScene,
+    statics: StaticCoupling,
+    problem: StaticFrictionProblem,
+    solution: FrictionSolution,
+    solver: Box<dyn StaticFrictionSolver + Send>,
+    springs: YamaneSprings,
+    pose: Isometry3<f64>,
+}
+
+impl RenderingCycle {
+    /// Builds the contact scene from `parameters.penalty` and places the
+    /// simulation object at `pose`.
+    pub fn new(
+        moving: MovingObject,
+        environment: Vec<EnvironmentObject>,
+        parameters: RenderParameters,
+        pose: Isometry3<f64>,
+    ) -> Result<Self, SceneError> {
+        let shell_points = moving.shell.as_ref().map_or(0, |s| s.shell().len());
+        let springs = YamaneSprings::new(&environment, shell_points);
+        let scene = ContactScene::new(moving, environment, parameters.penalty)?;
+        let statics = StaticCoupling {
+            coupling: parameters.coupling,
+            mass: parameters.mass,
+            gradient: parameters.gradient,
+            pyramid_sides: parameters.pyramid_sides,
+        };
+        let capacity = scene.max_contacts();
+        let solver: Box<dyn StaticFrictionSolver + Send> = match parameters.solver {
+            SolverChoice::Fast => Box::new(FastStaticFrictionSolver::new(
+                capacity,
+                parameters.pyramid_sides,
+            )),
+            SolverChoice::Reference => Box::new(ReferenceLpSolver::default()),
+        };
+        Ok(Self {
+            problem: statics.problem_for(&scene),
+            solution: FrictionSolution::with_capacity(capacity),
+            parameters,
+            scene,
+            statics,
+            solver,
+            springs,
+            pose,
+        })
+    }
+
+    pub fn parameters(&self) -> &RenderParameters {
+        &self.parameters
+    }
+
+    /// The simulation object's pose.
+    pub fn simulation_pose(&self) -> &Isometry3<f64> {
+        &self.pose
+    }
+
+    /// The scene, holding the contacts of the last cycle.
+    pub fn scene(&self) -> &ContactScene {
+        &self.scene
+    }
+
+    /// One servo cycle for the device at `manipulandum`. Never allocates
+    /// with the fast solver.
+    pub fn step(&mut self, manipulandum: &Isometry3<f64>) -> CycleReport {
+        let p = self.parameters;
+
+        // Collision: penalty contacts at the current simulation pose (eq 1).
+        let start = Instant::now();
+        self.scene.evaluate(&self.pose, p.budget);
+        let contacts = self.scene.contacts().len();
+        let collided = Instant::now();
+
+        // Assembly: f, H, M̄ and the friction contacts (eqs 2–9, 27).
+        self.statics
+            .assemble(&self.scene, manipulandum, &mut self.problem);
+        let coupling_force = self.statics.coupling.wrench(manipulandum, &self.pose);
+        let mut separating_dropped = 0;
+        let frictionless;
+        match p.friction {
+            FrictionModel::StaticLp => {
+                frictionless = self.problem.frictionless_displacement();
+                if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
+                    separating_dropped = drop_separating(
+                        &mut self.problem,
+                        &dq,
+                        &coupling_force.fixed_rows::<3>(0).into_owned(),
+                    );
+                }
+            }
+            FrictionModel::YamaneSprings { stiffness } => {
+                self.springs
+                    .add_to(&self.scene, stiffness, &mut self.problem);
+                frictionless = self.problem.frictionless_displacement();
+            }
+        }
+        let frictionless = frictionless.unwrap_or_else(Vector6::zeros);
+        let assembled = Instant::now();
+
+        // Friction: static iff the LP of eqs 32–37 is feasible; otherwise the
+        // frictionless equilibrium Δq₀ (§4). The springs are already in f, H.
+        let (state, mut dq, iterations) = match p.friction {
+            FrictionModel::StaticLp => match self.solver.solve(&self.problem, &mut self.solution) {
+                Ok(()) if self.solution.state == FrictionState::Static => (
+                    FrictionState::Static,
+                    self.solution.displacement,
+                    self.solution.iterations,
+                ),
+                Ok(()) => (self.solution.state, frictionless, self.solution.iterations),
+                Err(_) => (sliding_or_free(contacts), frictionless, 0),
+            },
+            FrictionModel::YamaneSprings { .. } => {
+                let state = if contacts == 0 {
+                    FrictionState::Free
+                } else if self.springs.sliding() > 0 {
+                    FrictionState::Sliding
+                } else {
+                    FrictionState::Static
+                };
+                (state, frictionless, 0)
+            }
+        };
+        let solved = Instant::now();
+
+        // Static damping (§4.2) in cycles with contacts, then the update
+        // and the wrench for the device.
+        if contacts > 0 {
+            dq *= 1.0 - p.static_damping;
+        }
+        self.pose = displaced(&self.pose, &dq);
+        let coupling_wrench = -self.statics.coupling.wrench(manipulandum, &self.pose);
+        let finished = Instant::now();
+
+        CycleReport {
+            state,
+            contacts,
+            separating_dropped,
+            solver_iterations: iterations,
+            frictionless_displacement: frictionless,
+            displacement: dq,
+            coupling_wrench,
+            simulation_pose: self.pose,
+            timings: StageTimings {
+                collision: collided - start,
+                assembly: assembled - collided,
+                friction: solved - assembled,
+                coupling: finished - solved,
+            },
+        }
+    }
+}
+
+fn sliding_or_free(contacts: usize) -> FrictionState {
+    if contacts == 0 {
+        FrictionState::Free
+    } else {
+        FrictionState::Sliding
+    }
+}
+
+/// §4.1: a contact separates when its predicted frictionless displacement
+/// `Δx + Δθ × r` makes an angle below 90° with both its outward normal `N`
+/// and the coupling force `F_vc`. Such contacts leave the LP; their normal
+/// forces stay in `f` and `H`. Returns how many were dropped.
+fn drop_separating(
+    problem: &mut StaticFrictionProblem,
+    frictionless: &Vector6,
+    coupling_force: &Vector3<f64>,
+) -> usize {
+    let dx = frictionless.fixed_rows::<3>(0).into_owned();
+    let dtheta = frictionless.fixed_rows::<3>(3).into_owned();
+    let before = problem.contacts.len();
+    problem.contacts.retain(|c| {
+        let moved = dx + dtheta.cross(&c.handle);
+        !(moved.dot(&c.normal) > 0.0 && moved.dot(coupling_force) > 0.0)
+    });
+    before - problem.contacts.len()
+}

@@ -1,0 +1,26 @@
+//! One servo cycle of 6-DoF haptic rendering with static Coulomb friction
+//! (Zhao, Li & Barbič, seed 002 §3–§4.2), the Yamane friction-spring
+//! baseline of its §5.6, and scripted scenarios to measure both.
+//!
+//! [`RenderingCycle::step`] reads top to bottom: penalty contacts at the
+//! simulation object's pose → `f`, `H`, `M̄` (eqs 2–9, 27) → §4.1 drops
+//! separating contacts → the LP of eqs 32–37 (static) or the frictionless
+//! equilibrium `Δq₀ = −H⁻¹f` (sliding) → §4.2 static damping `(1 − α)Δq`
+//! in cycles with contacts → the pose update → the coupling wrench on the
+//! manipulandum, which the device renders.
+//!
+//! Conventions (those of `haptic-contact`): world frame, SI units;
+//! `q = (x, θ)` with rotations applied as `R → exp([Δθ]×) R` about the
+//! simulation object's frame origin; wrenches act on the simulation object,
+//! torques about that origin; `N` is the contact force's direction on the
+//! simulation object, out of the environment; the coupling wrench reported
+//! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
+
+pub mod cycle;
+pub mod scenario;
+pub mod yamane;
+
+pub use cycle::{
+    CycleReport, FrictionModel, RenderParameters, RenderingCycle, SolverChoice, StageTimings,
+};
+pub use yamane::YamaneSprings;

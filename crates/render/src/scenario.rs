@@ -1,0 +1,525 @@
+//! Scripted manipulandum paths run through a [`RenderingCycle`], recorded as
+//! a [`Trace`], and the built-in scenes of seed 002 §4.1, §4.2 and §5.4
+//! from generated geometry.
+
+use crate::cycle::{FrictionModel, RenderParameters, RenderingCycle, StageTimings};
+use haptic_contact::{
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
+};
+use haptic_friction::FrictionState;
+use haptic_mesh::shapes::box_mesh;
+use haptic_mesh::TriangleMesh;
+use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
+use haptic_sdf::{DenseField, DenseOptions, NoProgress};
+use nalgebra::{Isometry3, Point3, Translation3, Vector3};
+use std::fmt::Write as _;
+use std::io::Write as _;
+use std::path::Path as FsPath;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// The servo period the scenarios assume (s): 1 kHz.
+pub const SERVO_PERIOD: f64 = 1e-3;
+
+/// One piece of a manipulandum path, in servo cycles.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Segment {
+    /// Stay where the path is.
+    Hold { cycles: usize },
+    /// Move linearly (translation) and by slerp (rotation) to `to`,
+    /// arriving on the last cycle.
+    Line { to: Isometry3<f64>, cycles: usize },
+    /// Offset the translation from the segment's start by `F / k_vc`, `F`
+    /// ramping linearly from `from` to `to` (N): the coupling force grows
+    /// by `F` while the simulation object holds still (eq 5).
+    ForceRamp {
+        from: Vector3<f64>,
+        to: Vector3<f64>,
+        cycles: usize,
+    },
+}
+
+impl Segment {
+    pub fn cycles(&self) -> usize {
+        match *self {
+            Self::Hold { cycles } | Self::Line { cycles, .. } | Self::ForceRamp { cycles, .. } => {
+                cycles
+            }
+        }
+    }
+}
+
+/// A scripted manipulandum path: one pose per servo cycle.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Path {
+    pub start: Isometry3<f64>,
+    pub segments: Vec<Segment>,
+}
+
+impl Path {
+    /// Every cycle's pose and segment index, `k_vc` converting force ramps.
+    pub fn poses(&self, translational_stiffness: f64) -> Vec<(Isometry3<f64>, usize)> {
+        let mut poses = Vec::with_capacity(self.segments.iter().map(Segment::cycles).sum());
+        let mut current = self.start;
+        for (index, segment) in self.segments.iter().enumerate() {
+            let n = segment.cycles();
+            let at = |i: usize| (i + 1) as f64 / n as f64;
+            let from = current;
+            for i in 0..n {
+                let pose = match *segment {
+                    Segment::Hold { .. } => from,
+                    Segment::Line { to, .. } => from.lerp_slerp(&to, at(i)),
+                    Segment::ForceRamp {
+                        from: f0, to: f1, ..
+                    } => {
+                        let force = f0.lerp(&f1, at(i));
+                        Isometry3::from_parts(
+                            Translation3::from(
+                                from.translation.vector + force / translational_stiffness,
+                            ),
+                            from.rotation,
+                        )
+                    }
+                };
+                poses.push((pose, index));
+                current = pose;
+            }
+        }
+        poses
+    }
+}
+
+/// The simulation object's geometry, the environment and where the object
+/// starts. Cloning shares the geometry.
+#[derive(Clone)]
+pub struct SceneSetup {
+    pub moving: MovingObject,
+    pub environment: Vec<EnvironmentObject>,
+    pub initial_pose: Isometry3<f64>,
+}
+
+/// A scene, a path and the rendering parameters.
+#[derive(Clone)]
+pub struct Scenario {
+    pub name: String,
+    pub scene: SceneSetup,
+    pub path: Path,
+    pub parameters: RenderParameters,
+}
+
+impl Scenario {
+    /// The same scenario with another friction model.
+    pub fn with_friction(mut self, friction: FrictionModel) -> Self {
+        self.parameters.friction = friction;
+        self
+    }
+
+    /// The same scenario with every environment object's `μ` set to `mu`.
+    pub fn with_friction_coefficient(mut self, mu: f64) -> Self {
+        for object in &mut self.scene.environment {
+            object.friction_coefficient = mu;
+        }
+        self
+    }
+}
+
+/// One cycle of a [`Trace`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TraceRow {
+    pub cycle: usize,
+    /// Index into the path's segments.
+    pub segment: usize,
+    /// `cycle · SERVO_PERIOD` (s).
+    pub time: f64,
+    pub manipulandum: Isometry3<f64>,
+    /// After this cycle's update.
+    pub simulation: Isometry3<f64>,
+    pub state: FrictionState,
+    pub contacts: usize,
+    pub separating_dropped: usize,
+    /// Coupling force and torque on the manipulandum (rendered; N, N·m).
+    pub coupling_force: Vector3<f64>,
+    pub coupling_torque: Vector3<f64>,
+    /// Translation of this cycle's frictionless step `Δq₀` (m).
+    pub frictionless_step: f64,
+    pub solver_iterations: u32,
+    pub timings: StageTimings,
+}
+
+/// A scenario's record, one row per cycle.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Trace {
+    pub rows: Vec<TraceRow>,
+}
+
+/// Runs every cycle of `scenario`'s path.
+pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
+    let setup = scenario.scene.clone();
+    let p = scenario.parameters;
+    let mut cycle = RenderingCycle::new(setup.moving, setup.environment, p, setup.initial_pose)?;
+    let poses = scenario.path.poses(p.coupling.translational_stiffness);
+    let rows = poses
+        .iter()
+        .enumerate()
+        .map(|(i, (manipulandum, segment))| {
+            let report = cycle.step(manipulandum);
+            let w = report.coupling_wrench;
+            TraceRow {
+                cycle: i,
+                segment: *segment,
+                time: i as f64 * SERVO_PERIOD,
+                manipulandum: *manipulandum,
+                simulation: report.simulation_pose,
+                state: report.state,
+                contacts: report.contacts,
+                separating_dropped: report.separating_dropped,
+                coupling_force: Vector3::new(w[0], w[1], w[2]),
+                coupling_torque: Vector3::new(w[3], w[4], w[5]),
+                frictionless_step: report.frictionless_displacement.fixed_rows::<3>(0).norm(),
+                solver_iterations: report.solver_iterations,
+                timings: report.timings,
+            }
+        })
+        .collect();
+    Ok(Trace { rows })
+}
+
+const COLUMNS: [&str; 32] = [
+    "cycle",
+    "segment",
+    "time",
+    "manipulandum_x",
+    "manipulandum_y",
+    "manipulandum_z",
+    "manipulandum_qw",
+    "manipulandum_qx",
+    "manipulandum_qy",
+    "manipulandum_qz",
+    "simulation_x",
+    "simulation_y",
+    "simulation_z",
+    "simulation_qw",
+    "simulation_qx",
+    "simulation_qy",
+    "simulation_qz",
+    "state",
+    "contacts",
+    "separating_dropped",
+    "force_x",
+    "force_y",
+    "force_z",
+    "torque_x",
+    "torque_y",
+    "torque_z",
+    "frictionless_step",
+    "solver_iterations",
+    "collision_us",
+    "assembly_us",
+    "friction_us",
+    "coupling_us",
+];
+
+fn pose_values(pose: &Isometry3<f64>) -> [f64; 7] {
+    let (t, q) = (pose.translation.vector, pose.rotation);
+    [t.x, t.y, t.z, q.w, q.i, q.j, q.k]
+}
+
+fn micros(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn state_name(state: FrictionState) -> &'static str {
+    match state {
+        FrictionState::Static => "static",
+        FrictionState::Sliding => "sliding",
+        FrictionState::Free => "free",
+    }
+}
+
+impl TraceRow {
+    /// The row's values in [`COLUMNS`] order, `state` as text.
+    fn fields(&self) -> Vec<String> {
+        let mut fields = vec![
+            self.cycle.to_string(),
+            self.segment.to_string(),
+            format!("{:e}", self.time),
+        ];
+        for v in pose_values(&self.manipulandum)
+            .into_iter()
+            .chain(pose_values(&self.simulation))
+        {
+            fields.push(format!("{v:e}"));
+        }
+        fields.push(state_name(self.state).to_owned());
+        fields.push(self.contacts.to_string());
+        fields.push(self.separating_dropped.to_string());
+        for v in self
+            .coupling_force
+            .iter()
+            .chain(self.coupling_torque.iter())
+            .chain([self.frictionless_step].iter())
+        {
+            fields.push(format!("{v:e}"));
+        }
+        fields.push(self.solver_iterations.to_string());
+        let t = &self.timings;
+        for d in [t.collision, t.assembly, t.friction, t.coupling] {
+            fields.push(format!("{:.3}", micros(d)));
+        }
+        fields
+    }
+}
+
+impl Trace {
+    /// One header line, then one line per cycle ([`COLUMNS`]).
+    pub fn write_csv(&self, path: impl AsRef<FsPath>) -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::new(std::fs::File::create(path)?);
+        writeln!(out, "{}", COLUMNS.join(","))?;
+        for row in &self.rows {
+            writeln!(out, "{}", row.fields().join(","))?;
+        }
+        out.flush()
+    }
+
+    /// An array of objects keyed by [`COLUMNS`].
+    pub fn write_json(&self, path: impl AsRef<FsPath>) -> std::io::Result<()> {
+        let mut text = String::from("[\n");
+        for (i, row) in self.rows.iter().enumerate() {
+            text.push_str("  {");
+            for (j, (key, value)) in COLUMNS.iter().zip(row.fields()).enumerate() {
+                let sep = if j == 0 { "" } else { ", " };
+                if *key == "state" {
+                    let _ = write!(text, "{sep}\"{key}\": \"{value}\"");
+                } else {
+                    let _ = write!(text, "{sep}\"{key}\": {value}");
+                }
+            }
+            text.push_str(if i + 1 == self.rows.len() {
+                "}\n"
+            } else {
+                "},\n"
+            });
+        }
+        text.push_str("]\n");
+        std::fs::write(path, text)
+    }
+
+    /// The rows of path segment `segment`.
+    pub fn segment(&self, segment: usize) -> impl Iterator<Item = &TraceRow> {
+        self.rows.iter().filter(move |r| r.segment == segment)
+    }
+}
+
+/// Half side of the moving cube of every built-in scene (m).
+pub const CUBE_HALF: f64 = 0.025;
+
+/// A closed L-shaped prism: a floor slab `x ∈ [−t, reach]`, `z ∈ [−t, 0]`
+/// and a wall `x ∈ [−t, 0]`, `z ∈ [0, height]`, for `y ∈ [−depth, depth]`.
+/// Its inner corner is the y axis; floor top `z = 0`, wall face `x = 0`.
+pub fn corner_mesh(reach: f64, height: f64, thickness: f64, depth: f64) -> TriangleMesh {
+    let t = thickness;
+    // The profile in (x, z), counter-clockwise (normal −y).
+    let profile = [
+        (-t, -t),
+        (reach, -t),
+        (reach, 0.0),
+        (0.0, 0.0),
+        (0.0, height),
+        (-t, height),
+    ];
+    let n = profile.len() as u32;
+    let mut vertices = Vec::with_capacity(2 * profile.len());
+    for y in [-depth, depth] {
+        vertices.extend(profile.iter().map(|&(x, z)| Point3::new(x, y, z)));
+    }
+    let mut triangles = Vec::new();
+    // Caps: a fan from vertex 0 (valid for this L), −y then +y.
+    for i in 1..n - 1 {
+        triangles.push([0, i, i + 1]);
+        triangles.push([n, n + i + 1, n + i]);
+    }
+    // Sides: the outward normal of edge (a, b) is (dz, −dx) in (x, z).
+    for a in 0..n {
+        let b = (a + 1) % n;
+        triangles.push([a, n + b, b]);
+        triangles.push([a, n + a, n + b]);
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
+fn dense(mesh: &TriangleMesh, resolution: u32) -> SharedField {
+    Arc::new(DenseField::build(
+        mesh,
+        &DenseOptions {
+            resolution,
+            padding_fraction: 0.1,
+        },
+        &NoProgress,
+    ))
+}
+
+/// A `side × side` grid of points spaced `spacing` in the plane `z = 0`,
+/// normals `+z`, centred on the origin: a floor's point shell.
+pub fn floor_shell(side: usize, spacing: f64) -> PointShell {
+    let half = 0.5 * (side as f64 - 1.0) * spacing;
+    let mut shell = PointShell::default();
+    for i in 0..side {
+        for j in 0..side {
+            shell.points.push(Point3::new(
+                i as f64 * spacing - half,
+                j as f64 * spacing - half,
+                0.0,
+            ));
+            shell.outward_normals.push(Vector3::z());
+        }
+    }
+    shell
+}
+
+fn at(x: f64, y: f64, z: f64) -> Isometry3<f64> {
+    Isometry3::translation(x, y, z)
+}
+
+/// Seed 002 §5.4: a cube's point shell (about 2,000 points, 6 levels)
+/// against a 90° corner's field (an L prism, 64³), `μ = 0.5`. The cube
+/// starts 0.5 mm off the floor and the wall. Path segments:
+///
+/// 0. push 2 N into the floor and 2 N into the wall (200 cycles);
+/// 1. settle (500);
+/// 2. to 4. a tangential load along the edge (y) of +0.15 N, then
+///    −0.15 N, then 0: 2,500 + 5,000 + 2,500 cycles. The normal loads settle
+///    near 1.2 N per face (the ramp counts from the start pose, 0.5 mm
+///    out), so the cone is `μ · 2.4 N ≈ 1.2 N`; but with the cube held
+///    (`rank W = 6`, `Δq = 0`) friction alone must also balance the couple
+///    of a load at the cube's centre, which the frozen normal forces cannot
+///    take up, and the LP turns infeasible from about 0.23 N;
+/// 5. ramp the tangential load to 6 N, far out of the cone (500);
+/// 6. hold (500).
+pub fn cube_corner(mu: f64) -> Scenario {
+    let cube = box_mesh(Vector3::repeat(CUBE_HALF));
+    let shell = sample_point_shell(&cube, spacing_for_count(&cube, 2000), 7);
+    let moving = MovingObject {
+        shell: Some(Arc::new(ShellTree::build(shell, 6))),
+        field: None,
+    };
+    let corner = corner_mesh(0.1, 0.1, 0.02, 0.06);
+    let environment = vec![EnvironmentObject {
+        pose: Isometry3::identity(),
+        geometry: EnvironmentGeometry::Field(dense(&corner, 64)),
+        friction_coefficient: mu,
+    }];
+    let gap = 5e-4;
+    let start = at(CUBE_HALF + gap, 0.0, CUBE_HALF + gap);
+    let tangential = |from: f64, to: f64, cycles| Segment::ForceRamp {
+        from: Vector3::new(0.0, from, 0.0),
+        to: Vector3::new(0.0, to, 0.0),
+        cycles,
+    };
+    // Each ramp restarts from the path's current pose, so the tangential
+    // ramps are increments: +0.15, −0.3, +0.15, then +6 N.
+    let segments = vec![
+        Segment::ForceRamp {
+            from: Vector3::zeros(),
+            to: Vector3::new(-2.0, 0.0, -2.0),
+            cycles: 200,
+        },
+        Segment::Hold { cycles: 500 },
+        tangential(0.0, 0.15, 2500),
+        tangential(0.0, -0.3, 5000),
+        tangential(0.0, 0.15, 2500),
+        tangential(0.0, 6.0, 500),
+        Segment::Hold { cycles: 500 },
+    ];
+    Scenario {
+        name: "cube_corner".into(),
+        scene: SceneSetup {
+            moving,
+            environment,
+            initial_pose: start,
+        },
+        path: Path { start, segments },
+        parameters: RenderParameters::default(),
+    }
+}
+
+/// The cube's field (64³) on a floor's point shell (41 × 41 points, 3 mm
+/// apart, in `z = 0`): the roles of seed 002 §5.4. The cube starts
+/// `gap` above the floor.
+fn cube_on_floor(mu: f64, gap: f64) -> (SceneSetup, Isometry3<f64>) {
+    let moving = MovingObject {
+        shell: None,
+        field: Some(dense(&box_mesh(Vector3::repeat(CUBE_HALF)), 64)),
+    };
+    let floor = EnvironmentObject {
+        pose: Isometry3::identity(),
+        geometry: EnvironmentGeometry::Shell(Arc::new(ShellTree::build(floor_shell(41, 0.003), 6))),
+        friction_coefficient: mu,
+    };
+    let start = at(0.0, 0.0, CUBE_HALF + gap);
+    (
+        SceneSetup {
+            moving,
+            environment: vec![floor],
+            initial_pose: start,
+        },
+        start,
+    )
+}
+
+const PRESS: Segment = Segment::ForceRamp {
+    from: Vector3::new(0.0, 0.0, 0.0),
+    to: Vector3::new(0.0, 0.0, -3.0),
+    cycles: 200,
+};
+
+/// Seed 002 §4.1, Fig 6: a cube pressed onto a floor with 3 N, then lifted
+/// diagonally, 20 mm up and 20 mm along x in 200 cycles (0.14 m/s).
+/// Segments: 0 press (200), 1 settle (300), 2 lift (200), 3 hold (300).
+pub fn box_lift(mu: f64) -> Scenario {
+    let (scene, start) = cube_on_floor(mu, 3e-4);
+    let pressed = start.translation.vector + Vector3::new(0.0, 0.0, -3e-3);
+    let lifted = pressed + Vector3::new(0.02, 0.0, 0.02);
+    Scenario {
+        name: "box_lift".into(),
+        scene,
+        path: Path {
+            start,
+            segments: vec![
+                PRESS,
+                Segment::Hold { cycles: 300 },
+                Segment::Line {
+                    to: at(lifted.x, lifted.y, lifted.z),
+                    cycles: 200,
+                },
+                Segment::Hold { cycles: 300 },
+            ],
+        },
+        parameters: RenderParameters::default(),
+    }
+}
+
+/// Seed 002 §4.2, Fig 7: a cube pressed onto a floor with 3 N, then the
+/// manipulandum jumps 10 mm along x in one cycle, far out of the cone for
+/// `μ = 0.3` (10 N tangential against 0.9 N). Segments: 0 press (200),
+/// 1 settle (300), 2 jump (1), 3 hold (300).
+pub fn slide(mu: f64) -> Scenario {
+    let (scene, start) = cube_on_floor(mu, 3e-4);
+    let pressed = start.translation.vector + Vector3::new(0.0, 0.0, -3e-3);
+    Scenario {
+        name: "slide".into(),
+        scene,
+        path: Path {
+            start,
+            segments: vec![
+                PRESS,
+                Segment::Hold { cycles: 300 },
+                Segment::Line {
+                    to: at(pressed.x + 0.01, pressed.y, pressed.z),
+                    cycles: 1,
+                },
+                Segment::Hold { cycles: 300 },
+            ],
+        },
+        parameters: RenderParameters::default(),
+    }
+}

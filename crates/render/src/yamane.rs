@@ -1,0 +1,131 @@
+//! Yamane & Nakamura's penalty friction springs (seed 002 ref \[6\]), the
+//! baseline of seed 002 §5.6, integrated implicitly as the seed did: the
+//! springs' wrench `F_f` and its gradient join `f` and `H` in eqs 7–8.
+//!
+//! Each contact, keyed by (environment object, shell point), gets an
+//! anchor when it appears: a point `w` fixed in the world and a point `b`
+//! fixed in the simulation object, both where the contact point is then.
+//! The spring pulls the object's point `m = x + R b` towards `w` in the
+//! contact's tangent plane, `F = k_f P_t (w − m)`, `P_t = I − N Nᵀ`, applied
+//! at `m` (`τ = r_b × F`, `r_b = R b`). When `‖F‖ > μ‖F_n‖` the contact
+//! slides: `F` is clamped onto the cone and the anchor dragged so the
+//! spring sits on it (role A moves `w`, role B moves `b`, the sides that
+//! are not a shell point). An anchor is released as soon as its contact is
+//! missing for a cycle.
+//!
+//! Gradient w.r.t. `q = (x, θ)` (`δm = δx − [r_b]× δθ`, `N` held fixed),
+//! with `G = ∂F/∂m`: `−k_f P_t` for a sticking spring and, for a sliding one
+//! of tangential direction `t`, `−(μ‖F_n‖/‖P_t(w − m)‖)(P_t − t tᵀ)`:
+//!
+//! ```text
+//! ∂F/∂x = G          ∂F/∂θ = −G [r_b]×
+//! ∂τ/∂x = [r_b]× G   ∂τ/∂θ = [r_b]× ∂F/∂θ + [F]× [r_b]×
+//! ```
+
+use haptic_contact::{ContactScene, EnvironmentGeometry, EnvironmentObject, Role};
+use haptic_friction::{skew, Matrix6, StaticFrictionProblem, Vector6};
+use nalgebra::{Matrix3, Vector3};
+
+/// One shell point's anchor.
+#[derive(Clone, Copy, Debug, Default)]
+struct Anchor {
+    /// `w`, world frame (m).
+    world: Vector3<f64>,
+    /// `b`, simulation-object frame (m).
+    body: Vector3<f64>,
+    /// The cycle that last saw this contact.
+    seen: u64,
+}
+
+/// The anchors of every possible contact, sized at construction.
+#[derive(Clone, Debug)]
+pub struct YamaneSprings {
+    /// First anchor of each environment object's (role's) shell points.
+    base: Vec<usize>,
+    anchors: Vec<Anchor>,
+    cycle: u64,
+    sliding: usize,
+}
+
+impl YamaneSprings {
+    /// Room for every shell point of every (environment object, role) pair;
+    /// `moving_shell_points` is the moving object's shell size (role A).
+    pub fn new(environment: &[EnvironmentObject], moving_shell_points: usize) -> Self {
+        let mut base = Vec::with_capacity(environment.len());
+        let mut total = 0;
+        for object in environment {
+            base.push(total);
+            total += match &object.geometry {
+                EnvironmentGeometry::Field(_) => moving_shell_points,
+                EnvironmentGeometry::Shell(shell) => shell.shell().len(),
+            };
+        }
+        Self {
+            base,
+            anchors: vec![Anchor::default(); total],
+            cycle: 1,
+            sliding: 0,
+        }
+    }
+
+    /// Springs that slid (were clamped to the cone) in the last cycle.
+    pub fn sliding(&self) -> usize {
+        self.sliding
+    }
+
+    /// Updates the anchors for the contacts of the last `scene.evaluate` and
+    /// adds the springs' wrench to `problem.wrench` and their gradient to
+    /// `problem.stiffness`. `problem` must have just been assembled from
+    /// `scene` (its contacts carry the normal forces and `μ`).
+    pub fn add_to(
+        &mut self,
+        scene: &ContactScene,
+        stiffness: f64,
+        problem: &mut StaticFrictionProblem,
+    ) {
+        self.cycle += 1;
+        self.sliding = 0;
+        let pose = scene.pose();
+        let (x, rotation) = (pose.translation.vector, pose.rotation);
+        for (contact, friction) in scene.contacts().iter().zip(&problem.contacts) {
+            let anchor =
+                &mut self.anchors[self.base[contact.environment as usize] + contact.point as usize];
+            if anchor.seen + 1 != self.cycle {
+                anchor.world = x + contact.handle;
+                anchor.body = rotation.inverse_transform_vector(&contact.handle);
+            }
+            anchor.seen = self.cycle;
+
+            let n = contact.normal;
+            let projector = Matrix3::identity() - n * n.transpose();
+            let r = rotation * anchor.body;
+            let stretch = projector * (anchor.world - (x + r));
+            let (limit, length) = (friction.friction_limit(), stretch.norm());
+            let (force, gradient) = if stiffness * length > limit {
+                self.sliding += 1;
+                let t = stretch / length;
+                let clamped = t * limit;
+                let dragged = clamped / stiffness - stretch;
+                match contact.role {
+                    Role::MovingShell => anchor.world += dragged,
+                    Role::MovingField => anchor.body -= rotation.inverse_transform_vector(&dragged),
+                }
+                (clamped, (projector - t * t.transpose()) * (-limit / length))
+            } else {
+                (stretch * stiffness, projector * -stiffness)
+            };
+
+            let (rx, fx) = (skew(&r), skew(&force));
+            let df_dtheta = -gradient * rx;
+            let mut h = Matrix6::zeros();
+            h.fixed_view_mut::<3, 3>(0, 0).copy_from(&gradient);
+            h.fixed_view_mut::<3, 3>(0, 3).copy_from(&df_dtheta);
+            h.fixed_view_mut::<3, 3>(3, 0).copy_from(&(rx * gradient));
+            h.fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&(rx * df_dtheta + fx * rx));
+            problem.stiffness += h;
+            let torque = r.cross(&force);
+            problem.wrench += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
+        }
+    }
+}

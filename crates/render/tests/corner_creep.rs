@@ -1,0 +1,95 @@
+//! Seed 002 §5.4 and §5.6 (Fig 16): a cube in a 90° corner under a
+//! tangential load inside the friction cone stays exactly put with the LP,
+//! creeps with Yamane's springs, and slides once the load leaves the cone.
+
+use haptic_render::scenario::{cube_corner, run, Trace};
+use haptic_render::FrictionModel;
+use nalgebra::Isometry3;
+use std::time::Duration;
+
+/// Largest translation (m) and rotation (rad) from `settled` over segments 2–4.
+fn creep(trace: &Trace, settled: &Isometry3<f64>) -> (f64, f64) {
+    (2..=4)
+        .flat_map(|s| trace.segment(s))
+        .map(|r| {
+            let d = settled.inverse() * r.simulation;
+            (d.translation.vector.norm(), d.rotation.angle())
+        })
+        .fold((0.0, 0.0), |(a, b), (x, y)| {
+            (f64::max(a, x), f64::max(b, y))
+        })
+}
+
+fn settled(trace: &Trace) -> Isometry3<f64> {
+    trace.segment(1).last().unwrap().simulation
+}
+
+#[test]
+fn static_friction_holds_the_cube_and_yamane_creeps() {
+    let ours = run(&cube_corner(0.5)).unwrap();
+    let home = settled(&ours);
+    let (translation, rotation) = creep(&ours, &home);
+    let in_cone: Vec<_> = (2..=4).flat_map(|s| ours.segment(s)).collect();
+    let contacts = in_cone.iter().map(|r| r.contacts).max().unwrap();
+    let peak_force = in_cone
+        .iter()
+        .map(|r| r.coupling_force.y.abs())
+        .fold(0.0, f64::max);
+    let not_static: Vec<_> = in_cone
+        .iter()
+        .filter(|r| r.state != haptic_friction::FrictionState::Static)
+        .map(|r| (r.cycle, r.state, r.contacts, r.coupling_force))
+        .collect();
+    println!(
+        "cycles in the cone not static: {} {:?}",
+        not_static.len(),
+        not_static.first()
+    );
+    let cycles: Vec<Duration> = ours.rows.iter().map(|r| r.timings.total()).collect();
+    let mean = cycles.iter().sum::<Duration>() / cycles.len() as u32;
+    let mut sorted = cycles.clone();
+    sorted.sort();
+    println!(
+        "LP: {} cycles in the cone, up to {contacts} contacts, tangential load up to {peak_force:.3} N: creep {translation:.2e} m, {rotation:.2e} rad; cycle mean {:.1} µs, p99 {:.1} µs, max {:.1} µs",
+        in_cone.len(),
+        mean.as_secs_f64() * 1e6,
+        sorted[sorted.len() * 99 / 100].as_secs_f64() * 1e6,
+        sorted.last().unwrap().as_secs_f64() * 1e6,
+    );
+    let stage = |f: fn(&haptic_render::StageTimings) -> Duration| {
+        ours.rows
+            .iter()
+            .map(|r| f(&r.timings))
+            .sum::<Duration>()
+            .as_secs_f64()
+            * 1e6
+            / ours.rows.len() as f64
+    };
+    println!(
+        "LP stage means: collision {:.1} µs, assembly {:.1} µs, friction {:.1} µs, coupling {:.1} µs",
+        stage(|t| t.collision),
+        stage(|t| t.assembly),
+        stage(|t| t.friction),
+        stage(|t| t.coupling)
+    );
+    assert!(not_static.is_empty());
+    assert!(translation < 1e-9 && rotation < 1e-9);
+
+    // Out of the cone: it slides towards the manipulandum.
+    let slid = settled(&ours).inverse() * ours.rows.last().unwrap().simulation;
+    let slid = slid.translation.vector.norm();
+    println!(
+        "LP: 6 N tangential load (cone ≈ 1.2 N): slid {:.2} mm",
+        slid * 1e3
+    );
+    assert!(slid > 2e-3);
+
+    let yamane =
+        run(&cube_corner(0.5).with_friction(FrictionModel::YamaneSprings { stiffness: 100.0 }))
+            .unwrap();
+    let (y_translation, y_rotation) = creep(&yamane, &settled(&yamane));
+    println!(
+        "Yamane (k_f = 100 N/m per contact): creep {y_translation:.2e} m, {y_rotation:.2e} rad"
+    );
+    assert!(y_translation > 100.0 * translation.max(1e-9));
+}
