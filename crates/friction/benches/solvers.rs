@@ -3,10 +3,18 @@
 //! coupling, contacts on random faces, pushed along a random wrench `p` with
 //! `f = t p`. The friction limit `t*` is bisected with the fast solver; the
 //! fast solver is timed on static loads (`t < t*`), sliding loads (`t > t*`)
-//! and loads within 10⁻⁶ of the limit, the clarabel reference on the static
-//! and sliding loads together.
+//! and loads within 10⁻⁶ of the limit.
+//!
+//! The LP alone, fast against reference: `fast_lp` and `reference_lp` time
+//! the fast solver and the clarabel reference on the same instances, the
+//! static and sliding loads alternating. After criterion has run, the median
+//! of each from criterion's `estimates.json` and their ratio are printed per
+//! point and written, as `name: value unit` lines with the reference point
+//! (k = 100, ℓ = 8) last, to `friction-lp-summary.txt` in criterion's output
+//! directory (read by `scripts/bench-friction`). Points not measured in this
+//! run (filtered out) are left out.
 
-use criterion::{black_box, criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{black_box, BenchmarkId, Criterion};
 use haptic_friction::{
     skew, FastStaticFrictionSolver, FrictionContact, FrictionSolution, FrictionState, Matrix6,
     ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
@@ -14,11 +22,18 @@ use haptic_friction::{
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
-use std::time::Duration;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, SystemTime};
 
 const HALF: f64 = 0.05;
 /// Static and sliding loads per (k, ℓ); twice as many at the limit.
 const INSTANCES: usize = 32;
+const CONTACTS: [usize; 4] = [10, 30, 100, 300];
+const SIDES: [usize; 2] = [4, 8];
+/// The reference point `(k, ℓ)`, reported last.
+const HEADLINE: (usize, usize) = (100, 8);
 
 /// Contacts on the faces of a box of half-width 5 cm, normals into the box,
 /// a shared total normal stiffness of 3·10⁴ N/m; `H` from eqs 2–3 plus the
@@ -110,8 +125,8 @@ fn scaled(p: &StaticFrictionProblem, t: f64) -> StaticFrictionProblem {
 
 fn solvers(c: &mut Criterion) {
     let mut rng = Pcg64::seed_from_u64(2024);
-    for k in [10, 30, 100, 300] {
-        for sides in [4, 8] {
+    for k in CONTACTS {
+        for sides in SIDES {
             let mut fast = FastStaticFrictionSolver::new(k, sides);
             let mut solution = FrictionSolution::with_capacity(k);
             let (mut held, mut sliding, mut limit) = (Vec::new(), Vec::new(), Vec::new());
@@ -156,7 +171,16 @@ fn solvers(c: &mut Criterion) {
                 .zip(&sliding)
                 .flat_map(|(a, b)| [a, b])
                 .collect();
-            let mut group = c.benchmark_group("reference");
+            let mut group = c.benchmark_group("fast_lp");
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter(|| {
+                    next = (next + 1) % mixed.len();
+                    fast.solve(black_box(mixed[next]), &mut solution)
+                })
+            });
+            group.finish();
+            let mut group = c.benchmark_group("reference_lp");
             group
                 .sample_size(10)
                 .warm_up_time(Duration::from_millis(200))
@@ -174,11 +198,84 @@ fn solvers(c: &mut Criterion) {
     }
 }
 
-criterion_group! {
-    name = benches;
-    config = Criterion::default()
-        .warm_up_time(Duration::from_millis(500))
-        .measurement_time(Duration::from_secs(3));
-    targets = solvers
+/// Criterion's output directory, found as criterion finds it: under
+/// `CARGO_TARGET_DIR`, else under cargo's target directory.
+fn criterion_directory() -> Option<PathBuf> {
+    let target = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => {
+            let output = Command::new(std::env::var_os("CARGO")?)
+                .args(["metadata", "--format-version", "1", "--no-deps"])
+                .output()
+                .ok()?;
+            let metadata: serde_json::Value = serde_json::from_slice(&output.stdout).ok()?;
+            PathBuf::from(metadata["target_directory"].as_str()?)
+        }
+    };
+    Some(target.join("criterion"))
 }
-criterion_main!(benches);
+
+/// The median time per iteration (s) of `group/id`, if measured since `start`.
+fn median(directory: &Path, group: &str, id: &str, start: SystemTime) -> Option<f64> {
+    let path = directory.join(group).join(id).join("new/estimates.json");
+    if std::fs::metadata(&path).ok()?.modified().ok()? < start {
+        return None;
+    }
+    let estimates: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
+    Some(estimates["median"]["point_estimate"].as_f64()? * 1e-9)
+}
+
+/// Prints and writes the per-point medians and ratios (module docs).
+fn summarise(start: SystemTime) {
+    let Some(directory) = criterion_directory() else {
+        eprintln!("criterion's output directory not found: no LP summary");
+        return;
+    };
+    let mut points: Vec<_> = CONTACTS
+        .iter()
+        .flat_map(|&k| SIDES.map(|l| (k, l)))
+        .filter(|&p| p != HEADLINE)
+        .collect();
+    points.push(HEADLINE);
+    let mut summary = String::new();
+    for (k, l) in points {
+        let id = format!("k{k}_l{l}");
+        let (Some(fast), Some(reference)) = (
+            median(&directory, "fast_lp", &id, start),
+            median(&directory, "reference_lp", &id, start),
+        ) else {
+            continue;
+        };
+        println!(
+            "LP k = {k}, ℓ = {l}: fast {:.2} µs, reference {:.3} ms, ratio {:.0}",
+            fast * 1e6,
+            reference * 1e3,
+            reference / fast
+        );
+        writeln!(summary, "fast_lp_{id}_median: {:.2} us", fast * 1e6).unwrap();
+        writeln!(
+            summary,
+            "reference_lp_{id}_median: {:.3} ms",
+            reference * 1e3
+        )
+        .unwrap();
+        writeln!(summary, "lp_speedup_{id}: {:.0} x", reference / fast).unwrap();
+    }
+    if summary.is_empty() {
+        return;
+    }
+    let path = directory.join("friction-lp-summary.txt");
+    std::fs::write(&path, summary).expect("writable criterion directory");
+    println!("LP summary written to {}", path.display());
+}
+
+fn main() {
+    let start = SystemTime::now();
+    let mut criterion = Criterion::default()
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    solvers(&mut criterion);
+    criterion.final_summary();
+    summarise(start);
+}
