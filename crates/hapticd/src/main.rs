@@ -4,13 +4,19 @@
 //!   file (distance field, point shell, point tree), skipped when up to date.
 //! - `hapticd inspect FILE [--query POINTS.csv]`: describes a prepared file,
 //!   or prints its field's value and gradient at given points.
+//! - `hapticd scenario NAME [--mu MU] [--friction lp|yamane] [--cycles N]
+//!   --out TRACE.csv|.json`: runs a built-in scene of seed 002 through the
+//!   rendering cycle, writes its trace and prints a summary;
+//!   `hapticd scenario --list` names them.
 //!
-//! Errors print as `error: ...`, naming the file, and exit with code 1.
+//! Errors, including bad arguments, print as `error: ...`, naming the file,
+//! and exit with code 1.
 
 mod inspect;
 mod output;
 mod prep;
 mod progress;
+mod scenario;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -29,12 +35,27 @@ enum Command {
     Prep(prep::PrepArgs),
     /// Describe a prepared-geometry file, or query its field at points.
     Inspect(inspect::InspectArgs),
+    /// Run a built-in scenario of seed 002 and write its per-cycle trace.
+    Scenario(scenario::ScenarioArgs),
 }
 
 fn main() -> ExitCode {
-    let result = match Cli::parse().command {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(error) => {
+            // Help and version go to stdout and succeed; usage errors fail.
+            let _ = error.print();
+            return if error.use_stderr() {
+                ExitCode::FAILURE
+            } else {
+                ExitCode::SUCCESS
+            };
+        }
+    };
+    let result = match cli.command {
         Command::Prep(args) => prep::run(&args),
         Command::Inspect(args) => inspect::run(&args),
+        Command::Scenario(args) => scenario::run_scenario(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

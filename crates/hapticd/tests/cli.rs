@@ -233,3 +233,83 @@ fn missing_inputs_are_errors_naming_them() {
         &[missing.to_str().unwrap()],
     );
 }
+
+#[test]
+fn scenario_runs_a_built_in_and_writes_its_trace() {
+    let listed = hapticd(&["scenario", "--list"]);
+    assert_success(&listed);
+    for name in ["cube-corner", "box-lift", "slide", "peg-in-hole"] {
+        assert!(stdout(&listed).contains(name), "{}", stdout(&listed));
+    }
+
+    let dir = tempfile::tempdir().unwrap();
+    let csv = dir.path().join("slide.csv");
+    let args = ["scenario", "slide", "--mu", "0.5", "--cycles", "250"];
+    let output = hapticd(&[&args[..], &["--out", csv.to_str().unwrap()]].concat());
+    assert_success(&output);
+    let text = stdout(&output);
+    assert!(text.starts_with("slide: 250 cycles (static "), "{text}");
+    for expected in ["sliding ", "free ", "contacts", "cycle mean ", "p99 "] {
+        assert!(text.contains(expected), "{expected:?} not in {text}");
+    }
+    let trace = fs::read_to_string(&csv).unwrap();
+    let mut lines = trace.lines();
+    let header = lines.next().unwrap();
+    assert!(
+        header.starts_with("cycle,segment,time,manipulandum_x,"),
+        "{header}"
+    );
+    assert_eq!(header.split(',').count(), 32);
+    assert_eq!(lines.count(), 250);
+
+    let json = dir.path().join("peg.json");
+    let output = hapticd(&[
+        "scenario",
+        "peg-in-hole",
+        "--friction",
+        "yamane",
+        "--cycles",
+        "40",
+        "--out",
+        json.to_str().unwrap(),
+    ]);
+    assert_success(&output);
+    assert!(stdout(&output).starts_with("peg-in-hole: 40 cycles"));
+    let trace = fs::read_to_string(&json).unwrap();
+    assert_eq!(trace.matches("\"cycle\"").count(), 40);
+}
+
+#[test]
+fn scenario_errors_name_the_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("trace.csv");
+    let out = out.to_str().unwrap();
+    assert_error(
+        &hapticd(&["scenario", "teapot", "--out", out]),
+        &["\"teapot\"", "cube-corner, box-lift, slide, peg-in-hole"],
+    );
+    assert_error(
+        &hapticd(&["scenario", "slide", "--mu", "lots", "--out", out]),
+        &["--mu", "lots"],
+    );
+    assert_error(
+        &hapticd(&["scenario", "slide", "--mu", "-1", "--out", out]),
+        &["--mu -1", "friction coefficient"],
+    );
+    assert_error(
+        &hapticd(&["scenario", "slide", "--friction", "coulomb", "--out", out]),
+        &["coulomb", "lp, yamane"],
+    );
+    assert_error(&hapticd(&["scenario", "slide"]), &["--out"]);
+    let text = dir.path().join("trace.txt");
+    assert_error(
+        &hapticd(&["scenario", "slide", "--out", text.to_str().unwrap()]),
+        &[text.to_str().unwrap(), ".csv or .json"],
+    );
+    let nowhere = dir.path().join("nowhere").join("trace.csv");
+    assert_error(
+        &hapticd(&["scenario", "slide", "--out", nowhere.to_str().unwrap()]),
+        &[nowhere.to_str().unwrap(), "does not exist"],
+    );
+    assert!(fs::read_dir(dir.path()).unwrap().next().is_none());
+}

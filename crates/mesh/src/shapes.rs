@@ -4,7 +4,7 @@
 use crate::TriangleMesh;
 use nalgebra::{Point3, Vector3};
 use std::collections::HashMap;
-use std::f64::consts::TAU;
+use std::f64::consts::{PI, TAU};
 
 /// An axis-aligned box centred at the origin: 8 vertices, 12 triangles.
 pub fn box_mesh(half_extents: Vector3<f64>) -> TriangleMesh {
@@ -131,6 +131,104 @@ pub fn torus(major: f64, minor: f64, around: u32, tube: u32) -> TriangleMesh {
     TriangleMesh::new(vertices, triangles)
 }
 
+/// A closed cylinder around the z axis, `z ∈ [−height/2, height/2]`: two
+/// rings of `segments` vertices (the first at angle 0) and a centre vertex
+/// per cap.
+///
+/// # Panics
+/// If `segments < 3`.
+pub fn cylinder(radius: f64, height: f64, segments: u32) -> TriangleMesh {
+    assert!(segments >= 3, "a cylinder needs 3 segments, got {segments}");
+    let n = segments;
+    let half = 0.5 * height;
+    let mut vertices = Vec::with_capacity(2 * n as usize + 2);
+    for z in [-half, half] {
+        vertices.extend((0..n).map(|i| {
+            let a = TAU * f64::from(i) / f64::from(n);
+            Point3::new(radius * a.cos(), radius * a.sin(), z)
+        }));
+    }
+    let (bottom, top) = (2 * n, 2 * n + 1);
+    vertices.extend([Point3::new(0.0, 0.0, -half), Point3::new(0.0, 0.0, half)]);
+    let mut triangles = Vec::with_capacity(4 * n as usize);
+    for i in 0..n {
+        let j = (i + 1) % n;
+        triangles.extend([
+            [i, j, n + j],
+            [i, n + j, n + i],
+            [top, n + i, n + j],
+            [bottom, j, i],
+        ]);
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
+/// An axis-aligned box centred at the origin with a cylindrical through-hole
+/// of `hole_radius` along z: a closed genus-1 mesh. The hole's polygon has a
+/// vertex at every multiple of `2π / segments` and at the angle of each box
+/// corner; each such ray meets the box outline at a vertex, so the cap
+/// between polygon and outline is a ring of quads.
+///
+/// # Panics
+/// If `segments < 3` or the hole does not fit inside the box's xy outline.
+pub fn block_with_hole(
+    half_extents: Vector3<f64>,
+    hole_radius: f64,
+    segments: u32,
+) -> TriangleMesh {
+    let h = half_extents;
+    assert!(segments >= 3, "a hole needs 3 segments, got {segments}");
+    assert!(
+        hole_radius > 0.0 && hole_radius < h.x.min(h.y),
+        "hole radius {hole_radius} does not fit in a {} × {} outline",
+        2.0 * h.x,
+        2.0 * h.y
+    );
+    let corner = h.y.atan2(h.x);
+    let mut angles: Vec<f64> = (0..segments)
+        .map(|i| TAU * f64::from(i) / f64::from(segments))
+        .chain([corner, PI - corner, PI + corner, TAU - corner])
+        .collect();
+    angles.sort_by(f64::total_cmp);
+    angles.dedup_by(|a, b| (*a - *b).abs() < 1e-9);
+    let n = angles.len() as u32;
+    // Per z level: the hole's ring (0..n), then the outline's (n..2n).
+    let mut vertices = Vec::with_capacity(4 * n as usize);
+    for z in [-h.z, h.z] {
+        let directions = angles.iter().map(|a| (a.cos(), a.sin()));
+        vertices.extend(
+            directions
+                .clone()
+                .map(|(c, s)| Point3::new(hole_radius * c, hole_radius * s, z)),
+        );
+        vertices.extend(directions.map(|(c, s)| {
+            let reach = (h.x / c.abs()).min(h.y / s.abs());
+            Point3::new(reach * c, reach * s, z)
+        }));
+    }
+    let (hole, outline) = (
+        |level: u32, i: u32| 2 * n * level + i % n,
+        |level: u32, i: u32| 2 * n * level + n + i % n,
+    );
+    let mut triangles = Vec::with_capacity(8 * n as usize);
+    for i in 0..n {
+        let j = i + 1;
+        triangles.extend([
+            // Top cap (+z), bottom cap (−z).
+            [hole(1, i), outline(1, i), outline(1, j)],
+            [hole(1, i), outline(1, j), hole(1, j)],
+            [hole(0, i), outline(0, j), outline(0, i)],
+            [hole(0, i), hole(0, j), outline(0, j)],
+            // Outer wall, facing out; hole wall, facing the axis.
+            [outline(0, i), outline(0, j), outline(1, j)],
+            [outline(0, i), outline(1, j), outline(1, i)],
+            [hole(0, i), hole(1, j), hole(0, j)],
+            [hole(0, i), hole(1, i), hole(1, j)],
+        ]);
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -156,5 +254,42 @@ mod tests {
         let ring = torus(1.0, 0.25, 96, 48);
         let exact = 2.0 * std::f64::consts::PI.powi(2) * 1.0 * 0.25f64.powi(2);
         assert!((volume(&ring) - exact).abs() / exact < 0.01);
+    }
+
+    #[test]
+    fn cylinder_and_holed_block_are_watertight_with_the_polygon_volume() {
+        use crate::analyze_topology;
+        // A regular n-gon of circumradius r has area (n/2) r² sin(2π/n).
+        let polygon = |r: f64, n: u32| 0.5 * f64::from(n) * r * r * (TAU / f64::from(n)).sin();
+        let peg = cylinder(0.01, 0.06, 48);
+        let topology = analyze_topology(&peg);
+        assert!(topology.is_watertight(), "{topology}");
+        assert_eq!(topology.genus, Some(0));
+        let exact = polygon(0.01, 48) * 0.06;
+        assert!((volume(&peg) - exact).abs() < 1e-12 * exact);
+
+        // Square outline: the corners are already multiples of 2π/64.
+        let block = block_with_hole(Vector3::new(0.025, 0.025, 0.015), 0.0099, 64);
+        let topology = analyze_topology(&block);
+        assert!(topology.is_watertight(), "{topology}");
+        assert_eq!(topology.genus, Some(1));
+        assert_eq!(block.vertices.len(), 4 * 64);
+        let exact = (0.05 * 0.05 - polygon(0.0099, 64)) * 0.03;
+        assert!((volume(&block) - exact).abs() < 1e-12 * exact);
+
+        // Oblong outline, odd segment count: the corner rays are added.
+        let block = block_with_hole(Vector3::new(3.0, 1.0, 0.5), 0.8, 7);
+        let topology = analyze_topology(&block);
+        assert!(topology.is_watertight(), "{topology}");
+        assert_eq!(topology.genus, Some(1));
+        assert_eq!(block.vertices.len(), 4 * 11);
+        let hole: f64 = (0..block.vertices.len() / 4)
+            .map(|i| {
+                let (a, b) = (block.vertices[i], block.vertices[(i + 1) % 11]);
+                0.5 * (a.x * b.y - a.y * b.x)
+            })
+            .sum();
+        assert!(hole > 0.0 && hole < PI * 0.64);
+        assert!((volume(&block) - (12.0 - hole)).abs() < 1e-12);
     }
 }
