@@ -429,20 +429,45 @@ fn at(x: f64, y: f64, z: f64) -> Isometry3<f64> {
 /// 5. ramp the tangential load to 6 N, far out of the cone (500);
 /// 6. hold (500).
 pub fn cube_corner(mu: f64) -> Scenario {
-    let cube = box_mesh(Vector3::repeat(CUBE_HALF));
+    cube_corner_from_meshes(
+        box_mesh(Vector3::repeat(CUBE_HALF)),
+        corner_mesh(0.1, 0.1, 0.02, 0.06),
+        64,
+        mu,
+    )
+}
+
+/// [`cube_corner`]'s scene and path on given meshes, in metres: `cube` in
+/// its body frame (reference point at its centre, about
+/// [`CUBE_HALF`]-sized, as the default mass properties assume), `corner`
+/// in the world frame with its inner edge on the y axis, floor top `z = 0`
+/// and wall face `x = 0` (as [`corner_mesh`]). The cube's point shell
+/// (about 2,000 points, 6 levels) meets the corner's dense field,
+/// `resolution` nodes along its padded box's longest side; the cube starts
+/// 0.5 mm off the floor and the wall, centred on `y = 0`.
+///
+/// The load the held cube takes before the LP turns infeasible depends on
+/// the normal forces along the inner edge, hence on the voxel size there:
+/// keep it near [`cube_corner`]'s 2.3 mm.
+pub fn cube_corner_from_meshes(
+    cube: TriangleMesh,
+    corner: TriangleMesh,
+    resolution: u32,
+    mu: f64,
+) -> Scenario {
     let shell = sample_point_shell(&cube, spacing_for_count(&cube, 2000), 7);
     let moving = MovingObject {
         shell: Some(Arc::new(ShellTree::build(shell, 6))),
         field: None,
     };
-    let corner = corner_mesh(0.1, 0.1, 0.02, 0.06);
     let environment = vec![EnvironmentObject {
         pose: Isometry3::identity(),
-        geometry: EnvironmentGeometry::Field(dense(&corner, 64)),
+        geometry: EnvironmentGeometry::Field(dense(&corner, resolution)),
         friction_coefficient: mu,
     }];
     let gap = 5e-4;
-    let start = at(CUBE_HALF + gap, 0.0, CUBE_HALF + gap);
+    let low = cube.aabb().min;
+    let start = at(gap - low.x, 0.0, gap - low.z);
     let tangential = |from: f64, to: f64, cycles| Segment::ForceRamp {
         from: Vector3::new(0.0, from, 0.0),
         to: Vector3::new(0.0, to, 0.0),
