@@ -1,0 +1,87 @@
+//! The device interface shared by real, simulated and emulated devices.
+
+use nalgebra::{Point3, UnitQuaternion, Vector3};
+use std::time::Duration;
+
+/// One consistent reading of a device, taken at one instant.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DeviceSample {
+    /// Time of the reading since the device was opened.
+    pub timestamp: Duration,
+    /// Handle position in the device frame (m).
+    pub position: Point3<f64>,
+    /// Handle orientation in the device frame.
+    pub orientation: UnitQuaternion<f64>,
+    /// Pressed buttons, bit `i` for button `i`.
+    pub buttons: u32,
+    /// Linear velocity (m/s), where the device measures it.
+    pub linear_velocity: Option<Vector3<f64>>,
+    /// Angular velocity (rad/s), where the device measures it.
+    pub angular_velocity: Option<Vector3<f64>>,
+}
+
+/// Force (N) and torque (N·m) to render, in the device frame.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Wrench {
+    pub force: Vector3<f64>,
+    pub torque: Vector3<f64>,
+}
+
+impl Wrench {
+    pub const ZERO: Wrench = Wrench {
+        force: Vector3::new(0.0, 0.0, 0.0),
+        torque: Vector3::new(0.0, 0.0, 0.0),
+    };
+
+    /// Whether every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.force.iter().chain(self.torque.iter()).all(|v| v.is_finite())
+    }
+}
+
+/// What a device can do, in SI units.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceCapabilities {
+    /// Human-readable model name.
+    pub name: String,
+    /// Degrees of freedom sensed (3 for position only, 6 with orientation).
+    pub input_dof: u8,
+    /// Degrees of freedom actuated (0 for an input-only device, 3 or 6).
+    pub output_dof: u8,
+    /// Half-extents of the reachable workspace around its centre (m).
+    pub workspace_half_extents: Vector3<f64>,
+    /// Largest continuous force (N); 0 without force output.
+    pub max_force: f64,
+    /// Largest continuous torque (N·m); 0 without torque output.
+    pub max_torque: f64,
+    /// Largest stable rendering stiffness at 1 kHz (N/m).
+    pub max_stiffness: f64,
+    /// Rate at which the device produces samples (Hz).
+    pub native_rate: f64,
+}
+
+/// Why a device read or write failed.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum DeviceError {
+    #[error("the device is disconnected")]
+    Disconnected,
+    #[error("no new sample since {age:?}")]
+    Stale { age: Duration },
+    #[error("malformed report: {0}")]
+    Malformed(String),
+    #[error("device I/O failed: {0}")]
+    Io(String),
+    #[error("the recording has ended")]
+    EndOfRecording,
+}
+
+/// A device the servo loop reads and commands once per tick.
+pub trait HapticDevice: Send {
+    /// What the device can do.
+    fn capabilities(&self) -> &DeviceCapabilities;
+    /// One consistent sample: position, orientation, buttons and velocities
+    /// from the same instant.
+    fn read(&mut self) -> Result<DeviceSample, DeviceError>;
+    /// Commands a wrench; input-only devices accept and ignore it.
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError>;
+}
