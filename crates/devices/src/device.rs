@@ -35,7 +35,10 @@ impl Wrench {
 
     /// Whether every component is finite.
     pub fn is_finite(&self) -> bool {
-        self.force.iter().chain(self.torque.iter()).all(|v| v.is_finite())
+        self.force
+            .iter()
+            .chain(self.torque.iter())
+            .all(|v| v.is_finite())
     }
 }
 

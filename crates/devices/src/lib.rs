@@ -5,5 +5,24 @@
 //! in SI units. The safety layer sits between rendering and every device.
 
 mod device;
+pub mod emulator;
+pub mod hid;
+pub mod motion;
+pub mod safety;
+pub mod simulated;
+pub mod trajectory;
 
 pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
+pub use emulator::{
+    AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, Recorder, RotationParams, TickRecord,
+    TrajectoryEmulator,
+};
+pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
+pub use motion::{Motion, MotionConfig, MotionError, MotionState, SegmentConfig};
+pub use safety::{
+    SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent, SERVO_RATE_HZ,
+};
+pub use simulated::{SimulatedClock, SimulatedDevice};
+pub use trajectory::{
+    LengthUnit, Trajectory, TrajectoryError, TrajectoryErrorKind, TrajectoryPoint, TrajectoryRow,
+};

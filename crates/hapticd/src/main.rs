@@ -8,10 +8,13 @@
 //!   --out TRACE.csv|.json`: runs a built-in scene of seed 002 through the
 //!   rendering cycle, writes its trace and prints a summary;
 //!   `hapticd scenario --list` names them.
+//! - `hapticd devices [--profiles DIR]`: lists connected HID devices and the
+//!   device profile each matches.
 //!
 //! Errors, including bad arguments, print as `error: ...`, naming the file,
 //! and exit with code 1.
 
+mod devices;
 mod inspect;
 mod output;
 mod prep;
@@ -37,6 +40,8 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Run a built-in scenario of seed 002 and write its per-cycle trace.
     Scenario(scenario::ScenarioArgs),
+    /// List connected HID devices and the device profile each matches.
+    Devices(devices::DevicesArgs),
 }
 
 fn main() -> ExitCode {
@@ -56,6 +61,7 @@ fn main() -> ExitCode {
         Command::Prep(args) => prep::run(&args),
         Command::Inspect(args) => inspect::run(&args),
         Command::Scenario(args) => scenario::run_scenario(&args),
+        Command::Devices(args) => devices::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
