@@ -19,6 +19,7 @@ mod inspect;
 mod output;
 mod prep;
 mod progress;
+mod record;
 mod scenario;
 
 use clap::{Parser, Subcommand};
@@ -42,6 +43,8 @@ enum Command {
     Scenario(scenario::ScenarioArgs),
     /// List connected HID devices and the device profile each matches.
     Devices(devices::DevicesArgs),
+    /// Record a device's samples as a trajectory file for the emulator.
+    Record(record::RecordArgs),
 }
 
 fn main() -> ExitCode {
@@ -62,6 +65,7 @@ fn main() -> ExitCode {
         Command::Inspect(args) => inspect::run(&args),
         Command::Scenario(args) => scenario::run_scenario(&args),
         Command::Devices(args) => devices::run(&args),
+        Command::Record(args) => record::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

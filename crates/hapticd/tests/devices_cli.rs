@@ -44,3 +44,33 @@ fn a_bad_profiles_dir_is_an_error_naming_it() {
         "{stderr}"
     );
 }
+
+#[test]
+fn record_writes_a_trajectory_the_emulator_can_load() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("press.traj");
+    let motion = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../config/motions/press-and-hold.toml"
+    );
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args(["record", "--motion", motion, "--rate", "500", "--out"])
+        .arg(&out)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let trajectory = haptic_devices::Trajectory::load(&out).unwrap();
+    // 3.5 s of motion at 500 Hz: 1,751 samples from 0 to 3.5 s.
+    assert_eq!(trajectory.rows().len(), 1751);
+    assert!((trajectory.end_s() - 3.5).abs() < 1e-9);
+    let last = trajectory.rows().last().unwrap();
+    assert!((last.position[0] - 0.02).abs() < 1e-12 && (last.position[2] - 0.05).abs() < 1e-12);
+
+    let missing = std::process::Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args(["record", "--out"])
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("--motion"));
+}
