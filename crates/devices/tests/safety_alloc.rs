@@ -1,53 +1,16 @@
 //! The per-tick path of the safety layer allocates nothing, on the normal
 //! path and through every trip.
 
+use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Motion, SafetyLayer,
     SimulatedClock, SimulatedDevice, Wrench,
 };
 use nalgebra::{Point3, UnitQuaternion, Vector3};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::time::Duration;
 
-/// Counts allocations made on this thread while counting is on.
-struct Counting;
-
-thread_local! {
-    static ON: Cell<bool> = const { Cell::new(false) };
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        if ON.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        if ON.with(Cell::get) {
-            COUNT.with(|c| c.set(c.get() + 1));
-        }
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
-static ALLOCATOR: Counting = Counting;
-
-fn allocations(f: impl FnOnce()) -> usize {
-    COUNT.with(|c| c.set(0));
-    ON.with(|on| on.set(true));
-    f();
-    ON.with(|on| on.set(false));
-    COUNT.with(Cell::get)
-}
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 /// A device that misbehaves on command, without allocating.
 struct Faulty {
@@ -105,7 +68,7 @@ fn ticks<D: HapticDevice>(layer: &mut SafetyLayer<D>, n: usize, request: Wrench)
 fn simulated_device_behind_the_layer_does_not_allocate() {
     // The counter sees allocations.
     assert_eq!(
-        allocations(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8)))),
+        allocations_during(|| drop(std::hint::black_box(Vec::<u8>::with_capacity(8)))),
         1
     );
     let motion: Motion = toml::from_str(
@@ -122,7 +85,7 @@ fn simulated_device_behind_the_layer_does_not_allocate() {
         force: Vector3::new(f64::NAN, 0.0, 0.0),
         torque: Vector3::zeros(),
     };
-    let n = allocations(|| {
+    let n = allocations_during(|| {
         ticks(&mut layer, 10, push);
         ticks(&mut layer, 600, Wrench::ZERO);
         ticks(&mut layer, 1000, push);
@@ -154,7 +117,7 @@ fn trips_do_not_allocate() {
         force: Vector3::new(3.0, 0.0, 0.0),
         torque: Vector3::zeros(),
     };
-    let n = allocations(|| {
+    let n = allocations_during(|| {
         ticks(&mut layer, 600, Wrench::ZERO);
         ticks(&mut layer, 10, push);
         layer.device_mut().frozen = true;

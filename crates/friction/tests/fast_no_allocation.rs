@@ -4,47 +4,16 @@
 
 mod fast_common;
 
-use std::alloc::{GlobalAlloc, Layout as AllocLayout, System};
-use std::cell::Cell;
-use std::sync::atomic::{AtomicUsize, Ordering};
-
 use fast_common::{random_problem, Layout};
+use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_friction::{
     FastStaticFrictionSolver, FrictionSolution, FrictionState, StaticFrictionSolver,
 };
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
-struct Counting;
-
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
-
-thread_local! {
-    static WATCHED: Cell<bool> = const { Cell::new(false) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: AllocLayout) -> *mut u8 {
-        if WATCHED.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: AllocLayout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: AllocLayout, size: usize) -> *mut u8 {
-        if WATCHED.with(Cell::get) {
-            ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        }
-        unsafe { System.realloc(ptr, layout, size) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn solve_does_not_allocate_after_construction() {
@@ -60,12 +29,12 @@ fn solve_does_not_allocate_after_construction() {
     solver.solve(&problems[0], &mut solution).unwrap();
 
     let mut states = [0; 2];
-    WATCHED.with(|w| w.set(true));
-    for p in &problems {
-        solver.solve(p, &mut solution).unwrap();
-        states[usize::from(solution.state == FrictionState::Sliding)] += 1;
-    }
-    WATCHED.with(|w| w.set(false));
-    assert_eq!(ALLOCATIONS.load(Ordering::Relaxed), 0);
+    let allocated = allocations_during(|| {
+        for p in &problems {
+            solver.solve(p, &mut solution).unwrap();
+            states[usize::from(solution.state == FrictionState::Sliding)] += 1;
+        }
+    });
+    assert_eq!(allocated, 0);
     assert!(states[0] > 20 && states[1] > 20, "{states:?}");
 }

@@ -1,47 +1,15 @@
 //! The haptic-loop query must not allocate once its buffers exist.
 
+use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_mesh::shapes::icosphere;
 use haptic_pointshell::testing::HalfSpaceField;
 use haptic_pointshell::{
     sample_point_shell, spacing_for_count, NestedPointTree, PointTreeTraversal, TraversalBudget,
 };
 use nalgebra::{Isometry3, Vector3};
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-
-/// Counts this thread's allocations, so the harness's own threads don't count.
-struct Counting;
-
-thread_local! {
-    static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
-}
-
-fn count_allocation() {
-    let _ = ALLOCATIONS.try_with(|n| n.set(n.get() + 1));
-}
-
-fn allocations() -> usize {
-    ALLOCATIONS.with(Cell::get)
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        count_allocation();
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        count_allocation();
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 #[test]
 fn traversal_does_not_allocate() {
