@@ -10,10 +10,13 @@
 //!   `hapticd scenario --list` names them.
 //! - `hapticd devices [--profiles DIR]`: lists connected HID devices and the
 //!   device profile each matches.
+//! - `hapticd check-config FILE...`: loads and validates configuration
+//!   files, printing `ok: FILE` or the error (file, line, field) for each.
 //!
 //! Errors, including bad arguments, print as `error: ...`, naming the file,
 //! and exit with code 1.
 
+mod check_config;
 mod devices;
 mod inspect;
 mod output;
@@ -45,6 +48,8 @@ enum Command {
     Devices(devices::DevicesArgs),
     /// Record a device's samples as a trajectory file for the emulator.
     Record(record::RecordArgs),
+    /// Load and validate configuration files.
+    CheckConfig(check_config::CheckConfigArgs),
 }
 
 fn main() -> ExitCode {
@@ -66,6 +71,7 @@ fn main() -> ExitCode {
         Command::Scenario(args) => scenario::run_scenario(&args),
         Command::Devices(args) => devices::run(&args),
         Command::Record(args) => record::run(&args),
+        Command::CheckConfig(args) => check_config::run(&args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

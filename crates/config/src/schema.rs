@@ -1,0 +1,566 @@
+//! The configuration's tables, their defaults and their conversions into
+//! the rendering and device types.
+
+use haptic_contact::{
+    GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
+};
+use haptic_devices::Motion;
+use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
+use haptic_mesh::TriangleMesh;
+use haptic_pointshell::PointShell;
+use haptic_render::scenario::{corner_mesh, floor_shell};
+use haptic_render::{FrictionModel, RenderParameters, SolverChoice};
+use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// A whole configuration file.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Config {
+    /// The scene: exactly one dynamic object (the tool) and static ones.
+    pub objects: Vec<ObjectConfig>,
+    /// Materials by name; objects name theirs in `material`.
+    #[serde(default)]
+    pub materials: BTreeMap<String, Material>,
+    #[serde(default)]
+    pub rendering: Rendering,
+    #[serde(default)]
+    pub device: DeviceConfig,
+    #[serde(default)]
+    pub threads: Threads,
+    #[serde(default)]
+    pub telemetry: Telemetry,
+    #[serde(default)]
+    pub control: Control,
+}
+
+/// One scene object.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ObjectConfig {
+    /// Shown in logs and errors; unique in the scene.
+    pub name: String,
+    /// The geometry is exactly one of `mesh`, `prepared` and `shape`.
+    /// A mesh file (OBJ, STL, PLY, OFF), or `builtin:torus|sphere|box` as
+    /// `hapticd prep` accepts.
+    #[serde(default)]
+    pub mesh: Option<String>,
+    /// A prepared-geometry file (`.hgeo`, from `hapticd prep`).
+    #[serde(default)]
+    pub prepared: Option<PathBuf>,
+    /// A generated shape with its dimensions.
+    #[serde(default)]
+    pub shape: Option<Shape>,
+    /// Position of the object's frame in the world (m); for the dynamic
+    /// object, where it starts. Default the origin.
+    #[serde(default)]
+    pub position_m: [f64; 3],
+    /// Orientation as a rotation vector (axis × angle, rad). Default none.
+    #[serde(default)]
+    pub rotation_rad: [f64; 3],
+    /// Which contact geometry the object contributes.
+    pub role: ObjectRole,
+    /// `true` for the simulation object the device drives. Default `false`:
+    /// scenes are mostly static environment.
+    #[serde(default)]
+    pub dynamic: bool,
+    /// The `[materials]` entry between this (static) object and the tool.
+    /// Default `"default"`, which need not be written out.
+    #[serde(default = "default_material")]
+    pub material: String,
+    /// Mass of the dynamic object (kg). Default that of the rendering
+    /// defaults: 0.1 kg, a 5 cm plastic cube.
+    #[serde(default)]
+    pub mass_kg: Option<f64>,
+    /// Principal moments of inertia of the dynamic object about its frame's
+    /// axes (kg·m²). Default a solid cube's of `mass_kg` and 5 cm sides.
+    #[serde(default)]
+    pub inertia_kg_m2: Option<[f64; 3]>,
+    /// Cells per axis of the distance field built from a mesh or shape.
+    /// Default 64, seed 002 §5.4's corner.
+    #[serde(default = "default_field_resolution")]
+    pub field_resolution: u32,
+    /// Points sampled on a mesh or shape for its point shell. Default 2,000,
+    /// seed 002 §5.4's cube.
+    #[serde(default = "default_shell_points")]
+    pub shell_points: usize,
+    /// Levels of the nested point tree on the point shell. Default 6, seed
+    /// 002's trees.
+    #[serde(default = "default_tree_levels")]
+    pub tree_levels: usize,
+}
+
+fn default_material() -> String {
+    DEFAULT_MATERIAL.to_owned()
+}
+
+fn default_field_resolution() -> u32 {
+    64
+}
+
+fn default_shell_points() -> usize {
+    2000
+}
+
+fn default_tree_levels() -> usize {
+    6
+}
+
+/// The material an object uses when it names none; `[materials.default]`
+/// overrides it.
+pub const DEFAULT_MATERIAL: &str = "default";
+
+/// What an object contributes to contact (seed 003 §4.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ObjectRole {
+    /// Its point shell: the tool's shell in static fields, or a static
+    /// shell in the tool's field.
+    PointShell,
+    /// Its distance field.
+    Field,
+    /// Both, each against the other object's counterpart.
+    Both,
+}
+
+impl ObjectRole {
+    pub fn has_shell(self) -> bool {
+        matches!(self, Self::PointShell | Self::Both)
+    }
+
+    pub fn has_field(self) -> bool {
+        matches!(self, Self::Field | Self::Both)
+    }
+}
+
+/// Generated geometry, in metres, centred at the object's frame unless
+/// stated.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Shape {
+    /// An axis-aligned box.
+    Box { half_extents_m: [f64; 3] },
+    /// An icosphere of 4 subdivisions (5,120 triangles).
+    Sphere { radius_m: f64 },
+    /// A torus about z (96 × 48 segments).
+    Torus {
+        major_radius_m: f64,
+        minor_radius_m: f64,
+    },
+    /// A cylinder along z.
+    Cylinder {
+        radius_m: f64,
+        length_m: f64,
+        segments: u32,
+    },
+    /// The L prism of `haptic_render::scenario::corner_mesh`: floor top at
+    /// `z = 0`, wall face at `x = 0`, inner edge on the y axis.
+    Corner {
+        reach_m: f64,
+        height_m: f64,
+        thickness_m: f64,
+        depth_m: f64,
+    },
+    /// A box with a cylindrical hole along z through its centre.
+    BlockWithHole {
+        half_extents_m: [f64; 3],
+        hole_radius_m: f64,
+        segments: u32,
+    },
+    /// A square grid of points in `z = 0`, normals `+z`: a floor's point
+    /// shell only.
+    FloorGrid {
+        points_per_side: usize,
+        spacing_m: f64,
+    },
+}
+
+impl Shape {
+    /// The shape's mesh; `None` for a [`Shape::FloorGrid`], which is points.
+    pub fn mesh(&self) -> Option<TriangleMesh> {
+        Some(match *self {
+            Self::Box { half_extents_m } => box_mesh(half_extents_m.into()),
+            Self::Sphere { radius_m } => icosphere(radius_m, 4),
+            Self::Torus {
+                major_radius_m,
+                minor_radius_m,
+            } => torus(major_radius_m, minor_radius_m, 96, 48),
+            Self::Cylinder {
+                radius_m,
+                length_m,
+                segments,
+            } => cylinder(radius_m, length_m, segments),
+            Self::Corner {
+                reach_m,
+                height_m,
+                thickness_m,
+                depth_m,
+            } => corner_mesh(reach_m, height_m, thickness_m, depth_m),
+            Self::BlockWithHole {
+                half_extents_m,
+                hole_radius_m,
+                segments,
+            } => block_with_hole(half_extents_m.into(), hole_radius_m, segments),
+            Self::FloorGrid { .. } => return None,
+        })
+    }
+
+    /// A [`Shape::FloorGrid`]'s points.
+    pub fn point_grid(&self) -> Option<PointShell> {
+        match *self {
+            Self::FloorGrid {
+                points_per_side,
+                spacing_m,
+            } => Some(floor_shell(points_per_side, spacing_m)),
+            _ => None,
+        }
+    }
+}
+
+impl ObjectConfig {
+    /// Object frame → world.
+    pub fn pose(&self) -> Isometry3<f64> {
+        Isometry3::from_parts(
+            Translation3::from(Vector3::from(self.position_m)),
+            UnitQuaternion::from_scaled_axis(Vector3::from(self.rotation_rad)),
+        )
+    }
+}
+
+/// Contact properties between the tool and a static object.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Material {
+    /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, seed 002 §5.4's value.
+    #[serde(default = "default_mu")]
+    pub friction_coefficient: f64,
+    /// Penalty stiffness `k_n` per shell point (N/m). Default 200 N/m, the
+    /// renderer's default for centimetre-sized objects at 1 kHz. The
+    /// renderer has one `k_n`: every material in contact must agree.
+    #[serde(default = "default_contact_stiffness")]
+    pub contact_stiffness_n_per_m: f64,
+}
+
+fn default_mu() -> f64 {
+    0.5
+}
+
+fn default_contact_stiffness() -> f64 {
+    200.0
+}
+
+impl Default for Material {
+    fn default() -> Self {
+        Self {
+            friction_coefficient: default_mu(),
+            contact_stiffness_n_per_m: default_contact_stiffness(),
+        }
+    }
+}
+
+/// Rendering parameters (seed 002 §3–§4.2). The defaults are
+/// [`RenderParameters::default`]'s, which suit objects of a few
+/// centimetres at 1 kHz.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Rendering {
+    /// `k_vc` (N/m). Default 1,000 N/m, within desk-top devices' stable range.
+    pub coupling_stiffness_n_per_m: f64,
+    /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
+    pub coupling_torsional_stiffness_n_m_per_rad: f64,
+    /// Static damping `α ∈ [0, 1)` (§4.2, dimensionless). Default 0.6, the
+    /// seed's value.
+    pub static_damping: f64,
+    /// `ℓ ≥ 3`, sides of the friction pyramid (eq 13). Default 8 (§5.1).
+    pub pyramid_sides: usize,
+    /// Stiffness scaling `N0` (contacts; seed 003 eq 77); `inf` disables
+    /// it. Default 40, so at most 40 `k_n` in total.
+    pub stiffness_scaling_contacts: f64,
+    /// Drop separating contacts from the LP (§4.1). Default on, against
+    /// sticking to surfaces being left.
+    pub anti_stickiness: bool,
+    /// Default `exact`: the true gradient, stable at larger stiffness.
+    pub gradient: Gradient,
+    /// Default `static_lp`, the seed's method.
+    pub friction: Friction,
+    /// `k_f` per contact of `friction = "yamane_springs"` (N/m). Default
+    /// 200 N/m, the default contact stiffness.
+    pub friction_spring_stiffness_n_per_m: f64,
+    /// Default `fast`: allocation-free, for the servo loop.
+    pub solver: Solver,
+}
+
+impl Default for Rendering {
+    fn default() -> Self {
+        let p = RenderParameters::default();
+        Self {
+            coupling_stiffness_n_per_m: p.coupling.translational_stiffness,
+            coupling_torsional_stiffness_n_m_per_rad: p.coupling.rotational_stiffness,
+            static_damping: p.static_damping,
+            pyramid_sides: p.pyramid_sides,
+            stiffness_scaling_contacts: p.penalty.scaling.reference_contacts,
+            anti_stickiness: p.anti_stickiness,
+            gradient: Gradient::Exact,
+            friction: Friction::StaticLp,
+            friction_spring_stiffness_n_per_m: default_contact_stiffness(),
+            solver: Solver::Fast,
+        }
+    }
+}
+
+/// [`GradientModel`] in a config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Gradient {
+    Exact,
+    NormalDirection,
+}
+
+/// How friction enters the cycle ([`FrictionModel`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Friction {
+    StaticLp,
+    YamaneSprings,
+}
+
+/// [`SolverChoice`] in a config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Solver {
+    Fast,
+    Reference,
+}
+
+/// The input device and how its workspace maps into the scene.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DeviceConfig {
+    /// Default `simulated`: runs without hardware.
+    pub kind: DeviceKind,
+    /// Device profile of `kind = "hid"`: a file stem in `profiles_dir`.
+    pub profile: Option<String>,
+    /// Directory of device profiles. Default `../device-profiles`, where
+    /// the repository keeps them next to `config/`.
+    pub profiles_dir: PathBuf,
+    /// Scripted motion of `kind = "simulated"`, inline; or `motion_file`.
+    pub motion: Option<Motion>,
+    /// Scripted motion of `kind = "simulated"`, as a file.
+    pub motion_file: Option<PathBuf>,
+    /// Recorded trajectory of `kind = "emulator"` (`hapticd record`).
+    pub trajectory_file: Option<PathBuf>,
+    /// Scene position of the device workspace's origin (m). Default the
+    /// scene origin.
+    pub workspace_offset_m: [f64; 3],
+    /// Rotation of the device frame into the scene (rotation vector, rad).
+    /// Default none.
+    pub workspace_rotation_rad: [f64; 3],
+    /// Scene metres per device metre (dimensionless, > 0). Default 1: the
+    /// hand moves the tool as far as itself.
+    pub workspace_scale: f64,
+    /// Button (bit index, 0–31) that declutches the tool while held.
+    /// Default none.
+    pub clutch_button: Option<u32>,
+}
+
+impl Default for DeviceConfig {
+    fn default() -> Self {
+        Self {
+            kind: DeviceKind::Simulated,
+            profile: None,
+            profiles_dir: PathBuf::from("../device-profiles"),
+            motion: None,
+            motion_file: None,
+            trajectory_file: None,
+            workspace_offset_m: [0.0; 3],
+            workspace_rotation_rad: [0.0; 3],
+            workspace_scale: 1.0,
+            clutch_button: None,
+        }
+    }
+}
+
+impl DeviceConfig {
+    /// Device frame → scene, before scaling.
+    pub fn workspace_pose(&self) -> Isometry3<f64> {
+        Isometry3::from_parts(
+            Translation3::from(Vector3::from(self.workspace_offset_m)),
+            UnitQuaternion::from_scaled_axis(Vector3::from(self.workspace_rotation_rad)),
+        )
+    }
+}
+
+/// Which device drives the tool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DeviceKind {
+    /// A scripted motion (`motion` or `motion_file`).
+    Simulated,
+    /// A recorded trajectory played back (`trajectory_file`).
+    Emulator,
+    /// A HID device through its profile (`profile`).
+    Hid,
+}
+
+/// The daemon's threads.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Threads {
+    /// The servo loop: device I/O and one rendering cycle per tick.
+    /// Default 1 kHz, the rate haptics needs (and the seed's), at
+    /// `SCHED_FIFO` priority 80, above ordinary real-time work.
+    pub servo: Thread,
+    /// Telemetry publishing. Default 100 Hz, normal priority: plots need no
+    /// more and must never preempt the servo.
+    pub telemetry: Thread,
+}
+
+impl Default for Threads {
+    fn default() -> Self {
+        Self {
+            servo: Thread {
+                rate_hz: 1000.0,
+                priority: Some(80),
+                cpu: None,
+            },
+            telemetry: Thread {
+                rate_hz: 100.0,
+                priority: None,
+                cpu: None,
+            },
+        }
+    }
+}
+
+/// One thread's schedule.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Thread {
+    /// Loop rate (Hz, > 0).
+    pub rate_hz: f64,
+    /// `SCHED_FIFO` priority 1–99; none for normal scheduling.
+    #[serde(default)]
+    pub priority: Option<u8>,
+    /// CPU to pin the thread to; none to let the kernel choose.
+    #[serde(default)]
+    pub cpu: Option<usize>,
+}
+
+/// Where telemetry goes.
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Telemetry {
+    /// Default on: it costs the servo nothing (a lock-free ring).
+    pub enabled: bool,
+    /// UDP address the samples are sent to. Default `127.0.0.1:7701`,
+    /// local only.
+    pub address: SocketAddr,
+}
+
+impl Default for Telemetry {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            address: SocketAddr::from(([127, 0, 0, 1], 7701)),
+        }
+    }
+}
+
+/// The control socket (commands to the daemon).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Control {
+    /// TCP address to listen on. Default `127.0.0.1:7700`, local only:
+    /// the protocol has no authentication.
+    pub address: SocketAddr,
+}
+
+impl Default for Control {
+    fn default() -> Self {
+        Self {
+            address: SocketAddr::from(([127, 0, 0, 1], 7700)),
+        }
+    }
+}
+
+impl Config {
+    /// The dynamic object (validated: exactly one).
+    pub fn tool(&self) -> &ObjectConfig {
+        self.objects
+            .iter()
+            .find(|o| o.dynamic)
+            .expect("a validated config has a dynamic object")
+    }
+
+    /// The static objects, in file order.
+    pub fn environment(&self) -> impl Iterator<Item = &ObjectConfig> {
+        self.objects.iter().filter(|o| !o.dynamic)
+    }
+
+    /// `object`'s material: its `[materials]` entry, or the default material.
+    pub fn material(&self, object: &ObjectConfig) -> Option<Material> {
+        self.materials
+            .get(&object.material)
+            .copied()
+            .or_else(|| (object.material == DEFAULT_MATERIAL).then(Material::default))
+    }
+
+    /// `μ` between the tool and `object`.
+    pub fn friction_coefficient(&self, object: &ObjectConfig) -> f64 {
+        self.material(object)
+            .unwrap_or_default()
+            .friction_coefficient
+    }
+
+    /// The rendering parameters: `[rendering]`, the environment's contact
+    /// stiffness and the tool's mass properties.
+    pub fn render_parameters(&self) -> RenderParameters {
+        let defaults = RenderParameters::default();
+        let r = &self.rendering;
+        let stiffness = self
+            .environment()
+            .find_map(|o| self.material(o))
+            .unwrap_or_default()
+            .contact_stiffness_n_per_m;
+        let tool = self.tool();
+        let mass = tool.mass_kg.unwrap_or(defaults.mass.mass);
+        let body_inertia = match tool.inertia_kg_m2 {
+            Some(i) => Matrix3::from_diagonal(&Vector3::from(i)),
+            None => defaults.mass.body_inertia * (mass / defaults.mass.mass),
+        };
+        RenderParameters {
+            penalty: PenaltyParameters {
+                stiffness,
+                scaling: StiffnessScaling {
+                    reference_contacts: r.stiffness_scaling_contacts,
+                },
+            },
+            coupling: VirtualCoupling {
+                translational_stiffness: r.coupling_stiffness_n_per_m,
+                rotational_stiffness: r.coupling_torsional_stiffness_n_m_per_rad,
+            },
+            mass: MassProperties { mass, body_inertia },
+            gradient: match r.gradient {
+                Gradient::Exact => GradientModel::Exact,
+                Gradient::NormalDirection => GradientModel::NormalDirection,
+            },
+            pyramid_sides: r.pyramid_sides,
+            static_damping: r.static_damping,
+            anti_stickiness: r.anti_stickiness,
+            friction: match r.friction {
+                Friction::StaticLp => FrictionModel::StaticLp,
+                Friction::YamaneSprings => FrictionModel::YamaneSprings {
+                    stiffness: r.friction_spring_stiffness_n_per_m,
+                },
+            },
+            solver: match r.solver {
+                Solver::Fast => SolverChoice::Fast,
+                Solver::Reference => SolverChoice::Reference,
+            },
+            budget: defaults.budget,
+        }
+    }
+}

@@ -1,0 +1,202 @@
+use super::*;
+use haptic_render::scenario::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
+use haptic_render::{FrictionModel, RenderParameters};
+use std::path::Path;
+
+fn example(name: &str) -> Config {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../config")
+        .join(name);
+    Config::load(&path).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Parses `text` as `bad.toml` in a temporary directory.
+fn parse(text: &str) -> Result<Config, ConfigError> {
+    Config::parse(text, Path::new("bad.toml"), Path::new("/nonexistent"))
+}
+
+const MINIMAL: &str = r#"
+[[objects]]
+name = "tool"
+shape = { kind = "sphere", radius_m = 0.02 }
+role = "point_shell"
+dynamic = true
+
+[[objects]]
+name = "wall"
+shape = { kind = "box", half_extents_m = [0.1, 0.1, 0.01] }
+role = "field"
+
+[device]
+motion = { segments = [{ type = "hold", duration_s = 1.0 }] }
+"#;
+
+#[test]
+fn empty_tables_take_the_renderer_defaults() {
+    let config = parse(&format!("{MINIMAL}\n[rendering]\n[threads]\n[telemetry]\n")).unwrap();
+    let (p, d) = (config.render_parameters(), RenderParameters::default());
+    assert_eq!(p.penalty, d.penalty);
+    assert_eq!(p.coupling, d.coupling);
+    assert_eq!(p.mass, d.mass);
+    assert_eq!(p.gradient, d.gradient);
+    assert_eq!(p.pyramid_sides, d.pyramid_sides);
+    assert_eq!(p.static_damping, d.static_damping);
+    assert_eq!(p.friction, d.friction);
+    assert_eq!(p.solver, d.solver);
+    let wall = config.environment().next().unwrap();
+    assert_eq!(config.friction_coefficient(wall), 0.5);
+    assert_eq!(config.threads.servo.rate_hz, 1000.0);
+    assert_eq!(config.telemetry.address.port(), 7701);
+}
+
+#[test]
+fn the_examples_match_the_scenarios() {
+    let corner = example("cube-corner.toml");
+    assert_eq!(
+        corner.tool().shape,
+        Some(Shape::Box {
+            half_extents_m: [CUBE_HALF; 3]
+        })
+    );
+    let start = corner.tool().position_m;
+    assert!((start[0] - (CUBE_HALF + 5e-4)).abs() < 1e-15 && start[0] == start[2]);
+    for (name, mu) in [
+        ("cube-corner.toml", 0.5),
+        ("box-lift.toml", 10.0),
+        ("slide.toml", 0.3),
+        ("peg-in-hole.toml", 0.3),
+        ("default.toml", 0.5),
+    ] {
+        let config = example(name);
+        let environment: Vec<_> = config.environment().collect();
+        assert_eq!(environment.len(), 1, "{name}");
+        assert_eq!(config.friction_coefficient(environment[0]), mu, "{name}");
+    }
+    let peg = example("peg-in-hole.toml");
+    let p = peg.render_parameters();
+    assert_eq!(p.pyramid_sides, 4);
+    let mass = 7800.0 * std::f64::consts::PI * PEG_RADIUS * PEG_RADIUS * PEG_LENGTH;
+    assert!((p.mass.mass - mass).abs() < 1e-15);
+    assert_eq!(p.friction, FrictionModel::StaticLp);
+    assert_eq!(
+        peg.environment().next().unwrap().shape,
+        Some(Shape::BlockWithHole {
+            half_extents_m: BLOCK_HALF.into(),
+            hole_radius_m: PEG_RADIUS / 1.01,
+            segments: 128,
+        })
+    );
+    let floor = example("box-lift.toml");
+    let grid = floor.environment().next().unwrap().shape.unwrap();
+    assert_eq!(grid.point_grid().unwrap().len(), 41 * 41);
+    assert!(grid.mesh().is_none());
+}
+
+/// `text`'s error, checked to name line `line` and field `field`.
+fn error(text: &str, line: usize, field: &str) -> ConfigError {
+    let error = parse(text).expect_err("must fail");
+    let shown = error.to_string();
+    assert_eq!(error.at.map(|a| a.line), Some(line), "{shown}");
+    assert_eq!(error.field.as_deref(), Some(field), "{shown}");
+    assert!(
+        shown.starts_with(&format!("bad.toml:{line}:")) && shown.contains(field),
+        "{shown}"
+    );
+    error
+}
+
+fn line_of(text: &str, needle: &str) -> usize {
+    text[..text.find(needle).unwrap()].matches('\n').count() + 1
+}
+
+#[test]
+fn parse_errors_name_the_line_and_the_field() {
+    let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nradius = 2");
+    let e = error(&text, line_of(&text, "radius = 2"), "objects[1].radius");
+    assert!(e.message.contains("unknown field `radius`"), "{e}");
+
+    let text = MINIMAL.replace("dynamic = true", "dynamic = \"yes\"");
+    error(&text, line_of(&text, "dynamic"), "objects[0].dynamic");
+
+    let text = MINIMAL.replace("role = \"field\"", "role = \"surface\"");
+    let e = error(&text, line_of(&text, "\"surface\""), "objects[1].role");
+    assert!(e.message.contains("point_shell"), "{e}");
+
+    let text = format!("{MINIMAL}\n[rendering]\npyramid_sides = -4\n");
+    error(
+        &text,
+        line_of(&text, "pyramid_sides"),
+        "rendering.pyramid_sides",
+    );
+
+    let text = MINIMAL.replace("role = \"field\"\n", "");
+    let e = error(
+        &text,
+        line_of(&text, "[[objects]]\nname = \"wall\""),
+        "objects[1].role",
+    );
+    assert!(e.message.contains("missing field"), "{e}");
+}
+
+#[test]
+fn invalid_values_name_the_line_and_the_field() {
+    let text = format!("{MINIMAL}\n[materials.default]\nfriction_coefficient = -0.1\n");
+    let e = error(
+        &text,
+        line_of(&text, "friction_coefficient"),
+        "materials.default.friction_coefficient",
+    );
+    assert!(e.message.contains("μ"), "{e}");
+
+    let text = format!("{MINIMAL}\n[rendering]\nstatic_damping = 1.0\n");
+    error(
+        &text,
+        line_of(&text, "static_damping"),
+        "rendering.static_damping",
+    );
+
+    let text = format!("{MINIMAL}\n[threads.servo]\nrate_hz = 0.0\n");
+    error(&text, line_of(&text, "rate_hz"), "threads.servo.rate_hz");
+
+    let text = MINIMAL.replace(
+        "shape = { kind = \"box\", half_extents_m = [0.1, 0.1, 0.01] }",
+        "mesh = \"meshes/wall.obj\"",
+    );
+    let e = error(&text, line_of(&text, "mesh ="), "objects[1].mesh");
+    assert!(e.message.contains("/nonexistent/meshes/wall.obj"), "{e}");
+
+    let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nmaterial = \"oak\"");
+    error(&text, line_of(&text, "material ="), "objects[1].material");
+
+    let text = MINIMAL.replace("dynamic = true", "dynamic = false");
+    error(&text, line_of(&text, "[[objects]]"), "objects");
+
+    let text = MINIMAL.replace("role = \"point_shell\"", "role = \"field\"");
+    error(
+        &text,
+        line_of(&text, "role = \"field\"\n\n"),
+        "objects[1].role",
+    );
+}
+
+#[test]
+fn referenced_files_resolve_from_the_config_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("profiles")).unwrap();
+    let hid = MINIMAL.replace(
+        "motion = { segments = [{ type = \"hold\", duration_s = 1.0 }] }",
+        "kind = \"hid\"\nprofiles_dir = \"profiles\"\nprofile = \"knob\"",
+    );
+    let path = dir.path().join("scene.toml");
+    std::fs::write(&path, &hid).unwrap();
+    let e = Config::load(&path).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("device.profile"), "{e}");
+    assert_eq!(e.at.map(|a| a.line), Some(line_of(&hid, "profile = ")));
+
+    let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../device-profiles");
+    let hid = hid
+        .replace("\"profiles\"", &format!("{:?}", real.display().to_string()))
+        .replace("\"knob\"", "\"generic-force-feedback\"");
+    std::fs::write(&path, &hid).unwrap();
+    Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+}

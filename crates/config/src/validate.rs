@@ -1,0 +1,401 @@
+//! Checks after parsing: values in range, one dynamic object, materials
+//! and roles that fit together, and the files the config references.
+
+use crate::schema::{Config, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
+use haptic_devices::Profile;
+use std::path::Path;
+
+/// A field with a bad value, and why.
+pub struct Invalid {
+    pub field: String,
+    pub message: String,
+}
+
+type Check = Result<(), Invalid>;
+
+fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
+    Err(Invalid {
+        field: field.into(),
+        message: message.into(),
+    })
+}
+
+fn positive(field: String, value: f64) -> Check {
+    if value > 0.0 && value.is_finite() {
+        Ok(())
+    } else {
+        fail(field, format!("must be positive and finite, not {value}"))
+    }
+}
+
+fn finite(field: String, values: &[f64]) -> Check {
+    if values.iter().all(|v| v.is_finite()) {
+        Ok(())
+    } else {
+        fail(field, "must be finite")
+    }
+}
+
+fn file_exists(field: String, base: &Path, file: &Path) -> Check {
+    let path = base.join(file);
+    if path.is_file() {
+        Ok(())
+    } else {
+        fail(field, format!("no such file: {}", path.display()))
+    }
+}
+
+/// Built-in meshes of `mesh = "builtin:NAME"`, as `hapticd prep` makes them.
+const BUILTIN_MESHES: [&str; 3] = ["torus", "sphere", "box"];
+
+pub fn validate(config: &Config, base: &Path) -> Check {
+    objects(config, base)?;
+    for (name, material) in &config.materials {
+        let field = |f: &str| format!("materials.{name}.{f}");
+        let mu = material.friction_coefficient;
+        if !(mu >= 0.0 && mu.is_finite()) {
+            fail(
+                field("friction_coefficient"),
+                format!("μ must be finite and ≥ 0, not {mu}"),
+            )?;
+        }
+        positive(
+            field("contact_stiffness_n_per_m"),
+            material.contact_stiffness_n_per_m,
+        )?;
+    }
+    rendering(config)?;
+    device(config, base)?;
+    for (name, thread) in [
+        ("servo", &config.threads.servo),
+        ("telemetry", &config.threads.telemetry),
+    ] {
+        self::thread(name, thread)?;
+    }
+    Ok(())
+}
+
+fn objects(config: &Config, base: &Path) -> Check {
+    let dynamic: Vec<usize> = (0..config.objects.len())
+        .filter(|&i| config.objects[i].dynamic)
+        .collect();
+    if dynamic.len() != 1 {
+        fail(
+            "objects",
+            format!(
+                "exactly one object must be `dynamic = true`, found {}",
+                dynamic.len()
+            ),
+        )?;
+    }
+    let tool = &config.objects[dynamic[0]];
+    let mut stiffness: Option<(String, f64)> = None;
+    for (i, object) in config.objects.iter().enumerate() {
+        let field = |f: &str| format!("objects[{i}].{f}");
+        if config.objects[..i].iter().any(|o| o.name == object.name) {
+            fail(
+                field("name"),
+                format!("`{}` names two objects", object.name),
+            )?;
+        }
+        geometry(object, base, &field)?;
+        finite(field("position_m"), &object.position_m)?;
+        finite(field("rotation_rad"), &object.rotation_rad)?;
+        if object.field_resolution < 2 {
+            fail(field("field_resolution"), "must be at least 2")?;
+        }
+        if object.shell_points == 0 || object.tree_levels == 0 {
+            let f = if object.shell_points == 0 {
+                "shell_points"
+            } else {
+                "tree_levels"
+            };
+            fail(field(f), "must be positive")?;
+        }
+        if object.dynamic {
+            if let Some(mass) = object.mass_kg {
+                positive(field("mass_kg"), mass)?;
+            }
+            for &moment in object.inertia_kg_m2.iter().flatten() {
+                positive(field("inertia_kg_m2"), moment)?;
+            }
+            continue;
+        }
+        if object.mass_kg.is_some() || object.inertia_kg_m2.is_some() {
+            let f = if object.mass_kg.is_some() {
+                "mass_kg"
+            } else {
+                "inertia_kg_m2"
+            };
+            fail(field(f), "only the dynamic object has mass properties")?;
+        }
+        if object.role.has_field() && !tool.role.has_shell() {
+            fail(
+                field("role"),
+                format!("a field needs the dynamic object `{}` to have a point shell (role `point_shell` or `both`)", tool.name),
+            )?;
+        }
+        if object.role.has_shell() && !tool.role.has_field() {
+            fail(
+                field("role"),
+                format!("a point shell needs the dynamic object `{}` to have a field (role `field` or `both`)", tool.name),
+            )?;
+        }
+        let Some(material) = config.material(object) else {
+            return fail(
+                field("material"),
+                format!("no `[materials.{}]`", object.material),
+            );
+        };
+        let k = material.contact_stiffness_n_per_m;
+        match &stiffness {
+            Some((other, k0)) if *k0 != k => fail(
+                field("material"),
+                format!(
+                    "contact stiffness {k} N/m differs from material `{other}`'s {k0} N/m; the renderer has one"
+                ),
+            )?,
+            None => stiffness = Some((object.material.clone(), k)),
+            Some(_) => {}
+        }
+    }
+    if let Some((i, _)) = config
+        .objects
+        .iter()
+        .enumerate()
+        .find(|(_, o)| o.dynamic && o.material != DEFAULT_MATERIAL)
+    {
+        fail(
+            format!("objects[{i}].material"),
+            "materials belong to the static objects",
+        )?;
+    }
+    Ok(())
+}
+
+fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) -> Check {
+    let sources = [
+        object.mesh.is_some(),
+        object.prepared.is_some(),
+        object.shape.is_some(),
+    ];
+    if sources.iter().filter(|&&s| s).count() != 1 {
+        fail(
+            field("mesh"),
+            "give exactly one of `mesh`, `prepared` and `shape`",
+        )?;
+    }
+    if let Some(mesh) = &object.mesh {
+        match mesh.strip_prefix("builtin:") {
+            Some(name) if BUILTIN_MESHES.contains(&name) => {}
+            Some(name) => fail(
+                field("mesh"),
+                format!(
+                    "no built-in mesh `{name}` (expected {})",
+                    BUILTIN_MESHES.join(", ")
+                ),
+            )?,
+            None => file_exists(field("mesh"), base, Path::new(mesh))?,
+        }
+    }
+    if let Some(prepared) = &object.prepared {
+        file_exists(field("prepared"), base, prepared)?;
+    }
+    if let Some(shape) = &object.shape {
+        self::shape(shape, object, field)?;
+    }
+    Ok(())
+}
+
+fn shape(shape: &Shape, object: &ObjectConfig, field: &dyn Fn(&str) -> String) -> Check {
+    let field = |f: &str| field(&format!("shape.{f}"));
+    let all_positive =
+        |f: &str, values: &[f64]| values.iter().try_for_each(|&v| positive(field(f), v));
+    let segments = |n: u32| {
+        if n < 3 {
+            fail(field("segments"), format!("must be at least 3, not {n}"))
+        } else {
+            Ok(())
+        }
+    };
+    match *shape {
+        Shape::Box { half_extents_m } => all_positive("half_extents_m", &half_extents_m),
+        Shape::Sphere { radius_m } => all_positive("radius_m", &[radius_m]),
+        Shape::Torus {
+            major_radius_m,
+            minor_radius_m,
+        } => {
+            all_positive("major_radius_m", &[major_radius_m])?;
+            all_positive("minor_radius_m", &[minor_radius_m])?;
+            if minor_radius_m >= major_radius_m {
+                fail(
+                    field("minor_radius_m"),
+                    "must be less than `major_radius_m`",
+                )?;
+            }
+            Ok(())
+        }
+        Shape::Cylinder {
+            radius_m,
+            length_m,
+            segments: n,
+        } => {
+            all_positive("radius_m", &[radius_m])?;
+            all_positive("length_m", &[length_m])?;
+            segments(n)
+        }
+        Shape::Corner {
+            reach_m,
+            height_m,
+            thickness_m,
+            depth_m,
+        } => {
+            all_positive("reach_m", &[reach_m])?;
+            all_positive("height_m", &[height_m])?;
+            all_positive("thickness_m", &[thickness_m])?;
+            all_positive("depth_m", &[depth_m])
+        }
+        Shape::BlockWithHole {
+            half_extents_m,
+            hole_radius_m,
+            segments: n,
+        } => {
+            all_positive("half_extents_m", &half_extents_m)?;
+            all_positive("hole_radius_m", &[hole_radius_m])?;
+            if hole_radius_m >= half_extents_m[0].min(half_extents_m[1]) {
+                fail(
+                    field("hole_radius_m"),
+                    "the hole must fit inside the block's x and y half extents",
+                )?;
+            }
+            segments(n)
+        }
+        Shape::FloorGrid {
+            points_per_side,
+            spacing_m,
+        } => {
+            if points_per_side == 0 {
+                fail(field("points_per_side"), "must be positive")?;
+            }
+            all_positive("spacing_m", &[spacing_m])?;
+            if object.role.has_field() {
+                fail(
+                    field("kind"),
+                    "a floor grid is points only: its role must be `point_shell`",
+                )?;
+            }
+            Ok(())
+        }
+    }
+}
+
+fn rendering(config: &Config) -> Check {
+    let r = &config.rendering;
+    let field = |f: &str| format!("rendering.{f}");
+    positive(
+        field("coupling_stiffness_n_per_m"),
+        r.coupling_stiffness_n_per_m,
+    )?;
+    positive(
+        field("coupling_torsional_stiffness_n_m_per_rad"),
+        r.coupling_torsional_stiffness_n_m_per_rad,
+    )?;
+    if !(0.0..1.0).contains(&r.static_damping) {
+        fail(
+            field("static_damping"),
+            format!("α must be in [0, 1), not {}", r.static_damping),
+        )?;
+    }
+    if r.pyramid_sides < 3 {
+        fail(
+            field("pyramid_sides"),
+            format!("ℓ must be at least 3, not {}", r.pyramid_sides),
+        )?;
+    }
+    if r.stiffness_scaling_contacts.is_nan() || r.stiffness_scaling_contacts <= 0.0 {
+        fail(
+            field("stiffness_scaling_contacts"),
+            format!(
+                "N0 must be positive (or inf), not {}",
+                r.stiffness_scaling_contacts
+            ),
+        )?;
+    }
+    positive(
+        field("friction_spring_stiffness_n_per_m"),
+        r.friction_spring_stiffness_n_per_m,
+    )
+}
+
+fn device(config: &Config, base: &Path) -> Check {
+    let d = &config.device;
+    let field = |f: &str| format!("device.{f}");
+    finite(field("workspace_offset_m"), &d.workspace_offset_m)?;
+    finite(field("workspace_rotation_rad"), &d.workspace_rotation_rad)?;
+    positive(field("workspace_scale"), d.workspace_scale)?;
+    if let Some(button) = d.clutch_button {
+        if button >= 32 {
+            fail(
+                field("clutch_button"),
+                format!("buttons are numbered 0–31, not {button}"),
+            )?;
+        }
+    }
+    match d.kind {
+        DeviceKind::Simulated => match (&d.motion, &d.motion_file) {
+            (Some(_), Some(_)) | (None, None) => fail(
+                field("kind"),
+                "a simulated device needs exactly one of `motion` and `motion_file`",
+            ),
+            (None, Some(file)) => {
+                file_exists(field("motion_file"), base, file)?;
+                let path = base.join(file);
+                let text = std::fs::read_to_string(&path).map_err(|e| Invalid {
+                    field: field("motion_file"),
+                    message: format!("{}: {e}", path.display()),
+                })?;
+                toml::from_str::<haptic_devices::Motion>(&text)
+                    .map(drop)
+                    .map_err(|e| Invalid {
+                        field: field("motion_file"),
+                        message: format!("{}: {}", path.display(), e.message().trim_end()),
+                    })
+            }
+            (Some(_), None) => Ok(()),
+        },
+        DeviceKind::Emulator => match &d.trajectory_file {
+            Some(file) => file_exists(field("trajectory_file"), base, file),
+            None => fail(field("kind"), "an emulator needs `trajectory_file`"),
+        },
+        DeviceKind::Hid => {
+            let Some(profile) = &d.profile else {
+                return fail(field("kind"), "a HID device needs `profile`");
+            };
+            let path = base.join(&d.profiles_dir).join(format!("{profile}.toml"));
+            if !path.is_file() {
+                return fail(
+                    field("profile"),
+                    format!("no profile `{profile}` ({} does not exist)", path.display()),
+                );
+            }
+            Profile::load(&path).map(drop).map_err(|e| Invalid {
+                field: field("profile"),
+                message: e.to_string(),
+            })
+        }
+    }
+}
+
+fn thread(name: &str, thread: &Thread) -> Check {
+    let field = |f: &str| format!("threads.{name}.{f}");
+    positive(field("rate_hz"), thread.rate_hz)?;
+    if let Some(priority) = thread.priority {
+        if !(1..=99).contains(&priority) {
+            fail(
+                field("priority"),
+                format!("SCHED_FIFO priorities are 1–99, not {priority}"),
+            )?;
+        }
+    }
+    Ok(())
+}

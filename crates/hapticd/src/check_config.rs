@@ -1,0 +1,32 @@
+//! `hapticd check-config FILE...`: loads and validates configuration files.
+
+use crate::output::Stdout;
+use haptic_config::Config;
+use std::io::Write;
+use std::path::PathBuf;
+
+#[derive(clap::Args)]
+pub struct CheckConfigArgs {
+    /// Configuration files (TOML).
+    #[arg(required = true, value_name = "FILE")]
+    files: Vec<PathBuf>,
+}
+
+/// Prints `ok: FILE` for each file that loads and each other file's error
+/// (file, line, field); fails if any did.
+pub fn run(args: &CheckConfigArgs) -> anyhow::Result<()> {
+    let mut failed = 0;
+    for file in &args.files {
+        match Config::load(file) {
+            Ok(_) => writeln!(Stdout::lock(), "ok: {}", file.display())?,
+            Err(error) => {
+                failed += 1;
+                eprintln!("error: {error}");
+            }
+        }
+    }
+    if failed > 0 {
+        anyhow::bail!("{failed} of {} config files failed", args.files.len());
+    }
+    Ok(())
+}
