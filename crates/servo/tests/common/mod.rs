@@ -1,0 +1,55 @@
+//! A servo tick on the `cube_corner` scene, the handle pushing the cube
+//! into the corner.
+use haptic_devices::{HapticDevice, Motion, MotionConfig, SafetyLayer, SegmentConfig};
+use haptic_handoff::{Latest, LatestWriter, TickConsumer, TickStream};
+use haptic_render::scenario::cube_corner;
+use haptic_render::RenderingCycle;
+use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, WorkspaceMapping};
+
+/// 4 mm into the floor and the wall (the cube starts 0.5 mm off both)
+/// over 0.2 s, then held.
+pub fn press_into_corner() -> Motion {
+    Motion::try_from(MotionConfig {
+        start_position_m: [0.0; 3],
+        start_rotation_rad: [0.0; 3],
+        segments: vec![
+            SegmentConfig::Line {
+                to_m: [-0.004, 0.0, -0.004],
+                duration_s: 0.2,
+            },
+            SegmentConfig::Hold { duration_s: 1.0 },
+        ],
+    })
+    .unwrap()
+}
+
+pub struct Rig<D: HapticDevice> {
+    pub tick: ServoTick<D>,
+    pub telemetry: TickConsumer<TickRecord>,
+    pub physics: LatestWriter<PhysicsSnapshot>,
+}
+
+/// `device` behind a safety layer, driving `cube_corner` with the handle's
+/// origin at the cube's start pose.
+pub fn rig<D: HapticDevice>(device: D, telemetry_capacity: usize) -> Rig<D> {
+    let scenario = cube_corner(0.5);
+    let scene = scenario.scene;
+    let mapping = WorkspaceMapping {
+        offset: scene.initial_pose,
+        scale: 1.0,
+    };
+    let cycle = RenderingCycle::new(
+        scene.moving,
+        scene.environment,
+        scenario.parameters,
+        scene.initial_pose,
+    )
+    .unwrap();
+    let (physics, reader) = Latest::new(&PhysicsSnapshot::default()).split();
+    let (producer, telemetry) = TickStream::new(telemetry_capacity).split();
+    Rig {
+        tick: ServoTick::new(SafetyLayer::new(device), mapping, cycle, reader, producer),
+        telemetry,
+        physics,
+    }
+}
