@@ -9,11 +9,12 @@
 //!    both roles, against central differences of the summed wrench.
 
 use haptic_acceptance::mesh_path;
+use haptic_contact::gradient_check::{block_errors, finite_difference_stiffness, BLOCKS};
 use haptic_contact::{
-    displaced, total_stiffness, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject,
-    GradientModel, MovingObject, Role, SharedField, ShellTree,
+    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
+    MovingObject, Role, SharedField, ShellTree,
 };
-use haptic_friction::{FrictionState, Matrix6, Vector6};
+use haptic_friction::{FrictionState, Matrix6};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, TraversalBudget};
 use haptic_render::scenario::{corner_mesh, cube_corner_from_meshes, run, Trace, CUBE_HALF};
@@ -297,42 +298,12 @@ fn check(
     geometry: &Geometry,
     pose: &Isometry3<f64>,
 ) -> Option<(Matrix6, Matrix6, Matrix6)> {
-    let budget = TraversalBudget::default();
-    scene.evaluate(pose, budget);
-    let keys = signature(scene, geometry);
+    let fd = finite_difference_stiffness(scene, pose, H_X, H_THETA, |scene| {
+        signature(scene, geometry)
+    })?;
     let exact = total_stiffness(scene.contacts(), GradientModel::Exact);
     let normal = total_stiffness(scene.contacts(), GradientModel::NormalDirection);
-    let mut fd = Matrix6::zeros();
-    for k in 0..6 {
-        let h = if k < 3 { H_X } else { H_THETA };
-        let mut wrench = |sign: f64| {
-            let mut step = Vector6::zeros();
-            step[k] = sign * h;
-            scene.evaluate(&displaced(pose, &step), budget);
-            (signature(scene, geometry) == keys).then(|| total_wrench(scene.contacts()))
-        };
-        let (plus, minus) = (wrench(1.0)?, wrench(-1.0)?);
-        fd.set_column(k, &((plus - minus) / (2.0 * h)));
-    }
-    scene.evaluate(pose, budget);
     Some((exact, normal, fd))
-}
-
-const BLOCKS: [(&str, usize, usize); 4] = [
-    ("dF/dx", 0, 0),
-    ("dF/dθ", 0, 3),
-    ("dτ/dx", 3, 0),
-    ("dτ/dθ", 3, 3),
-];
-
-fn block_errors(a: &Matrix6, b: &Matrix6) -> [f64; 4] {
-    BLOCKS.map(|(_, r, c)| {
-        let (ba, bb) = (
-            a.fixed_view::<3, 3>(r, c).into_owned(),
-            b.fixed_view::<3, 3>(r, c).into_owned(),
-        );
-        (ba - bb).norm() / bb.norm()
-    })
 }
 
 fn random_rotation(rng: &mut Pcg64) -> UnitQuaternion<f64> {

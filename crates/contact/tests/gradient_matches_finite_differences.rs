@@ -5,6 +5,7 @@
 mod common;
 
 use common::*;
+use haptic_contact::gradient_check::{block_errors, BLOCKS};
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling,

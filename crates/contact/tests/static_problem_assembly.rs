@@ -4,6 +4,7 @@
 mod common;
 
 use common::*;
+use haptic_contact::gradient_check::block_errors;
 use haptic_contact::{
     displaced, GradientModel, MassProperties, StaticCoupling, StiffnessScaling, VirtualCoupling,
 };

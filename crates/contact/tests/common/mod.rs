@@ -1,15 +1,16 @@
 //! Shared scenes, analytic fields and the finite-difference checker.
 #![allow(dead_code)]
 
+use haptic_contact::gradient_check::finite_difference_stiffness;
 use haptic_contact::{
-    displaced, total_stiffness, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject,
-    GradientModel, MovingObject, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
+    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
+    MovingObject, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
 };
-use haptic_friction::{Matrix6, Vector6};
+use haptic_friction::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
 use haptic_mesh::Aabb;
 use haptic_pointshell::testing::{HalfSpaceField, SphereField};
-use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell, TraversalBudget};
+use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use rand::Rng;
@@ -207,24 +208,6 @@ pub fn mixed_scene(
 }
 
 /// The four 3×3 blocks `∂F/∂x, ∂F/∂θ, ∂τ/∂x, ∂τ/∂θ`.
-pub const BLOCKS: [(&str, usize, usize); 4] = [
-    ("dF/dx", 0, 0),
-    ("dF/dθ", 0, 3),
-    ("dτ/dx", 3, 0),
-    ("dτ/dθ", 3, 3),
-];
-
-/// `‖B_a − B_b‖_F / ‖B_b‖_F` per block.
-pub fn block_errors(a: &Matrix6, b: &Matrix6) -> [f64; 4] {
-    BLOCKS.map(|(_, r, c)| {
-        let (ba, bb) = (
-            a.fixed_view::<3, 3>(r, c).into_owned(),
-            b.fixed_view::<3, 3>(r, c).into_owned(),
-        );
-        (ba - bb).norm() / bb.norm()
-    })
-}
-
 /// The contacts' identities, to keep a stencil on one contact set.
 fn contact_keys(scene: &ContactScene) -> Vec<(u32, u32)> {
     let mut keys: Vec<_> = scene
@@ -246,24 +229,8 @@ pub fn finite_difference_check(
     h_x: f64,
     h_theta: f64,
 ) -> Option<(Matrix6, Matrix6)> {
-    let budget = TraversalBudget::default();
-    scene.evaluate(pose, budget);
-    let keys = contact_keys(scene);
-    let analytic = total_stiffness(scene.contacts(), model);
-    let mut fd = Matrix6::zeros();
-    for k in 0..6 {
-        let h = if k < 3 { h_x } else { h_theta };
-        let mut wrench = |sign: f64| {
-            let mut step = Vector6::zeros();
-            step[k] = sign * h;
-            scene.evaluate(&displaced(pose, &step), budget);
-            (contact_keys(scene) == keys).then(|| total_wrench(scene.contacts()))
-        };
-        let (plus, minus) = (wrench(1.0)?, wrench(-1.0)?);
-        fd.set_column(k, &((plus - minus) / (2.0 * h)));
-    }
-    scene.evaluate(pose, budget);
-    Some((analytic, fd))
+    let fd = finite_difference_stiffness(scene, pose, h_x, h_theta, contact_keys)?;
+    Some((total_stiffness(scene.contacts(), model), fd))
 }
 
 /// A random pose near the origin.
