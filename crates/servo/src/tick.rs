@@ -65,9 +65,9 @@ pub struct TickRecord {
     pub state: u8,
     /// Sequence of the physics snapshot seen this tick.
     pub physics_sequence: u64,
-    /// Force requested from the safety layer, device frame (N).
+    /// Force written to the device after the safety layer, device frame (N).
     pub force: [f64; 3],
-    /// Torque requested from the safety layer, device frame (N·m).
+    /// Torque written to the device after the safety layer, device frame (N·m).
     pub torque: [f64; 3],
     pub read_ns: u64,
     pub collision_ns: u64,
@@ -173,14 +173,15 @@ impl<D: HapticDevice> ServoTick<D> {
                 Wrench::ZERO
             }
         };
-        record.force = request.force.into();
-        record.torque = request.torque.into();
-
         let write_started = Instant::now();
         if self.device.write(&request).is_err() {
             self.faults.write += 1;
         }
         record.write_ns = nanos(write_started.elapsed());
+        // What reached the device, after the safety layer's limits.
+        let written = self.device.commanded();
+        record.force = written.force.into();
+        record.torque = written.torque.into();
 
         self.telemetry.push(record);
         record
