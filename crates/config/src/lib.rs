@@ -90,5 +90,36 @@ impl Config {
     }
 }
 
+impl Config {
+    /// The embedded default scene (`config/default.toml`): a cube's point
+    /// shell pressed into a corner's field by a simulated device playing a
+    /// repeating press, slide and lift. It references no other file.
+    pub fn embedded_default() -> Config {
+        Config::parse(
+            EMBEDDED_DEFAULT,
+            Path::new(EMBEDDED_DEFAULT_NAME),
+            Path::new("."),
+        )
+        .expect("the embedded default scene is valid (tested)")
+    }
+
+    /// Validates a config changed after loading (e.g. by command-line
+    /// overrides); errors name `file` and the field, without a line.
+    pub fn revalidate(&self, file: &Path, base: &Path) -> Result<(), ConfigError> {
+        validate::validate(self, base).map_err(|invalid| ConfigError {
+            file: file.to_owned(),
+            at: None,
+            field: Some(invalid.field),
+            message: invalid.message,
+        })
+    }
+}
+
+/// What errors in the embedded default scene are attributed to.
+pub const EMBEDDED_DEFAULT_NAME: &str = "<embedded default scene>";
+
+/// The text of `config/default.toml`.
+pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
+
 #[cfg(test)]
 mod tests;

@@ -4,7 +4,7 @@
 use haptic_contact::{
     GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
-use haptic_devices::Motion;
+use haptic_devices::{EmulatorMode, HandParams, Motion};
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
 use haptic_pointshell::PointShell;
@@ -71,14 +71,28 @@ pub struct ObjectConfig {
     /// Default `"default"`, which need not be written out.
     #[serde(default = "default_material")]
     pub material: String,
-    /// Mass of the dynamic object (kg). Default that of the rendering
-    /// defaults: 0.1 kg, a 5 cm plastic cube.
+    /// `true` for an environment object the tool can push: the physics
+    /// thread moves it as a free rigid body with viscous drag (no gravity),
+    /// under the contact wrench of the tool. Default `false`: fixed.
+    #[serde(default)]
+    pub movable: bool,
+    /// Mass of the dynamic or a movable object (kg). Default that of the
+    /// rendering defaults: 0.1 kg, a 5 cm plastic cube.
     #[serde(default)]
     pub mass_kg: Option<f64>,
-    /// Principal moments of inertia of the dynamic object about its frame's
-    /// axes (kg·m²). Default a solid cube's of `mass_kg` and 5 cm sides.
+    /// Principal moments of inertia of the dynamic or a movable object
+    /// about its frame's axes (kg·m²). Default a solid cube's of `mass_kg`
+    /// and 5 cm sides.
     #[serde(default)]
     pub inertia_kg_m2: Option<[f64; 3]>,
+    /// Viscous drag on a movable object's velocity (N·s/m). Default
+    /// 2 N·s/m: a 0.1 kg object comes to rest within about 0.05 s.
+    #[serde(default)]
+    pub linear_damping_n_s_per_m: Option<f64>,
+    /// Viscous drag on a movable object's angular velocity (N·m·s/rad).
+    /// Default 1e-3 N·m·s/rad: about 0.04 s for the default cube.
+    #[serde(default)]
+    pub angular_damping_n_m_s_per_rad: Option<f64>,
     /// Cells per axis of the distance field built from a mesh or shape.
     /// Default 64, seed 002 §5.4's corner.
     #[serde(default = "default_field_resolution")]
@@ -220,7 +234,27 @@ impl Shape {
     }
 }
 
+/// A movable object's rigid-body properties in SI units.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyProperties {
+    pub mass: f64,
+    pub body_inertia: Matrix3<f64>,
+    pub linear_damping: f64,
+    pub angular_damping: f64,
+}
+
 impl ObjectConfig {
+    /// `mass_kg` and `inertia_kg_m2`, or their defaults.
+    pub fn mass_properties(&self) -> MassProperties {
+        let defaults = RenderParameters::default().mass;
+        let mass = self.mass_kg.unwrap_or(defaults.mass);
+        let body_inertia = match self.inertia_kg_m2 {
+            Some(i) => Matrix3::from_diagonal(&Vector3::from(i)),
+            None => defaults.body_inertia * (mass / defaults.mass),
+        };
+        MassProperties { mass, body_inertia }
+    }
+
     /// Object frame → world.
     pub fn pose(&self) -> Isometry3<f64> {
         Isometry3::from_parts(
@@ -352,6 +386,8 @@ pub struct DeviceConfig {
     pub motion_file: Option<PathBuf>,
     /// Recorded trajectory of `kind = "emulator"` (`hapticd record`).
     pub trajectory_file: Option<PathBuf>,
+    /// How `kind = "emulator"` moves the handle along the recording.
+    pub emulator: EmulatorSettings,
     /// Scene position of the device workspace's origin (m). Default the
     /// scene origin.
     pub workspace_offset_m: [f64; 3],
@@ -375,6 +411,7 @@ impl Default for DeviceConfig {
             motion: None,
             motion_file: None,
             trajectory_file: None,
+            emulator: EmulatorSettings::default(),
             workspace_offset_m: [0.0; 3],
             workspace_rotation_rad: [0.0; 3],
             workspace_scale: 1.0,
@@ -391,6 +428,62 @@ impl DeviceConfig {
             UnitQuaternion::from_scaled_axis(Vector3::from(self.workspace_rotation_rad)),
         )
     }
+}
+
+/// The recorded-trajectory emulator's handle (docs/devices.md).
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EmulatorSettings {
+    /// Default `hand`: the recording is a hand holding a handle with mass
+    /// through a spring-damper, so rendered forces push the handle back
+    /// and reach the recording; `kinematic` replays positions exactly and
+    /// outputs no force.
+    pub mode: EmulatorModeConfig,
+    /// Handle mass (kg). Default 0.2 kg, a desk-top device's handle.
+    pub handle_mass_kg: f64,
+    /// Hand stiffness (N/m). Default 300 N/m, a relaxed grip.
+    pub hand_stiffness_n_per_m: f64,
+    /// Hand damping (N·s/m). Default 15 N·s/m, near critical for the
+    /// default mass and stiffness (2√(k m) = 15.5).
+    pub hand_damping_n_s_per_m: f64,
+    /// The handle's own damping to ground (N·s/m). Default 1 N·s/m.
+    pub handle_damping_n_s_per_m: f64,
+}
+
+impl Default for EmulatorSettings {
+    fn default() -> Self {
+        Self {
+            mode: EmulatorModeConfig::Hand,
+            handle_mass_kg: 0.2,
+            hand_stiffness_n_per_m: 300.0,
+            hand_damping_n_s_per_m: 15.0,
+            handle_damping_n_s_per_m: 1.0,
+        }
+    }
+}
+
+impl EmulatorSettings {
+    /// The emulator's mode; hand mode keeps the orientation kinematic.
+    pub fn mode(&self) -> EmulatorMode {
+        match self.mode {
+            EmulatorModeConfig::Kinematic => EmulatorMode::Kinematic,
+            EmulatorModeConfig::Hand => EmulatorMode::Hand(HandParams {
+                mass: self.handle_mass_kg,
+                k_hand: self.hand_stiffness_n_per_m,
+                c_hand: self.hand_damping_n_s_per_m,
+                damping: self.handle_damping_n_s_per_m,
+                rotation: None,
+            }),
+        }
+    }
+}
+
+/// [`EmulatorMode`] in a config.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EmulatorModeConfig {
+    Kinematic,
+    Hand,
 }
 
 /// Which device drives the tool.
@@ -413,6 +506,10 @@ pub struct Threads {
     /// Default 1 kHz, the rate haptics needs (and the seed's), at
     /// `SCHED_FIFO` priority 80, above ordinary real-time work.
     pub servo: Thread,
+    /// The physics thread, moving the scene's dynamic objects. Default
+    /// 200 Hz at normal priority: it exchanges state with the servo through
+    /// lock-free hand-off and never holds it up.
+    pub physics: Thread,
     /// Telemetry publishing. Default 100 Hz, normal priority: plots need no
     /// more and must never preempt the servo.
     pub telemetry: Thread,
@@ -424,6 +521,11 @@ impl Default for Threads {
             servo: Thread {
                 rate_hz: 1000.0,
                 priority: Some(80),
+                cpu: None,
+            },
+            physics: Thread {
+                rate_hz: 200.0,
+                priority: None,
                 cpu: None,
             },
             telemetry: Thread {
@@ -495,7 +597,26 @@ impl Config {
             .expect("a validated config has a dynamic object")
     }
 
-    /// The static objects, in file order.
+    /// The movable objects with their index in `objects` and their rigid
+    /// body properties, in file order.
+    pub fn movable_objects(&self) -> impl Iterator<Item = (usize, &ObjectConfig, BodyProperties)> {
+        self.objects
+            .iter()
+            .enumerate()
+            .filter(|(_, o)| o.movable)
+            .map(|(i, o)| {
+                let MassProperties { mass, body_inertia } = o.mass_properties();
+                let properties = BodyProperties {
+                    mass,
+                    body_inertia,
+                    linear_damping: o.linear_damping_n_s_per_m.unwrap_or(2.0),
+                    angular_damping: o.angular_damping_n_m_s_per_rad.unwrap_or(1e-3),
+                };
+                (i, o, properties)
+            })
+    }
+
+    /// The environment (every object but the dynamic one), in file order.
     pub fn environment(&self) -> impl Iterator<Item = &ObjectConfig> {
         self.objects.iter().filter(|o| !o.dynamic)
     }
@@ -525,12 +646,7 @@ impl Config {
             .find_map(|o| self.material(o))
             .unwrap_or_default()
             .contact_stiffness_n_per_m;
-        let tool = self.tool();
-        let mass = tool.mass_kg.unwrap_or(defaults.mass.mass);
-        let body_inertia = match tool.inertia_kg_m2 {
-            Some(i) => Matrix3::from_diagonal(&Vector3::from(i)),
-            None => defaults.mass.body_inertia * (mass / defaults.mass.mass),
-        };
+        let MassProperties { mass, body_inertia } = self.tool().mass_properties();
         RenderParameters {
             penalty: PenaltyParameters {
                 stiffness,

@@ -200,3 +200,82 @@ fn referenced_files_resolve_from_the_config_directory() {
     std::fs::write(&path, &hid).unwrap();
     Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
 }
+
+#[test]
+fn the_embedded_default_is_config_default_toml_and_self_contained() {
+    let embedded = Config::embedded_default();
+    let file = example("default.toml");
+    assert_eq!(embedded.objects.len(), file.objects.len());
+    assert_eq!(embedded.device, file.device);
+    assert_eq!(embedded.threads, file.threads);
+    assert!(embedded.device.motion_file.is_none());
+    let motion = embedded.device.motion.as_ref().unwrap();
+    // Repeating: a minute of demo is the motion played again and again.
+    let period = motion.duration_s();
+    let (a, b) = (motion.state_at(0.7), motion.state_at(0.7 + 3.0 * period));
+    assert!((a.position - b.position).norm() < 1e-12);
+    assert_eq!(embedded.threads.physics.rate_hz, 200.0);
+}
+
+#[test]
+fn movable_objects_take_mass_and_damping_and_only_they_do() {
+    let movable = MINIMAL.replace(
+        "role = \"field\"",
+        "role = \"field\"\nmovable = true\nmass_kg = 0.4\nlinear_damping_n_s_per_m = 3.0",
+    );
+    let config = parse(&movable).unwrap();
+    let bodies: Vec<_> = config.movable_objects().collect();
+    assert_eq!(bodies.len(), 1);
+    let (index, object, body) = bodies[0];
+    assert_eq!((index, object.name.as_str()), (1, "wall"));
+    assert_eq!(body.mass, 0.4);
+    assert_eq!(body.linear_damping, 3.0);
+    assert_eq!(body.angular_damping, 1e-3);
+    // The default cube's inertia, scaled to the mass.
+    let tool_default = RenderParameters::default().mass;
+    let expected = tool_default.body_inertia * (0.4 / tool_default.mass);
+    assert!((body.body_inertia - expected).norm() < 1e-18);
+
+    let text = movable
+        .replace("movable = true\n", "")
+        .replace("linear_damping_n_s_per_m = 3.0", "");
+    error(&text, line_of(&text, "mass_kg"), "objects[1].mass_kg");
+    let text = movable.replace("mass_kg = 0.4\n", "");
+    let text = text.replace("movable = true\n", "");
+    error(
+        &text,
+        line_of(&text, "linear_damping"),
+        "objects[1].linear_damping_n_s_per_m",
+    );
+    let text = movable.replace("3.0", "-3.0");
+    error(
+        &text,
+        line_of(&text, "linear_damping"),
+        "objects[1].linear_damping_n_s_per_m",
+    );
+    let text = MINIMAL.replace("dynamic = true", "dynamic = true\nmovable = true");
+    error(&text, line_of(&text, "movable"), "objects[0].movable");
+}
+
+#[test]
+fn emulator_settings_are_checked() {
+    let config = parse(MINIMAL).unwrap();
+    assert_eq!(config.device.emulator, EmulatorSettings::default());
+    let text = format!("{MINIMAL}\n[device.emulator]\nmode = \"kinematic\"\n");
+    assert_eq!(
+        parse(&text).unwrap().device.emulator.mode(),
+        haptic_devices::EmulatorMode::Kinematic
+    );
+    let text = format!("{MINIMAL}\n[device.emulator]\nhandle_mass_kg = 0.0\n");
+    error(
+        &text,
+        line_of(&text, "handle_mass_kg"),
+        "device.emulator.handle_mass_kg",
+    );
+    let text = format!("{MINIMAL}\n[device.emulator]\nhand_damping_n_s_per_m = -1.0\n");
+    error(
+        &text,
+        line_of(&text, "hand_damping"),
+        "device.emulator.hand_damping_n_s_per_m",
+    );
+}

@@ -3,6 +3,7 @@
 
 use crate::schema::{Config, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
 use haptic_devices::Profile;
+use haptic_mesh::shapes::BUILTIN_NAMES;
 use std::path::Path;
 
 /// A field with a bad value, and why.
@@ -45,9 +46,6 @@ fn file_exists(field: String, base: &Path, file: &Path) -> Check {
     }
 }
 
-/// Built-in meshes of `mesh = "builtin:NAME"`, as `hapticd prep` makes them.
-const BUILTIN_MESHES: [&str; 3] = ["torus", "sphere", "box"];
-
 pub fn validate(config: &Config, base: &Path) -> Check {
     objects(config, base)?;
     for (name, material) in &config.materials {
@@ -68,6 +66,7 @@ pub fn validate(config: &Config, base: &Path) -> Check {
     device(config, base)?;
     for (name, thread) in [
         ("servo", &config.threads.servo),
+        ("physics", &config.threads.physics),
         ("telemetry", &config.threads.telemetry),
     ] {
         self::thread(name, thread)?;
@@ -112,22 +111,50 @@ fn objects(config: &Config, base: &Path) -> Check {
             };
             fail(field(f), "must be positive")?;
         }
-        if object.dynamic {
+        if object.dynamic && object.movable {
+            fail(
+                field("movable"),
+                "the dynamic object follows the device; only environment objects are movable",
+            )?;
+        }
+        for (name, damping) in [
+            ("linear_damping_n_s_per_m", object.linear_damping_n_s_per_m),
+            (
+                "angular_damping_n_m_s_per_rad",
+                object.angular_damping_n_m_s_per_rad,
+            ),
+        ] {
+            match damping {
+                Some(_) if !object.movable => {
+                    fail(field(name), "only movable objects have damping")?
+                }
+                Some(c) if !(c >= 0.0 && c.is_finite()) => {
+                    fail(field(name), format!("must be finite and ≥ 0, not {c}"))?
+                }
+                _ => {}
+            }
+        }
+        if object.dynamic || object.movable {
             if let Some(mass) = object.mass_kg {
                 positive(field("mass_kg"), mass)?;
             }
             for &moment in object.inertia_kg_m2.iter().flatten() {
                 positive(field("inertia_kg_m2"), moment)?;
             }
-            continue;
+            if object.dynamic {
+                continue;
+            }
         }
-        if object.mass_kg.is_some() || object.inertia_kg_m2.is_some() {
+        if !object.movable && (object.mass_kg.is_some() || object.inertia_kg_m2.is_some()) {
             let f = if object.mass_kg.is_some() {
                 "mass_kg"
             } else {
                 "inertia_kg_m2"
             };
-            fail(field(f), "only the dynamic object has mass properties")?;
+            fail(
+                field(f),
+                "only the dynamic object and movable objects have mass properties",
+            )?;
         }
         if object.role.has_field() && !tool.role.has_shell() {
             fail(
@@ -187,12 +214,12 @@ fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) 
     }
     if let Some(mesh) = &object.mesh {
         match mesh.strip_prefix("builtin:") {
-            Some(name) if BUILTIN_MESHES.contains(&name) => {}
+            Some(name) if BUILTIN_NAMES.contains(&name) => {}
             Some(name) => fail(
                 field("mesh"),
                 format!(
                     "no built-in mesh `{name}` (expected {})",
-                    BUILTIN_MESHES.join(", ")
+                    BUILTIN_NAMES.join(", ")
                 ),
             )?,
             None => file_exists(field("mesh"), base, Path::new(mesh))?,
@@ -339,6 +366,23 @@ fn device(config: &Config, base: &Path) -> Check {
                 field("clutch_button"),
                 format!("buttons are numbered 0–31, not {button}"),
             )?;
+        }
+    }
+    let e = &d.emulator;
+    positive(field("emulator.handle_mass_kg"), e.handle_mass_kg)?;
+    positive(
+        field("emulator.hand_stiffness_n_per_m"),
+        e.hand_stiffness_n_per_m,
+    )?;
+    for (name, value) in [
+        ("emulator.hand_damping_n_s_per_m", e.hand_damping_n_s_per_m),
+        (
+            "emulator.handle_damping_n_s_per_m",
+            e.handle_damping_n_s_per_m,
+        ),
+    ] {
+        if !(value >= 0.0 && value.is_finite()) {
+            fail(field(name), format!("must be finite and ≥ 0, not {value}"))?;
         }
     }
     match d.kind {

@@ -288,6 +288,15 @@ impl ContactScene {
         &self.environment
     }
 
+    /// Moves environment object `index` to `pose` (object frame → world)
+    /// from the next [`evaluate`](Self::evaluate) on.
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    pub fn set_environment_pose(&mut self, index: usize, pose: Isometry3<f64>) {
+        self.environment[index].pose = pose;
+    }
+
     pub fn parameters(&self) -> &PenaltyParameters {
         &self.parameters
     }

@@ -18,6 +18,10 @@
 //! turns = 1.0
 //! duration_s = 2.0
 //! ```
+//!
+//! With `repeat = true` the motion plays again from its start after its last
+//! segment (for demos and soak runs); its last segment must then bring the
+//! handle back to the start pose.
 
 use nalgebra::{Point3, Unit, UnitQuaternion, Vector3};
 use serde::Deserialize;
@@ -64,7 +68,15 @@ pub struct MotionConfig {
     pub start_rotation_rad: [f64; 3],
     /// Segments, played one after the other.
     pub segments: Vec<SegmentConfig>,
+    /// Play the motion again from its start after its last segment, for
+    /// demos and soak runs. The segments must end at the start pose (within
+    /// [`CLOSURE_TOLERANCE`]), so the handle never jumps.
+    #[serde(default)]
+    pub repeat: bool,
 }
+
+/// How far (m, and rad) a repeating motion may end from its start pose.
+pub const CLOSURE_TOLERANCE: f64 = 1e-9;
 
 /// Why a [`MotionConfig`] is not a valid motion.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
@@ -83,6 +95,8 @@ pub enum MotionError {
     ZeroAxis { segment: usize, field: &'static str },
     #[error("segment {segment}: `points_m` must hold at least one point")]
     NoWaypoints { segment: usize },
+    #[error("a repeating motion must end at its start pose, but ends {position_m:e} m and {rotation_rad:e} rad away")]
+    RepeatNotClosed { position_m: f64, rotation_rad: f64 },
 }
 
 /// Pose and velocities of the handle at one instant.
@@ -101,13 +115,14 @@ pub struct MotionState {
 /// A validated scripted motion, evaluated at any time without allocating.
 ///
 /// Before 0 it is at its start; after [`Motion::duration_s`] it holds its
-/// last pose at rest.
+/// last pose at rest, or, when repeating, plays again from its start.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
 #[serde(try_from = "MotionConfig")]
 pub struct Motion {
     start: Pose,
     spans: Vec<Span>,
     duration_s: f64,
+    repeat: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -206,9 +221,14 @@ fn push(spans: &mut Vec<Span>, t: &mut f64, pose: &mut Pose, shape: Shape, durat
 }
 
 impl Motion {
-    /// Total duration (s).
+    /// Duration of one play-through (s).
     pub fn duration_s(&self) -> f64 {
         self.duration_s
+    }
+
+    /// Whether the motion plays again from its start after its last segment.
+    pub fn repeats(&self) -> bool {
+        self.repeat
     }
 
     /// Pose and velocities at `t_s` seconds from the start.
@@ -219,13 +239,18 @@ impl Motion {
             linear_velocity: Vector3::zeros(),
             angular_velocity: Vector3::zeros(),
         };
-        // NaN and t ≤ 0 stay at the start.
-        if t_s.is_nan() || t_s <= 0.0 {
-            return rest(&self.start);
-        }
         let Some(last) = self.spans.last() else {
             return rest(&self.start);
         };
+        let t_s = if self.repeat {
+            t_s % self.duration_s
+        } else {
+            t_s
+        };
+        // NaN, t ≤ 0 and, when repeating, an infinite time stay at the start.
+        if t_s.is_nan() || t_s <= 0.0 {
+            return rest(&self.start);
+        }
         if t_s >= self.duration_s {
             return rest(&last.to);
         }
@@ -374,10 +399,21 @@ impl TryFrom<MotionConfig> for Motion {
                 }
             }
         }
+        if config.repeat {
+            let position_m = (pose.position - start.position).norm();
+            let rotation_rad = pose.orientation.angle_to(&start.orientation);
+            if position_m > CLOSURE_TOLERANCE || rotation_rad > CLOSURE_TOLERANCE {
+                return Err(MotionError::RepeatNotClosed {
+                    position_m,
+                    rotation_rad,
+                });
+            }
+        }
         Ok(Motion {
             start,
             spans,
             duration_s: t,
+            repeat: config.repeat,
         })
     }
 }

@@ -8,8 +8,9 @@
 //! request, a reported servo overrun, a lost device, a device error, or
 //! shutdown. Each trip episode (from the moment its condition appears until
 //! it clears) counts once in [`SafetyCounters`] and sets
-//! [`SafetyLayer::last_trip`]; the caller logs by watching those. Nothing on
-//! the per-tick path allocates.
+//! [`SafetyLayer::last_trip`]; the caller logs by watching those, off the
+//! servo thread. Nothing on the per-tick path allocates, locks or makes a
+//! syscall beyond the device's own I/O.
 
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 use nalgebra::Vector3;
@@ -99,7 +100,7 @@ pub enum TripCause {
     /// The device reported a malformed report, an I/O error or the end of
     /// its recording.
     DeviceError,
-    /// [`SafetyLayer::shutdown`] was called.
+    /// [`SafetyLayer::shutdown`] or [`SafetyLayer::abort`] was called.
     Shutdown,
 }
 
@@ -122,6 +123,17 @@ pub struct SafetyCounters {
 }
 
 impl SafetyCounters {
+    /// Trip episodes of every cause.
+    pub fn total(&self) -> u64 {
+        self.stale
+            + self.sample_not_finite
+            + self.request_not_finite
+            + self.overrun
+            + self.disconnected
+            + self.device_error
+            + self.shutdown
+    }
+
     fn count(&mut self, cause: TripCause) {
         let counter = match cause {
             TripCause::Stale => &mut self.stale,
@@ -337,6 +349,14 @@ impl<D: HapticDevice> SafetyLayer<D> {
         };
     }
 
+    /// Zeroes the output now and for good: [`shutdown`](Self::shutdown)
+    /// without the ramp.
+    pub fn abort(&mut self) {
+        self.trip(TripCause::Shutdown);
+        self.phase = Phase::Off;
+        self.zero_now();
+    }
+
     /// Starts an episode of `cause` unless one is under way; true if it started.
     fn trip(&mut self, cause: TripCause) -> bool {
         if self.is_tripped(cause) {
@@ -348,12 +368,6 @@ impl<D: HapticDevice> SafetyLayer<D> {
             cause,
             tick: self.tick,
         });
-        // Once per episode, never on a steady tick.
-        tracing::warn!(
-            ?cause,
-            tick = self.tick,
-            "safety trip: output forced to zero"
-        );
         self.phase = match self.phase {
             Phase::ShuttingDown { .. } | Phase::Off => Phase::Off,
             _ => Phase::WaitForSmall,

@@ -15,8 +15,8 @@ pub enum SimulatedClock {
     Stepped(Duration),
 }
 
-/// A device whose handle follows a [`Motion`]; after the motion ends it
-/// holds the last pose at rest.
+/// A device whose handle follows a [`Motion`]; after a motion that does
+/// not repeat ends, it holds the last pose at rest.
 #[derive(Clone, Debug)]
 pub struct SimulatedDevice {
     motion: Motion,

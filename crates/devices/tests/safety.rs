@@ -343,6 +343,9 @@ fn overrun_zeroes_and_counts() {
     soft_start(&mut layer);
     layer.report_overrun();
     assert_eq!(layer.counters().overrun, 2);
+    assert_eq!(layer.counters().total(), 2);
+    layer.shutdown();
+    assert_eq!(layer.counters().total(), 3);
 }
 
 #[test]
@@ -396,6 +399,30 @@ fn shutdown_ramps_to_zero_and_latches() {
         assert_eq!(tick(&mut layer, request), Wrench::ZERO);
     }
     assert_eq!(layer.state(), SafetyState::Off);
+    assert_eq!(layer.counters().shutdown, 1);
+}
+
+#[test]
+fn abort_zeroes_at_once_and_latches() {
+    let request = force(4.0, 0.0, -3.0);
+    let mut layer = running(default_limits(), request);
+    layer.abort();
+    // Zeroed before the next write, without a ramp.
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Off);
+    for _ in 0..100 {
+        assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+    }
+    assert_eq!(layer.counters().shutdown, 1);
+
+    // During a shutdown ramp: cut short, still one episode.
+    let mut layer = running(default_limits(), request);
+    layer.shutdown();
+    assert_ne!(tick(&mut layer, request), Wrench::ZERO);
+    layer.abort();
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Off);
+    assert_eq!(tick(&mut layer, request), Wrench::ZERO);
     assert_eq!(layer.counters().shutdown, 1);
 }
 

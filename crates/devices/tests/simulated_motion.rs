@@ -1,7 +1,8 @@
 //! Scripted motion: exact endpoints, rest at segment ends, analytic
 //! velocities against finite differences, and config parsing.
 
-use haptic_devices::Motion;
+use haptic_devices::motion::CLOSURE_TOLERANCE;
+use haptic_devices::{Motion, MotionConfig, MotionError, SegmentConfig};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 
 const EXAMPLE: &str = r#"
@@ -194,4 +195,123 @@ fn degenerate_axes_are_named() {
         "[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 0.0]\nturns = 1.0\nduration_s = 1.0\n",
     );
     assert!(err.contains("normal"), "{err}");
+}
+
+/// Out along x and back, turning a quarter about z and back, at `start`.
+fn round_trip(start: [f64; 3], back_to: [f64; 3], repeat: bool) -> Result<Motion, MotionError> {
+    Motion::try_from(MotionConfig {
+        start_position_m: start,
+        start_rotation_rad: [0.0, 0.0, 0.2],
+        segments: vec![
+            SegmentConfig::Line {
+                to_m: [start[0] + 0.03, start[1], start[2]],
+                duration_s: 0.5,
+            },
+            SegmentConfig::Rotate {
+                axis: [0.0, 0.0, 1.0],
+                angle_rad: std::f64::consts::FRAC_PI_2,
+                duration_s: 0.25,
+            },
+            SegmentConfig::Rotate {
+                axis: [0.0, 0.0, 1.0],
+                angle_rad: -std::f64::consts::FRAC_PI_2,
+                duration_s: 0.25,
+            },
+            SegmentConfig::Line {
+                to_m: back_to,
+                duration_s: 0.5,
+            },
+        ],
+        repeat,
+    })
+}
+
+#[test]
+fn repeating_motion_plays_again_from_its_start() {
+    let start = [0.01, -0.02, 0.005];
+    let motion = round_trip(start, start, true).unwrap();
+    assert!(motion.repeats());
+    assert!((motion.duration_s() - 1.5).abs() < 1e-12);
+    for t in [0.0, 0.1, 0.3, 0.6, 0.75, 0.9, 1.2, 1.49] {
+        let first = motion.state_at(t);
+        for k in 1..4 {
+            let later = motion.state_at(t + 1.5 * k as f64);
+            assert!(
+                (later.position - first.position).norm() < 1e-9,
+                "t = {t}, k = {k}"
+            );
+            assert!(later.orientation.angle_to(&first.orientation) < 1e-9);
+            assert!((later.linear_velocity - first.linear_velocity).norm() < 1e-6);
+            assert!((later.angular_velocity - first.angular_velocity).norm() < 1e-6);
+        }
+    }
+    // Mid-way through the second play-through it is moving, not resting.
+    let moving = motion.state_at(1.5 + 0.25);
+    assert!(moving.linear_velocity.norm() > 0.05, "{moving:?}");
+    assert_eq!(moving.position.y, start[1]);
+    // Across the wrap the handle does not jump.
+    let (before, after) = (motion.state_at(3.0 - 1e-6), motion.state_at(3.0 + 1e-6));
+    assert!((before.position - after.position).norm() < 1e-9);
+    // An infinite time stays at the start instead of failing.
+    assert_eq!(motion.state_at(f64::INFINITY).position, Point3::from(start));
+}
+
+#[test]
+fn without_repeat_the_same_motion_holds_its_end() {
+    let start = [0.01, -0.02, 0.005];
+    let motion = round_trip(start, start, false).unwrap();
+    assert!(!motion.repeats());
+    let held = motion.state_at(1.75);
+    assert_eq!(held.linear_velocity, Vector3::zeros());
+    assert_eq!(held, motion.state_at(10.0));
+}
+
+#[test]
+fn repeating_motion_must_return_to_its_start() {
+    let start = [0.01, -0.02, 0.005];
+    let off = [start[0] + 1e-6, start[1], start[2]];
+    let err = round_trip(start, off, true).unwrap_err();
+    match err {
+        MotionError::RepeatNotClosed {
+            position_m,
+            rotation_rad,
+        } => {
+            assert!((position_m - 1e-6).abs() < 1e-12, "{position_m}");
+            assert!(rotation_rad <= CLOSURE_TOLERANCE, "{rotation_rad}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(err.to_string().contains("repeating"), "{err}");
+    // The same path is fine once.
+    round_trip(start, off, false).unwrap();
+    // A rotation that does not come back is refused too.
+    let err = Motion::try_from(MotionConfig {
+        start_position_m: [0.0; 3],
+        start_rotation_rad: [0.0; 3],
+        segments: vec![SegmentConfig::Rotate {
+            axis: [1.0, 0.0, 0.0],
+            angle_rad: 0.1,
+            duration_s: 1.0,
+        }],
+        repeat: true,
+    })
+    .unwrap_err();
+    assert!(
+        matches!(err, MotionError::RepeatNotClosed { rotation_rad, .. } if (rotation_rad - 0.1).abs() < 1e-12),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn repeat_parses_and_full_turns_close() {
+    let motion: Motion = toml::from_str(
+        "repeat = true\nstart_position_m = [0.02, 0.0, 0.0]\n\n[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nturns = 2.0\nduration_s = 1.0\n",
+    )
+    .unwrap();
+    assert!(motion.repeats());
+    let err = parse_error(
+        "repeat = true\nstart_position_m = [0.02, 0.0, 0.0]\n\n[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nturns = 0.5\nduration_s = 1.0\n",
+    );
+    assert!(err.contains("must end at its start"), "{err}");
+    assert!(!example().repeats());
 }

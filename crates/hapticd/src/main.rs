@@ -1,5 +1,14 @@
-//! `hapticd`: the haptic rendering server's tools.
+//! `hapticd`: the haptic rendering server and its tools.
 //!
+//! - `hapticd run [--config FILE] [--device simulated|emulator|hid]
+//!   [--trajectory FILE] [--until-end] [--record FILE] [--duration S]
+//!   [--summary-json FILE] [--log-format human|json]`: the server, on the
+//!   embedded default scene with the simulated device unless `--config`
+//!   names a scene; SIGINT or SIGTERM ramps the force to zero and exits 0,
+//!   a second signal exits at once with zero force.
+//! - `hapticd replay --config FILE --trajectory FILE --out FILE`: a
+//!   recorded trajectory through a scene, deterministic, into a tick
+//!   recording.
 //! - `hapticd prep MESH --resolution N --out FILE`: builds a prepared-geometry
 //!   file (distance field, point shell, point tree), skipped when up to date.
 //! - `hapticd inspect FILE [--query POINTS.csv]`: describes a prepared file,
@@ -19,10 +28,13 @@
 mod check_config;
 mod devices;
 mod inspect;
+mod logging;
 mod output;
 mod prep;
 mod progress;
 mod record;
+mod replay;
+mod run;
 mod scenario;
 
 use clap::{Parser, Subcommand};
@@ -37,6 +49,12 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
+    /// Run the server: the embedded default scene with the simulated
+    /// device, or the scene of `--config`.
+    Run(run::RunArgs),
+    /// Play a recorded trajectory through a scene, deterministically, into
+    /// a tick recording.
+    Replay(replay::ReplayArgs),
     /// Prepare a mesh: build its distance field, point shell and point tree
     /// into a prepared-geometry file.
     Prep(prep::PrepArgs),
@@ -66,15 +84,23 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
-        Command::Prep(args) => prep::run(&args),
-        Command::Inspect(args) => inspect::run(&args),
-        Command::Scenario(args) => scenario::run_scenario(&args),
-        Command::Devices(args) => devices::run(&args),
-        Command::Record(args) => record::run(&args),
-        Command::CheckConfig(args) => check_config::run(&args),
+        Command::Run(args) => {
+            logging::init(args.log_format());
+            run::run(&args).map(ExitCode::from)
+        }
+        Command::Replay(args) => {
+            logging::init(logging::LogFormat::Human);
+            replay::run(&args).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Prep(args) => prep::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Inspect(args) => inspect::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Scenario(args) => scenario::run_scenario(&args).map(|()| ExitCode::SUCCESS),
+        Command::Devices(args) => devices::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::Record(args) => record::run(&args).map(|()| ExitCode::SUCCESS),
+        Command::CheckConfig(args) => check_config::run(&args).map(|()| ExitCode::SUCCESS),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(code) => code,
         Err(error) => {
             eprintln!("error: {}", message(&error));
             ExitCode::FAILURE

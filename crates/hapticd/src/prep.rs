@@ -5,10 +5,9 @@ use crate::output::Stdout;
 use crate::progress::Progress;
 use anyhow::{bail, Context};
 use haptic_asset::{cache_key, read_header, write_prepared, PreparedGeometry, SourceInfo};
-use haptic_mesh::shapes::{box_mesh, icosphere, torus};
+use haptic_mesh::shapes::{builtin, BUILTIN_NAMES};
 use haptic_mesh::{
     load_mesh_from_bytes, LengthUnit, LoadOptions, LoadedMesh, MeshError, MeshFormat, TriangleMesh,
-    Vector3,
 };
 use haptic_pointshell::{sample_point_shell, spacing_for_count, NestedPointTree};
 use haptic_sdf::MAX_BAND_HALF_WIDTH_VOXELS;
@@ -255,11 +254,11 @@ impl Source {
             if unit.is_some_and(|u| u != LengthUnit::Metre) {
                 bail!("{spec}: built-in shapes are in metres; --unit applies to mesh files");
             }
-            let mesh = match shape {
-                "torus" => torus(0.04, 0.015, 96, 48),
-                "sphere" => icosphere(0.05, 4),
-                "box" => box_mesh(Vector3::new(0.05, 0.035, 0.025)),
-                _ => bail!("{spec}: no such built-in shape (expected torus, sphere or box)"),
+            let Some(mesh) = builtin(shape) else {
+                bail!(
+                    "{spec}: no such built-in shape (expected {})",
+                    BUILTIN_NAMES.join(", ")
+                );
             };
             // As OFF text, so that a built-in shape is cached and loaded like a file.
             return Ok(Self {

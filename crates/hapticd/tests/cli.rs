@@ -226,7 +226,7 @@ fn missing_inputs_are_errors_naming_them() {
         &[nowhere.to_str().unwrap(), "does not exist"],
     );
     let args = ["prep", "builtin:teapot", "--resolution", "16", "--out", "x"];
-    assert_error(&hapticd(&args), &["builtin:teapot", "torus, sphere or box"]);
+    assert_error(&hapticd(&args), &["builtin:teapot", "torus, sphere, box"]);
     let missing = dir.path().join("missing.hgeo");
     assert_error(
         &hapticd(&["inspect", missing.to_str().unwrap()]),

@@ -229,6 +229,21 @@ pub fn block_with_hole(
     TriangleMesh::new(vertices, triangles)
 }
 
+/// Names of the built-in meshes that configs and `hapticd prep` accept as
+/// `builtin:NAME`.
+pub const BUILTIN_NAMES: [&str; 3] = ["torus", "sphere", "box"];
+
+/// A built-in mesh by name, in metres, about 10 cm across: `torus` (radii
+/// 4 cm and 1.5 cm), `sphere` (radius 5 cm) or `box` (10 × 7 × 5 cm).
+pub fn builtin(name: &str) -> Option<TriangleMesh> {
+    match name {
+        "torus" => Some(torus(0.04, 0.015, 96, 48)),
+        "sphere" => Some(icosphere(0.05, 4)),
+        "box" => Some(box_mesh(Vector3::new(0.05, 0.035, 0.025))),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -201,6 +201,16 @@ impl RenderingCycle {
         &self.scene
     }
 
+    /// Moves environment object `index` to `pose` (object frame → world)
+    /// from the next [`step`](Self::step) on. Yamane spring anchors already
+    /// placed stay where they are in the world.
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    pub fn set_environment_pose(&mut self, index: usize, pose: Isometry3<f64>) {
+        self.scene.set_environment_pose(index, pose);
+    }
+
     /// One servo cycle for the device at `manipulandum`. Never allocates
     /// with the fast solver.
     pub fn step(&mut self, manipulandum: &Isometry3<f64>) -> CycleReport {

@@ -9,10 +9,20 @@
 //! (no `CAP_SYS_NICE` or `RLIMIT_RTPRIO`) the thread logs a warning and runs
 //! at normal priority. Pinning uses `sched_setaffinity`, likewise warning
 //! on failure.
+//!
+//! Start-up, on the servo thread: priority, pinning, the statistics (their
+//! histograms allocated), then the caller's `after_setup`. From the first
+//! sleep on the loop allocates nothing, takes no lock and makes no syscall
+//! but `clock_nanosleep` and the device's own I/O (`clock_gettime` is
+//! answered by the vDSO). It ends after the shutdown ramp that a stop
+//! request or the end of the device's recording starts, or at once, the
+//! output zeroed, on an abort request.
 use crate::tick::{ServoTick, TickFaults, TickRecord};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
+use hdrhistogram::Histogram;
+use std::fmt;
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -43,62 +53,90 @@ impl Default for ServoConfig {
     }
 }
 
-/// Width of one [`LatencyHistogram`] bucket (ns).
-pub const BUCKET_NS: u64 = 5_000;
-/// [`LatencyHistogram`] buckets; the last holds everything from
-/// `(BUCKETS - 1) · BUCKET_NS` (1 ms) on.
-pub const BUCKETS: usize = 201;
+/// Longest duration a [`LatencyHistogram`] tells apart (ns); longer ones
+/// are recorded as this.
+const HIGHEST_NS: u64 = 10_000_000_000;
 
-/// Wake-up lateness (actual start − deadline) per tick, in fixed buckets.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct LatencyHistogram {
-    counts: [u64; BUCKETS],
-    max_ns: u64,
+fn saturating_nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
+
+/// A histogram of durations: an HDR histogram of nanoseconds from 1 ns to
+/// 10 s at 3 significant figures (values within 0.1 %), its counts
+/// allocated when built and never resized, so recording never allocates.
+/// Longer durations count as 10 s.
+#[derive(Clone, PartialEq)]
+pub struct LatencyHistogram(Histogram<u64>);
 
 impl Default for LatencyHistogram {
     fn default() -> Self {
-        Self {
-            counts: [0; BUCKETS],
-            max_ns: 0,
-        }
+        let mut histogram =
+            Histogram::new_with_bounds(1, HIGHEST_NS, 3).expect("1 ns to 10 s at 3 figures");
+        histogram.auto(false);
+        // Writing every count now maps its pages before the servo runs.
+        histogram.clear();
+        Self(histogram)
+    }
+}
+
+impl fmt::Debug for LatencyHistogram {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LatencyHistogram")
+            .field("total", &self.total())
+            .field("min", &self.min())
+            .field("p50", &self.quantile(0.5))
+            .field("p99", &self.quantile(0.99))
+            .field("max", &self.max())
+            .finish()
     }
 }
 
 impl LatencyHistogram {
-    fn record(&mut self, ns: u64) {
-        let bucket = ((ns / BUCKET_NS) as usize).min(BUCKETS - 1);
-        self.counts[bucket] += 1;
-        self.max_ns = self.max_ns.max(ns);
-    }
-
-    /// Count per bucket: bucket `i` holds `[i, i + 1) · BUCKET_NS`.
-    pub fn counts(&self) -> &[u64; BUCKETS] {
-        &self.counts
+    /// Counts `value`. Never allocates.
+    pub fn record(&mut self, value: Duration) {
+        self.0
+            .saturating_record(saturating_nanos(value).min(HIGHEST_NS));
     }
 
     /// Samples recorded.
     pub fn total(&self) -> u64 {
-        self.counts.iter().sum()
+        self.0.len()
     }
 
-    /// Largest lateness recorded.
+    /// Smallest sample; zero when empty.
+    pub fn min(&self) -> Duration {
+        Duration::from_nanos(self.0.min())
+    }
+
+    /// Largest sample; zero when empty.
     pub fn max(&self) -> Duration {
-        Duration::from_nanos(self.max_ns)
+        Duration::from_nanos(self.0.max())
     }
 
-    /// Upper edge of the bucket holding quantile `q` (0–1), capped at the
-    /// maximum; zero when empty.
+    /// Mean sample; zero when empty.
+    pub fn mean(&self) -> Duration {
+        Duration::from_nanos(self.0.mean().round() as u64)
+    }
+
+    /// The sample at quantile `q` (0–1); zero when empty.
     pub fn quantile(&self, q: f64) -> Duration {
-        let rank = (q.clamp(0.0, 1.0) * self.total() as f64).ceil().max(1.0) as u64;
-        let mut seen = 0;
-        for (i, &count) in self.counts.iter().enumerate() {
-            seen += count;
-            if seen >= rank {
-                return Duration::from_nanos(((i as u64 + 1) * BUCKET_NS).min(self.max_ns));
-            }
-        }
-        Duration::ZERO
+        Duration::from_nanos(self.0.value_at_quantile(q.clamp(0.0, 1.0)))
+    }
+
+    /// `(value, count)` for every distinct recorded value, ascending; each
+    /// value is the top of its 0.1 % bucket.
+    pub fn iter_recorded(&self) -> impl Iterator<Item = (Duration, u64)> + '_ {
+        self.0.iter_recorded().map(|v| {
+            (
+                Duration::from_nanos(v.value_iterated_to()),
+                v.count_at_value(),
+            )
+        })
+    }
+
+    /// The underlying histogram (ns), e.g. to merge or export.
+    pub fn histogram(&self) -> &Histogram<u64> {
+        &self.0
     }
 }
 
@@ -141,7 +179,8 @@ impl StageTimers {
     }
 }
 
-/// What the servo thread did, returned by [`ServoHandle::stop`].
+/// What the servo thread did, returned by [`ServoHandle::stop`] and
+/// [`ServoHandle::join`].
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServoStats {
     /// Ticks run, including the shutdown ramp.
@@ -154,35 +193,72 @@ pub struct ServoStats {
     pub elapsed: Duration,
     /// Whether `SCHED_FIFO` was granted.
     pub realtime: bool,
+    /// Wake-up lateness (actual start − deadline) per tick.
     pub latency: LatencyHistogram,
+    /// Compute time of each whole tick, from wake-up to the end of publishing.
+    pub tick_time: LatencyHistogram,
     pub stages: StageTimers,
     pub faults: TickFaults,
     pub safety: SafetyCounters,
     pub telemetry_dropped: u64,
 }
 
+/// [`ServoHandle`] requests, in increasing order: a request never lowers
+/// an earlier one.
+const RUN: u8 = 0;
+const STOP: u8 = 1;
+const ABORT: u8 = 2;
+
 /// A running servo thread; [`ServoHandle::stop`] ends it, as does
-/// dropping the handle (discarding the statistics).
+/// dropping the handle (discarding the statistics). The thread also ends by
+/// itself, through the same shutdown ramp, when the device's recording ends
+/// ([`ServoHandle::is_finished`]).
 pub struct ServoHandle<D: HapticDevice> {
-    stop: Arc<AtomicBool>,
+    request: Arc<AtomicU8>,
     thread: Option<JoinHandle<(ServoStats, ServoTick<D>)>>,
 }
 
 impl<D: HapticDevice> ServoHandle<D> {
-    /// Requests shutdown: the safety layer ramps the wrench to zero over its
-    /// `shutdown_ticks`, then the thread exits. Returns its statistics and
-    /// the tick (with its device). Panics only if the servo thread panicked.
-    pub fn stop(mut self) -> (ServoStats, ServoTick<D>) {
-        self.stop.store(true, Ordering::Relaxed);
+    /// Requests shutdown and waits for it: see [`ServoHandle::request_stop`]
+    /// and [`ServoHandle::join`].
+    pub fn stop(self) -> (ServoStats, ServoTick<D>) {
+        self.request_stop();
+        self.join()
+    }
+
+    /// Requests shutdown without waiting: at its next tick the safety layer
+    /// starts ramping the wrench to zero over its `shutdown_ticks`, then the
+    /// thread exits.
+    pub fn request_stop(&self) {
+        self.request.fetch_max(STOP, Ordering::Relaxed);
+    }
+
+    /// Requests an immediate end without waiting: at its next wake-up the
+    /// thread writes zero (no ramp) and exits without running the tick.
+    pub fn abort(&self) {
+        self.request.fetch_max(ABORT, Ordering::Relaxed);
+    }
+
+    /// Waits for the thread to end (after a request, or the end of the
+    /// device's recording); returns its statistics and the tick (with its
+    /// device). Panics only if the servo thread panicked.
+    pub fn join(mut self) -> (ServoStats, ServoTick<D>) {
         let thread = self.thread.take().expect("joined only here or on drop");
         thread.join().expect("the servo thread panicked")
+    }
+
+    /// Whether the thread has ended (after a request, the end of the
+    /// device's recording, or a panic); [`ServoHandle::join`] then returns
+    /// at once.
+    pub fn is_finished(&self) -> bool {
+        self.thread.as_ref().is_some_and(JoinHandle::is_finished)
     }
 }
 
 impl<D: HapticDevice> Drop for ServoHandle<D> {
     fn drop(&mut self) {
         if let Some(thread) = self.thread.take() {
-            self.stop.store(true, Ordering::Relaxed);
+            self.request_stop();
             // A panic on the servo thread has already been reported.
             let _ = thread.join();
         }
@@ -198,13 +274,24 @@ impl ServoThread {
         config: ServoConfig,
         tick: ServoTick<D>,
     ) -> io::Result<ServoHandle<D>> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
+        Self::spawn_with(config, tick, || {})
+    }
+
+    /// Like [`ServoThread::spawn`], running `after_setup` on the servo
+    /// thread once its priority and affinity are set and everything the
+    /// loop uses is allocated, just before the first sleep.
+    pub fn spawn_with<D: HapticDevice + 'static>(
+        config: ServoConfig,
+        tick: ServoTick<D>,
+        after_setup: impl FnOnce() + Send + 'static,
+    ) -> io::Result<ServoHandle<D>> {
+        let request = Arc::new(AtomicU8::new(RUN));
+        let requested = Arc::clone(&request);
         let thread = std::thread::Builder::new()
             .name("haptic-servo".into())
-            .spawn(move || run(&config, tick, &flag))?;
+            .spawn(move || run(&config, tick, &requested, after_setup))?;
         Ok(ServoHandle {
-            stop,
+            request,
             thread: Some(thread),
         })
     }
@@ -275,7 +362,8 @@ fn pin(cpu: usize) {
 fn run<D: HapticDevice>(
     config: &ServoConfig,
     mut tick: ServoTick<D>,
-    stop: &AtomicBool,
+    request: &AtomicU8,
+    after_setup: impl FnOnce(),
 ) -> (ServoStats, ServoTick<D>) {
     let realtime = config.fifo_priority.is_some_and(set_fifo);
     if let Some(cpu) = config.cpu {
@@ -289,24 +377,37 @@ fn run<D: HapticDevice>(
         elapsed: Duration::ZERO,
         realtime,
         latency: LatencyHistogram::default(),
+        tick_time: LatencyHistogram::default(),
         stages: StageTimers::default(),
         faults: TickFaults::default(),
         safety: SafetyCounters::default(),
         telemetry_dropped: 0,
     };
+    after_setup();
     let start_ns = now_ns() + period_ns;
     let mut deadline_ns = start_ns;
     loop {
         sleep_until(deadline_ns);
         let woke_ns = now_ns();
-        stats.latency.record(woke_ns.saturating_sub(deadline_ns));
-        if stop.load(Ordering::Relaxed) {
+        let latency = Duration::from_nanos(woke_ns.saturating_sub(deadline_ns));
+        stats.latency.record(latency);
+        match request.load(Ordering::Relaxed) {
+            ABORT => {
+                tick.safety_mut().abort();
+                stats.elapsed = Duration::from_nanos(now_ns() - start_ns);
+                break;
+            }
             // Idempotent: starts the ramp once.
-            tick.safety_mut().shutdown();
+            STOP => tick.safety_mut().shutdown(),
+            _ if tick.device_ended() => tick.safety_mut().shutdown(),
+            _ => {}
         }
-        let record = tick.run(Duration::from_nanos(deadline_ns - start_ns));
+        let record = tick.run(Duration::from_nanos(deadline_ns - start_ns), latency);
         let end_ns = now_ns();
         stats.ticks += 1;
+        stats
+            .tick_time
+            .record(Duration::from_nanos(end_ns - woke_ns));
         stats.stages.add(&record, end_ns - woke_ns);
         if tick.safety().state() == SafetyState::Off {
             stats.elapsed = Duration::from_nanos(end_ns - start_ns);

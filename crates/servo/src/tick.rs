@@ -1,9 +1,12 @@
 //! One servo tick, from device sample to published record.
-use haptic_devices::{DeviceSample, HapticDevice, SafetyLayer, Wrench};
+use haptic_contact::ContactScene;
+use haptic_devices::{
+    DeviceError, DeviceSample, HapticDevice, SafetyLayer, SafetyState, TripCause, Wrench,
+};
 use haptic_friction::FrictionState;
-use haptic_handoff::{LatestReader, TickProducer};
+use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
 use haptic_render::RenderingCycle;
-use nalgebra::{Isometry3, Translation3, Vector3, Vector6};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
 /// Maps the device handle into the scene: the handle's position is scaled
@@ -36,12 +39,65 @@ impl WorkspaceMapping {
     }
 }
 
-/// The physics thread's latest state as the servo sees it. Only its
-/// sequence number is consumed so far; it is recorded per tick.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// The physics thread's latest state, published physics → servo.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct PhysicsSnapshot {
-    /// Incremented by the physics thread on every publish.
+    /// Incremented by the physics thread on every publish; recorded per tick.
     pub sequence: u64,
+    /// Pose (object frame → world) of each environment object of the
+    /// rendering cycle, in the cycle's order. The tick copies the first
+    /// `min(len, objects)`: extra poses are ignored, and objects without a
+    /// pose keep theirs.
+    pub environment_poses: Vec<Isometry3<f64>>,
+}
+
+impl PhysicsSnapshot {
+    /// Sequence 0 with `poses`. As a channel's initial value it sizes the
+    /// slots that in-place publishes reuse; the servo applies only values
+    /// published after it.
+    pub fn new(poses: Vec<Isometry3<f64>>) -> Self {
+        Self {
+            sequence: 0,
+            environment_poses: poses,
+        }
+    }
+}
+
+/// The servo's state, published servo → physics every tick.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolState {
+    /// The tick that published it.
+    pub tick: u64,
+    /// Its scheduled time since the servo started.
+    pub time: Duration,
+    /// The simulation object after the tick's step (object frame → world).
+    pub tool_pose: Isometry3<f64>,
+    /// The manipulandum: the handle mapped into the scene (the last one
+    /// read when this tick's read failed).
+    pub device_pose: Isometry3<f64>,
+    /// Per environment object, the penalty contact wrench `[F; τ]` the tool
+    /// exerts on it (world frame, torque about the object's frame origin at
+    /// its current pose), from the contacts of the last step: the reaction
+    /// `k d N` of each contact force `−k d N` on the tool, applied at the
+    /// contact point. Friction is not included: the static-friction LP
+    /// decides the tool's displacement, and its forces are not split per
+    /// object.
+    pub contact_wrenches: Vec<Vector6<f64>>,
+}
+
+impl ToolState {
+    /// Tick 0 at the origin with room for `environment_objects` wrenches.
+    /// Build the channel from this with the cycle's environment object
+    /// count so that the tick's in-place publishes never allocate.
+    pub fn new(environment_objects: usize) -> Self {
+        Self {
+            tick: 0,
+            time: Duration::ZERO,
+            tool_pose: Isometry3::identity(),
+            device_pose: Isometry3::identity(),
+            contact_wrenches: vec![Vector6::zeros(); environment_objects],
+        }
+    }
 }
 
 /// [`TickRecord::state`]: no contact.
@@ -53,7 +109,24 @@ pub const STATE_STATIC: u8 = 2;
 /// [`TickRecord::state`]: the device read failed; nothing was rendered.
 pub const STATE_NOT_RENDERED: u8 = 255;
 
-/// What one tick did, as published to telemetry. Timings in nanoseconds.
+/// [`TickRecord::safety_state`]: [`SafetyState::Running`], full limits.
+pub const SAFETY_RUNNING: u8 = 0;
+/// [`TickRecord::safety_state`]: [`SafetyState::Ramping`], a soft start.
+pub const SAFETY_RAMPING: u8 = 1;
+/// [`TickRecord::safety_state`]: [`SafetyState::WaitingForSmallRequest`],
+/// zero until the request is small enough to ramp in.
+pub const SAFETY_WAITING: u8 = 2;
+/// [`TickRecord::safety_state`]: [`SafetyState::Tripped`], zero while a trip
+/// condition lasts.
+pub const SAFETY_TRIPPED: u8 = 3;
+/// [`TickRecord::safety_state`]: [`SafetyState::ShuttingDown`], ramping to
+/// zero.
+pub const SAFETY_SHUTTING_DOWN: u8 = 4;
+/// [`TickRecord::safety_state`]: [`SafetyState::Off`], zero for good.
+pub const SAFETY_OFF: u8 = 5;
+
+/// What one tick did, as published to telemetry. Timings in nanoseconds;
+/// orientations as quaternions `[w, i, j, k]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct TickRecord {
     /// Ticks before this one.
@@ -63,12 +136,30 @@ pub struct TickRecord {
     pub contacts: u32,
     /// One of the `STATE_*` codes.
     pub state: u8,
-    /// Sequence of the physics snapshot seen this tick.
+    /// Sequence of the last physics snapshot applied.
     pub physics_sequence: u64,
+    /// Handle position read this tick, device frame (m); zero when the read
+    /// failed.
+    pub device_position: [f64; 3],
+    /// Handle orientation read this tick, device frame; identity when the
+    /// read failed.
+    pub device_orientation: [f64; 4],
+    /// Simulation object position after the tick, world frame (m).
+    pub tool_position: [f64; 3],
+    /// Simulation object orientation after the tick, world frame.
+    pub tool_orientation: [f64; 4],
     /// Force written to the device after the safety layer, device frame (N).
     pub force: [f64; 3],
     /// Torque written to the device after the safety layer, device frame (N·m).
     pub torque: [f64; 3],
+    /// How late the tick woke after its deadline.
+    pub wake_latency_ns: u64,
+    /// Safety trip episodes so far, all causes.
+    pub safety_trips: u64,
+    /// The most recent trip's cause, if any trip happened yet.
+    pub last_trip: Option<TripCause>,
+    /// One of the `SAFETY_*` codes, after the tick's write.
+    pub safety_state: u8,
     pub read_ns: u64,
     pub collision_ns: u64,
     pub assembly_ns: u64,
@@ -89,7 +180,11 @@ pub struct TickFaults {
 }
 
 fn nanos(d: Duration) -> u64 {
-    d.as_nanos() as u64
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn wijk(q: &UnitQuaternion<f64>) -> [f64; 4] {
+    [q.w, q.i, q.j, q.k]
 }
 
 fn state_code(state: FrictionState) -> u8 {
@@ -100,61 +195,111 @@ fn state_code(state: FrictionState) -> u8 {
     }
 }
 
+fn safety_code(state: SafetyState) -> u8 {
+    match state {
+        SafetyState::Running => SAFETY_RUNNING,
+        SafetyState::Ramping { .. } => SAFETY_RAMPING,
+        SafetyState::WaitingForSmallRequest => SAFETY_WAITING,
+        SafetyState::Tripped => SAFETY_TRIPPED,
+        SafetyState::ShuttingDown => SAFETY_SHUTTING_DOWN,
+        SafetyState::Off => SAFETY_OFF,
+    }
+}
+
+/// Fills `wrenches` with one entry per environment object of `scene`: the
+/// reaction of its last contacts' penalty forces, about each object's
+/// origin. Allocates only if `wrenches` has less capacity than objects.
+fn reaction_wrenches(scene: &ContactScene, wrenches: &mut Vec<Vector6<f64>>) {
+    wrenches.clear();
+    wrenches.resize(scene.environment().len(), Vector6::zeros());
+    let x = scene.pose().translation.vector;
+    for contact in scene.contacts() {
+        let index = contact.environment as usize;
+        let origin = scene.environment()[index].pose.translation.vector;
+        let force = -contact.force();
+        let torque = (x + contact.handle - origin).cross(&force);
+        wrenches[index] += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
+    }
+}
+
 /// Everything one servo tick needs; [`ServoTick::run`] is the tick.
 pub struct ServoTick<D: HapticDevice> {
     device: SafetyLayer<D>,
     mapping: WorkspaceMapping,
     cycle: RenderingCycle,
     physics: LatestReader<PhysicsSnapshot>,
+    physics_sequence: u64,
+    tool: LatestWriter<ToolState>,
     telemetry: TickProducer<TickRecord>,
+    manipulandum: Isometry3<f64>,
     ticks: u64,
     faults: TickFaults,
+    ended: bool,
 }
 
 impl<D: HapticDevice> ServoTick<D> {
+    /// Build `physics` from [`PhysicsSnapshot::new`] with one pose per
+    /// environment object and `tool` from [`ToolState::new`] with the
+    /// cycle's environment object count, so that neither grows in a tick.
     pub fn new(
         device: SafetyLayer<D>,
         mapping: WorkspaceMapping,
         cycle: RenderingCycle,
         physics: LatestReader<PhysicsSnapshot>,
+        tool: LatestWriter<ToolState>,
         telemetry: TickProducer<TickRecord>,
     ) -> Self {
         Self {
             device,
             mapping,
+            manipulandum: *cycle.simulation_pose(),
             cycle,
             physics,
+            physics_sequence: 0,
+            tool,
             telemetry,
             ticks: 0,
             faults: TickFaults::default(),
+            ended: false,
         }
     }
 
-    /// One tick scheduled at `time`: read the device, map the handle into
-    /// the scene, take the latest physics snapshot, render, write the wrench
-    /// through the safety layer and publish the record (dropped and counted
-    /// when telemetry is full). A failed read writes zero. Never allocates
-    /// and never panics on device faults.
-    pub fn run(&mut self, time: Duration) -> TickRecord {
+    /// One tick scheduled at `time`, woken `wake_latency` after it: read the
+    /// device, apply a newly published physics snapshot, map the handle into
+    /// the scene, render, write the wrench through the safety layer, publish
+    /// the tool state and the record (dropped and counted when telemetry is
+    /// full). A failed read writes zero. Never allocates, locks or panics on
+    /// device faults.
+    pub fn run(&mut self, time: Duration, wake_latency: Duration) -> TickRecord {
         let mut record = TickRecord {
             tick: self.ticks,
             time,
             state: STATE_NOT_RENDERED,
+            device_orientation: wijk(&UnitQuaternion::identity()),
+            wake_latency_ns: nanos(wake_latency),
             ..TickRecord::default()
         };
         self.ticks += 1;
 
         let started = Instant::now();
         let sample = self.device.read();
-        let read_done = Instant::now();
-        record.read_ns = nanos(read_done - started);
+        record.read_ns = nanos(started.elapsed());
 
-        record.physics_sequence = self.physics.read().sequence;
+        if let Some(snapshot) = self.physics.read_new() {
+            self.physics_sequence = snapshot.sequence;
+            let objects = self.cycle.scene().environment().len();
+            for (index, pose) in snapshot.environment_poses.iter().take(objects).enumerate() {
+                self.cycle.set_environment_pose(index, *pose);
+            }
+        }
+        record.physics_sequence = self.physics_sequence;
 
         let request = match sample {
             Ok(sample) => {
-                let manipulandum = self.mapping.manipulandum(&sample);
-                let report = self.cycle.step(&manipulandum);
+                record.device_position = sample.position.coords.into();
+                record.device_orientation = wijk(&sample.orientation);
+                self.manipulandum = self.mapping.manipulandum(&sample);
+                let report = self.cycle.step(&self.manipulandum);
                 record.contacts = report.contacts as u32;
                 record.state = state_code(report.state);
                 record.collision_ns = nanos(report.timings.collision);
@@ -168,7 +313,8 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 wrench
             }
-            Err(_) => {
+            Err(error) => {
+                self.ended |= matches!(error, DeviceError::EndOfRecording);
                 self.faults.read += 1;
                 Wrench::ZERO
             }
@@ -182,7 +328,21 @@ impl<D: HapticDevice> ServoTick<D> {
         let written = self.device.commanded();
         record.force = written.force.into();
         record.torque = written.torque.into();
+        record.safety_trips = self.device.counters().total();
+        record.last_trip = self.device.last_trip().map(|trip| trip.cause);
+        record.safety_state = safety_code(self.device.state());
+        let tool_pose = *self.cycle.simulation_pose();
+        record.tool_position = tool_pose.translation.vector.into();
+        record.tool_orientation = wijk(&tool_pose.rotation);
 
+        let (scene, device_pose) = (self.cycle.scene(), self.manipulandum);
+        self.tool.publish_with(|state| {
+            state.tick = record.tick;
+            state.time = time;
+            state.tool_pose = tool_pose;
+            state.device_pose = device_pose;
+            reaction_wrenches(scene, &mut state.contact_wrenches);
+        });
         self.telemetry.push(record);
         record
     }
@@ -197,6 +357,11 @@ impl<D: HapticDevice> ServoTick<D> {
         &mut self.device
     }
 
+    /// The rendering cycle, with the contacts of the last step.
+    pub fn cycle(&self) -> &RenderingCycle {
+        &self.cycle
+    }
+
     /// Ticks run so far.
     pub fn ticks(&self) -> u64 {
         self.ticks
@@ -205,6 +370,11 @@ impl<D: HapticDevice> ServoTick<D> {
     /// Faults counted so far.
     pub fn faults(&self) -> TickFaults {
         self.faults
+    }
+
+    /// Whether a device read has reported [`DeviceError::EndOfRecording`].
+    pub fn device_ended(&self) -> bool {
+        self.ended
     }
 
     /// Records dropped because telemetry was full.

@@ -1,15 +1,17 @@
 mod common;
 
-use common::{press_into_corner, rig};
+use common::{press_into_corner, rig, rig_with};
+use haptic_contact::total_wrench;
 use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SafetyState, SimulatedClock,
     SimulatedDevice, Wrench,
 };
 use haptic_servo::{
-    PhysicsSnapshot, ServoConfig, ServoThread, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
+    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, SAFETY_OFF, SAFETY_RAMPING,
+    SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
 };
-use nalgebra::{Point3, UnitQuaternion};
-use std::time::Duration;
+use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3, Vector6};
+use std::time::{Duration, Instant};
 
 const DT: Duration = Duration::from_millis(1);
 
@@ -21,8 +23,8 @@ fn stepped_run_renders_contacts_within_limits() {
     let ticks = 800;
     let mut records = Vec::new();
     for i in 0..ticks {
-        rig.physics.publish(PhysicsSnapshot { sequence: i });
-        rig.tick.run(DT * i as u32);
+        rig.physics.publish_with(|snapshot| snapshot.sequence = i);
+        rig.tick.run(DT * i as u32, Duration::ZERO);
         let written = rig.tick.safety().device().last_wrench();
         assert!(written.is_finite());
         assert!(written.force.norm() <= limits.max_force + 1e-9);
@@ -33,9 +35,31 @@ fn stepped_run_renders_contacts_within_limits() {
     }
     assert_eq!(records.len(), ticks as usize);
     assert_eq!(rig.tick.telemetry_dropped(), 0);
+    let motion = press_into_corner();
     for (i, record) in records.iter().enumerate() {
         assert_eq!(record.tick, i as u64);
         assert_eq!(record.physics_sequence, i as u64);
+        let handle = motion.state_at((DT * i as u32).as_secs_f64()).position;
+        assert_eq!(record.device_position, <[f64; 3]>::from(handle.coords));
+        assert_eq!(record.device_orientation, [1.0, 0.0, 0.0, 0.0]);
+        let q = Vector3::new(
+            record.tool_orientation[1],
+            record.tool_orientation[2],
+            record.tool_orientation[3],
+        );
+        let norm = (record.tool_orientation[0].powi(2) + q.norm_squared()).sqrt();
+        assert!((norm - 1.0).abs() < 1e-12);
+        assert_eq!(record.safety_trips, 0);
+    }
+    // A soft start over the first 0.5 s, then full limits.
+    assert_eq!(records[10].safety_state, SAFETY_RAMPING);
+    assert_eq!(records[700].safety_state, SAFETY_RUNNING);
+    // Pressed in: the tool crossed the 0.5 mm gap into the floor and the
+    // wall, but stays well short of the handle, 4 mm in.
+    let (first, last) = (records[0], records[ticks as usize - 1]);
+    for axis in [0, 2] {
+        let moved = first.tool_position[axis] - last.tool_position[axis];
+        assert!((0.0005..0.002).contains(&moved), "{axis}: {moved}");
     }
     let in_contact = records.iter().filter(|r| r.contacts > 0).count();
     assert!(in_contact > 100, "{in_contact} ticks in contact");
@@ -45,6 +69,17 @@ fn stepped_run_renders_contacts_within_limits() {
     let written = rig.tick.safety().device().last_wrench();
     assert!(written.force.norm() > 1.0, "{written:?}");
     assert_eq!(rig.tick.faults().read, 0);
+
+    rig.tick.safety_mut().shutdown();
+    let record = rig.tick.run(DT * ticks as u32, DT / 10);
+    assert_eq!(record.safety_state, SAFETY_SHUTTING_DOWN);
+    assert_eq!(record.safety_trips, 1);
+    assert_eq!(record.wake_latency_ns, 100_000);
+    for i in 1..=10 {
+        rig.tick.run(DT * (ticks as u32 + i), Duration::ZERO);
+    }
+    let record = rig.telemetry.drain().last().unwrap();
+    assert_eq!(record.safety_state, SAFETY_OFF);
 }
 
 /// Fails every third read and returns a NaN position every third.
@@ -93,10 +128,12 @@ fn device_faults_write_zero_and_are_counted() {
         64,
     );
     for i in 0..30 {
-        let record = rig.tick.run(DT * i);
+        let record = rig.tick.run(DT * i, Duration::ZERO);
         if i % 3 != 1 {
             assert_eq!(record.state, STATE_NOT_RENDERED);
             assert_eq!(rig.tick.safety().device().last_wrench, Some(Wrench::ZERO));
+            assert_eq!(record.device_position, [0.0; 3]);
+            assert_eq!(record.device_orientation, [1.0, 0.0, 0.0, 0.0]);
         }
     }
     assert_eq!(rig.tick.faults().read, 20);
@@ -128,9 +165,10 @@ fn thread_runs_near_1_khz_and_ramps_down_on_stop() {
         stats.latency.max()
     );
     println!(
-        "mean tick {:?}, max tick {:?}; faults {:?}; safety {:?}",
-        Duration::from_nanos(stats.stages.tick.total_ns / stats.ticks),
-        Duration::from_nanos(stats.stages.tick.max_ns),
+        "tick time mean {:?} p99 {:?} max {:?}; faults {:?}; safety {:?}",
+        stats.tick_time.mean(),
+        stats.tick_time.quantile(0.99),
+        stats.tick_time.max(),
         stats.faults,
         stats.safety
     );
@@ -141,8 +179,241 @@ fn thread_runs_near_1_khz_and_ramps_down_on_stop() {
     );
     assert!((ticks - 500.0).abs() <= 0.2 * 500.0, "{ticks} ticks");
     assert_eq!(stats.latency.total(), stats.ticks);
+    assert_eq!(stats.tick_time.total(), stats.ticks);
+    let slowest = Duration::from_nanos(stats.stages.tick.max_ns);
+    assert!(stats.tick_time.max() >= slowest && stats.tick_time.max() <= slowest * 1001 / 1000);
     assert_eq!(stats.safety.shutdown, 1);
     assert_eq!(tick.safety().state(), SafetyState::Off);
     assert_eq!(tick.safety().device().last_wrench(), Wrench::ZERO);
     assert_eq!(tick.ticks(), stats.ticks);
+}
+
+#[test]
+fn physics_snapshots_move_the_environment() {
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT));
+    let mut rig = rig(device, 1024);
+    let run = |rig: &mut common::Rig<SimulatedDevice>, i: u32| rig.tick.run(DT * i, Duration::ZERO);
+    for i in 0..300 {
+        run(&mut rig, i);
+    }
+    assert!(run(&mut rig, 300).contacts > 0);
+    let corner = rig.tick.cycle().scene().environment()[0].pose;
+
+    // One pose per object is applied; an extra one is ignored.
+    let away = Isometry3::translation(-0.5, 0.0, -0.5);
+    rig.physics.publish(PhysicsSnapshot {
+        sequence: 7,
+        environment_poses: vec![away, Isometry3::identity()],
+    });
+    let record = run(&mut rig, 301);
+    assert_eq!(record.physics_sequence, 7);
+    assert_eq!(rig.tick.cycle().scene().environment()[0].pose, away);
+    assert_eq!(record.contacts, 0);
+
+    // Too few poses leave the rest where they are.
+    rig.physics.publish(PhysicsSnapshot::new(Vec::new()));
+    let record = run(&mut rig, 302);
+    assert_eq!(record.physics_sequence, 0);
+    assert_eq!(rig.tick.cycle().scene().environment()[0].pose, away);
+
+    // Without a new snapshot nothing changes.
+    assert_eq!(run(&mut rig, 303).physics_sequence, 0);
+
+    rig.physics.publish(PhysicsSnapshot {
+        sequence: 9,
+        environment_poses: vec![corner],
+    });
+    let record = run(&mut rig, 304);
+    assert_eq!(record.physics_sequence, 9);
+    assert!(record.contacts > 0);
+}
+
+/// Torque of wrench `w` (about `from`) moved to be about `to`.
+fn about(w: &Vector6<f64>, from: &Vector3<f64>, to: &Vector3<f64>) -> Vector6<f64> {
+    let force = w.fixed_rows::<3>(0).into_owned();
+    let torque = w.fixed_rows::<3>(3) + (from - to).cross(&force);
+    Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z)
+}
+
+#[test]
+fn tool_state_carries_the_poses_and_the_reaction_on_each_object() {
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT));
+    // The corner twice, the second copy 2 cm along its edge: the cube
+    // presses into both, and their origins differ.
+    let mut rig = rig_with(device, 1024, |mut environment| {
+        let mut shifted = environment[0].clone();
+        shifted.pose = Isometry3::translation(0.0, 0.02, 0.0);
+        environment.push(shifted);
+        environment
+    });
+    let mut offset = None;
+    let mut pressed = 0;
+    for i in 0..400u32 {
+        let record = rig.tick.run(DT * i, Duration::ZERO);
+        let state = rig.tool.read().clone();
+        assert_eq!(state.tick, u64::from(i));
+        assert_eq!(state.time, DT * i);
+        assert_eq!(&state.tool_pose, rig.tick.cycle().simulation_pose());
+        assert_eq!(
+            record.tool_position,
+            <[f64; 3]>::from(state.tool_pose.translation.vector)
+        );
+        // The manipulandum is the handle placed by the fixed mapping.
+        let placed = state.device_pose.translation.vector - Vector3::from(record.device_position);
+        assert!((placed - *offset.get_or_insert(placed)).norm() < 1e-12);
+        assert_eq!(state.device_pose.rotation, UnitQuaternion::identity());
+
+        let scene = rig.tick.cycle().scene();
+        assert_eq!(state.contact_wrenches.len(), 2);
+        let x = scene.pose().translation.vector;
+        let on_tool = total_wrench(scene.contacts());
+        let on_objects: Vector6<f64> = state
+            .contact_wrenches
+            .iter()
+            .zip(scene.environment())
+            .map(|(w, object)| about(w, &object.pose.translation.vector, &x))
+            .sum();
+        assert!(
+            (on_objects + on_tool).norm() <= 1e-9 * (1.0 + on_tool.norm()),
+            "tick {i}: {on_objects:?} vs {on_tool:?}"
+        );
+        if scene.contacts().is_empty() {
+            assert!(state
+                .contact_wrenches
+                .iter()
+                .all(|w| *w == Vector6::zeros()));
+        }
+        if i >= 250 {
+            // Held in the corner: each object is pushed into the floor (−z)
+            // and the wall (−x).
+            for w in &state.contact_wrenches {
+                assert!(w.iter().all(|v| v.is_finite()));
+                assert!(w[0] < -0.1 && w[2] < -0.1, "tick {i}: {w:?}");
+            }
+            pressed += 1;
+        }
+    }
+    assert_eq!(pressed, 150);
+}
+
+#[test]
+fn abort_zeroes_and_ends_without_the_ramp() {
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Wall);
+    let mut rig = rig(device, 4096);
+    let handle = ServoThread::spawn(ServoConfig::default(), rig.tick).unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!handle.is_finished());
+    handle.abort();
+    // A later stop request does not turn the abort into a ramp.
+    handle.request_stop();
+    let started = Instant::now();
+    while !handle.is_finished() {
+        assert!(started.elapsed() < Duration::from_secs(1), "still running");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (stats, tick) = handle.join();
+    assert_eq!(tick.safety().state(), SafetyState::Off);
+    assert_eq!(tick.safety().device().last_wrench(), Wrench::ZERO);
+    assert_eq!(stats.safety.shutdown, 1);
+    assert_eq!(tick.ticks(), stats.ticks);
+    let records: Vec<_> = rig.telemetry.drain().collect();
+    assert_eq!(records.len() as u64, stats.ticks);
+    // The abort ran no further tick: no ramp, and no record shows the end.
+    assert!(records
+        .iter()
+        .all(|r| r.safety_state != SAFETY_SHUTTING_DOWN && r.safety_state != SAFETY_OFF));
+}
+
+/// Plays a [`SimulatedDevice`] for `reads` reads, then reports the end of
+/// its recording.
+struct Recording {
+    device: SimulatedDevice,
+    reads: u32,
+}
+
+impl HapticDevice for Recording {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        if self.reads == 0 {
+            return Err(DeviceError::EndOfRecording);
+        }
+        self.reads -= 1;
+        self.device.read()
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn thread_ends_by_itself_when_the_recording_ends() {
+    let device = Recording {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Wall),
+        reads: 300,
+    };
+    let mut rig = rig(device, 4096);
+    let handle = ServoThread::spawn(ServoConfig::default(), rig.tick).unwrap();
+    let started = Instant::now();
+    while !handle.is_finished() {
+        assert!(started.elapsed() < Duration::from_secs(5), "still running");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (stats, tick) = handle.stop();
+    assert!(tick.device_ended());
+    assert_eq!(tick.safety().state(), SafetyState::Off);
+    assert_eq!(tick.safety().device().device.last_wrench(), Wrench::ZERO);
+    // 300 ticks rendered, then one that hits the end and trips, and one that
+    // shuts down (at once: the device error is still active).
+    assert_eq!(stats.ticks, 302);
+    assert_eq!(tick.faults().read, 2);
+    assert_eq!(stats.safety.device_error, 1);
+    assert_eq!(stats.safety.shutdown, 1);
+    let records: Vec<_> = rig.telemetry.drain().collect();
+    assert_eq!(records.len(), 302);
+    assert!(records[..300].iter().all(|r| r.state != STATE_NOT_RENDERED));
+    assert_eq!(records[301].safety_state, SAFETY_OFF);
+    // The end of the recording and the shutdown, and any overruns.
+    assert!(records[301].safety_trips >= 2);
+    assert_eq!(records[301].safety_trips, stats.safety.total());
+}
+
+#[test]
+fn latency_histogram_statistics() {
+    let mut histogram = LatencyHistogram::default();
+    assert_eq!(histogram.total(), 0);
+    assert_eq!(histogram.quantile(0.5), Duration::ZERO);
+    assert_eq!(histogram.max(), Duration::ZERO);
+    assert_eq!(histogram.mean(), Duration::ZERO);
+    for us in 1..=1000 {
+        histogram.record(Duration::from_micros(us));
+    }
+    histogram.record(Duration::from_micros(500));
+    let within = |got: Duration, want_us: f64| {
+        let got = got.as_secs_f64() * 1e6;
+        assert!(
+            (got - want_us).abs() <= 1e-3 * want_us,
+            "{got} µs, want {want_us} µs"
+        );
+    };
+    assert_eq!(histogram.total(), 1001);
+    within(histogram.min(), 1.0);
+    within(histogram.max(), 1000.0);
+    within(histogram.mean(), 500.5);
+    within(histogram.quantile(0.5), 500.0);
+    within(histogram.quantile(0.99), 990.0);
+    within(histogram.quantile(2.0), 1000.0);
+    let recorded: Vec<_> = histogram.iter_recorded().collect();
+    assert_eq!(recorded.iter().map(|(_, n)| n).sum::<u64>(), 1001);
+    assert!(recorded.windows(2).all(|w| w[0].0 < w[1].0));
+    let (at, count) = recorded
+        .iter()
+        .find(|(value, _)| *value >= Duration::from_micros(500))
+        .unwrap();
+    within(*at, 500.0);
+    assert_eq!(*count, 2);
+    assert_eq!(histogram.histogram().len(), 1001);
 }

@@ -1,10 +1,13 @@
 //! A servo tick on the `cube_corner` scene, the handle pushing the cube
 //! into the corner.
+#![allow(dead_code)]
+
+use haptic_contact::EnvironmentObject;
 use haptic_devices::{HapticDevice, Motion, MotionConfig, SafetyLayer, SegmentConfig};
-use haptic_handoff::{Latest, LatestWriter, TickConsumer, TickStream};
+use haptic_handoff::{Latest, LatestReader, LatestWriter, TickConsumer, TickStream};
 use haptic_render::scenario::cube_corner;
 use haptic_render::RenderingCycle;
-use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, WorkspaceMapping};
+use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, ToolState, WorkspaceMapping};
 
 /// 4 mm into the floor and the wall (the cube starts 0.5 mm off both)
 /// over 0.2 s, then held.
@@ -19,6 +22,7 @@ pub fn press_into_corner() -> Motion {
             },
             SegmentConfig::Hold { duration_s: 1.0 },
         ],
+        repeat: false,
     })
     .unwrap()
 }
@@ -27,29 +31,51 @@ pub struct Rig<D: HapticDevice> {
     pub tick: ServoTick<D>,
     pub telemetry: TickConsumer<TickRecord>,
     pub physics: LatestWriter<PhysicsSnapshot>,
+    pub tool: LatestReader<ToolState>,
 }
 
 /// `device` behind a safety layer, driving `cube_corner` with the handle's
 /// origin at the cube's start pose.
 pub fn rig<D: HapticDevice>(device: D, telemetry_capacity: usize) -> Rig<D> {
+    rig_with(device, telemetry_capacity, |environment| environment)
+}
+
+/// [`rig`] with `cube_corner`'s environment replaced by `environment` of it.
+pub fn rig_with<D: HapticDevice>(
+    device: D,
+    telemetry_capacity: usize,
+    environment: impl FnOnce(Vec<EnvironmentObject>) -> Vec<EnvironmentObject>,
+) -> Rig<D> {
     let scenario = cube_corner(0.5);
     let scene = scenario.scene;
     let mapping = WorkspaceMapping {
         offset: scene.initial_pose,
         scale: 1.0,
     };
+    let environment = environment(scene.environment);
+    let poses = environment.iter().map(|object| object.pose).collect();
+    let objects = environment.len();
     let cycle = RenderingCycle::new(
         scene.moving,
-        scene.environment,
+        environment,
         scenario.parameters,
         scene.initial_pose,
     )
     .unwrap();
-    let (physics, reader) = Latest::new(&PhysicsSnapshot::default()).split();
+    let (physics, reader) = Latest::new(&PhysicsSnapshot::new(poses)).split();
+    let (tool_writer, tool) = Latest::new(&ToolState::new(objects)).split();
     let (producer, telemetry) = TickStream::new(telemetry_capacity).split();
     Rig {
-        tick: ServoTick::new(SafetyLayer::new(device), mapping, cycle, reader, producer),
+        tick: ServoTick::new(
+            SafetyLayer::new(device),
+            mapping,
+            cycle,
+            reader,
+            tool_writer,
+            producer,
+        ),
         telemetry,
         physics,
+        tool,
     }
 }

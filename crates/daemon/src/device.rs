@@ -1,0 +1,162 @@
+//! The device a configuration names, opened behind its safety layer.
+
+use haptic_config::{Config, DeviceKind};
+use haptic_devices::{
+    load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample, EmulatorConfig,
+    HapticDevice, HidDevice, Motion, SafetyLayer, SafetyLimits, SimulatedClock, SimulatedDevice,
+    Trajectory, TrajectoryEmulator, Wrench,
+};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// Any of the devices the daemon drives, dispatched without a vtable.
+pub enum AnyDevice {
+    Simulated(SimulatedDevice),
+    Emulator(TrajectoryEmulator),
+    /// Boxed: its report buffer would make every variant as large.
+    Hid(Box<HidDevice>),
+}
+
+impl HapticDevice for AnyDevice {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        match self {
+            Self::Simulated(d) => d.capabilities(),
+            Self::Emulator(d) => d.capabilities(),
+            Self::Hid(d) => d.capabilities(),
+        }
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        match self {
+            Self::Simulated(d) => d.read(),
+            Self::Emulator(d) => d.read(),
+            Self::Hid(d) => d.read(),
+        }
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        match self {
+            Self::Simulated(d) => d.write(wrench),
+            Self::Emulator(d) => d.write(wrench),
+            Self::Hid(d) => d.write(wrench),
+        }
+    }
+}
+
+/// Why a device could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    #[error("{file}: {message}")]
+    File { file: PathBuf, message: String },
+    #[error("opening the HID device `{profile}`: {source}")]
+    Hid {
+        profile: String,
+        source: DeviceError,
+    },
+    #[error("{0}")]
+    Config(String),
+}
+
+/// How device time advances.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pacing {
+    /// The servo thread's clock: real time.
+    RealTime,
+    /// One tick of `period` per read, as fast as the caller reads:
+    /// deterministic (`hapticd replay`).
+    Stepped { period: Duration },
+}
+
+/// Opens the device `config.device` names (paths relative to `base`),
+/// behind a safety layer whose limits follow the device's capabilities at
+/// the servo rate. `at_end` says what a recorded trajectory does after its
+/// last sample: end the run ([`AtEnd::Error`]) or hold.
+pub fn open(
+    config: &Config,
+    base: &Path,
+    pacing: Pacing,
+    at_end: AtEnd,
+) -> Result<SafetyLayer<AnyDevice>, OpenError> {
+    let d = &config.device;
+    let device = match d.kind {
+        DeviceKind::Simulated => {
+            let motion = match (&d.motion, &d.motion_file) {
+                (Some(motion), _) => motion.clone(),
+                (None, Some(file)) => load_motion(&base.join(file))?,
+                (None, None) => {
+                    return Err(OpenError::Config(
+                        "a simulated device needs `device.motion` or `device.motion_file`".into(),
+                    ))
+                }
+            };
+            let clock = match pacing {
+                Pacing::RealTime => SimulatedClock::Wall,
+                Pacing::Stepped { period } => SimulatedClock::Stepped(period),
+            };
+            AnyDevice::Simulated(SimulatedDevice::new(motion, clock))
+        }
+        DeviceKind::Emulator => {
+            let file = d.trajectory_file.as_ref().ok_or_else(|| {
+                OpenError::Config("an emulator needs `device.trajectory_file`".into())
+            })?;
+            let path = base.join(file);
+            let trajectory = Trajectory::load(&path).map_err(|e| OpenError::File {
+                file: path.clone(),
+                message: e.to_string(),
+            })?;
+            let clock = match pacing {
+                Pacing::RealTime => Clock::RealTime,
+                Pacing::Stepped { .. } => Clock::Stepped,
+            };
+            let mut emulator = EmulatorConfig::new(d.emulator.mode(), clock);
+            emulator.dt = 1.0 / config.threads.servo.rate_hz;
+            emulator.at_end = at_end;
+            AnyDevice::Emulator(TrajectoryEmulator::new(trajectory, emulator))
+        }
+        DeviceKind::Hid => {
+            let name = d
+                .profile
+                .as_ref()
+                .ok_or_else(|| OpenError::Config("a HID device needs `device.profile`".into()))?;
+            let dir = base.join(&d.profiles_dir);
+            let profiles = load_profiles(&dir).map_err(|e| OpenError::File {
+                file: e.file.clone(),
+                message: e.message.clone(),
+            })?;
+            let profile = profiles
+                .into_iter()
+                .find(|p| &p.name == name)
+                .ok_or_else(|| OpenError::File {
+                    file: dir.clone(),
+                    message: format!("no device profile `{name}`"),
+                })?;
+            let device = HidDevice::open(&profile).map_err(|source| OpenError::Hid {
+                profile: name.clone(),
+                source,
+            })?;
+            let limits = SafetyLimits::from_capabilities(
+                HapticDevice::capabilities(&device),
+                config.threads.servo.rate_hz,
+            );
+            // Reopened by the safety layer every `reconnect_ticks` while lost.
+            return Ok(SafetyLayer::new(AnyDevice::Hid(Box::new(device)))
+                .with_limits(limits)
+                .with_reconnect(move |device| {
+                    *device = AnyDevice::Hid(Box::new(HidDevice::open(&profile)?));
+                    Ok(())
+                }));
+        }
+    };
+    let limits =
+        SafetyLimits::from_capabilities(device.capabilities(), config.threads.servo.rate_hz);
+    Ok(SafetyLayer::new(device).with_limits(limits))
+}
+
+fn load_motion(path: &Path) -> Result<Motion, OpenError> {
+    let error = |message: String| OpenError::File {
+        file: path.to_owned(),
+        message,
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+    toml::from_str(&text).map_err(|e| error(e.message().trim_end().to_owned()))
+}

@@ -1,0 +1,87 @@
+//! `hapticd replay`: a recorded trajectory through a scene, tick by tick
+//! as fast as the machine goes, on one thread and deterministically: the
+//! emulator advances one tick per read, the physics steps every
+//! `servo rate / physics rate` ticks, and the recording leaves compute
+//! times out, so equal inputs give byte-identical recordings.
+
+use crate::device::{self, Pacing};
+use crate::physics::PhysicsWorld;
+use crate::recording::TickFile;
+use crate::run::RunError;
+use crate::scene::Scene;
+use haptic_config::Config;
+use haptic_devices::AtEnd;
+use haptic_handoff::{Latest, TickStream};
+use haptic_servo::{PhysicsSnapshot, ServoTick, TickFaults, ToolState};
+use std::path::Path;
+use std::time::Duration;
+
+/// What a replay did.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReplayReport {
+    pub ticks: u64,
+    /// Largest force written to the device (N).
+    pub max_force: f64,
+    pub max_contacts: u32,
+    pub faults: TickFaults,
+}
+
+/// Replays `config`'s emulator device (paths relative to `base`) through its
+/// scene until the trajectory ends, recording every tick to `out`.
+pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, RunError> {
+    let scene = Scene::build(config, base)?;
+    let period = Duration::from_secs_f64(1.0 / config.threads.servo.rate_hz);
+    let safety = device::open(config, base, Pacing::Stepped { period }, AtEnd::Error)?;
+    let mut world = PhysicsWorld::new(scene.environment_poses(), scene.movable_bodies(config));
+    let physics_every = (config.threads.servo.rate_hz / config.threads.physics.rate_hz)
+        .round()
+        .max(1.0) as u64;
+    let physics_dt = physics_every as f64 * period.as_secs_f64();
+
+    let (tool_writer, mut tool_reader) =
+        Latest::new(&ToolState::new(scene.environment.len())).split();
+    let (mut physics_writer, physics_reader) =
+        Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
+    let (producer, mut consumer) = TickStream::new(16).split();
+    let mut tick = ServoTick::new(
+        safety,
+        scene.mapping,
+        scene.cycle,
+        physics_reader,
+        tool_writer,
+        producer,
+    );
+    let io = |what: String| move |source| RunError::Io { what, source };
+    let mut file =
+        TickFile::create(out, false).map_err(io(format!("creating {}", out.display())))?;
+    let mut report = ReplayReport {
+        ticks: 0,
+        max_force: 0.0,
+        max_contacts: 0,
+        faults: TickFaults::default(),
+    };
+    let mut time = Duration::ZERO;
+    loop {
+        let record = tick.run(time, Duration::ZERO);
+        if tick.device_ended() {
+            break;
+        }
+        for record in consumer.drain() {
+            file.record(&record)
+                .map_err(io(format!("writing {}", out.display())))?;
+        }
+        report.ticks += 1;
+        report.max_contacts = report.max_contacts.max(record.contacts);
+        let force = nalgebra::Vector3::from(record.force).norm();
+        report.max_force = report.max_force.max(force);
+        if report.ticks.is_multiple_of(physics_every) {
+            world.step(tool_reader.read(), physics_dt);
+            world.publish(&mut physics_writer);
+        }
+        time += period;
+    }
+    report.faults = tick.faults();
+    file.finish()
+        .map_err(io(format!("finishing {}", out.display())))?;
+    Ok(report)
+}

@@ -1,0 +1,199 @@
+//! A whole daemon run: build the scene, open the device, start the servo,
+//! physics and telemetry threads, wait for a reason to stop, and stop them
+//! in order (servo first, ramping the force to zero; then physics; then
+//! telemetry, which drains the last records and finishes the recording).
+
+use crate::device::{self, AnyDevice, OpenError, Pacing};
+use crate::physics::{PhysicsOptions, PhysicsReport, PhysicsThread};
+use crate::recording::TickFile;
+use crate::scene::{Scene, SceneBuildError};
+use crate::signals::{Shutdown, ShutdownRequest};
+use crate::status::StatusLine;
+use crate::summary::{EndReason, RunSummary};
+use crate::telemetry::{TelemetryOptions, TelemetryThread};
+use haptic_config::Config;
+use haptic_devices::AtEnd;
+use haptic_handoff::{Latest, TickStream};
+use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ToolState};
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// Servo records the telemetry ring holds: 4 s at 1 kHz, so that a
+/// telemetry thread delayed by the machine for seconds loses nothing.
+const TELEMETRY_CAPACITY: usize = 4096;
+
+/// How often the main thread checks for signals and for the servo ending.
+const POLL: Duration = Duration::from_millis(5);
+
+/// Status-line refreshes per second.
+const STATUS_RATE_HZ: f64 = 4.0;
+
+/// Everything a run needs besides the config.
+pub struct RunOptions {
+    /// Directory the config's relative paths start from.
+    pub base: PathBuf,
+    /// Record every tick to this file.
+    pub record: Option<PathBuf>,
+    /// Stop after this long.
+    pub duration: Option<Duration>,
+    /// Draw the live status line if standard error is a terminal.
+    pub status: bool,
+    /// Hold the emulator's last sample after its trajectory ends, instead
+    /// of ending the run.
+    pub hold_at_end: bool,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    #[error(transparent)]
+    Scene(#[from] SceneBuildError),
+    #[error(transparent)]
+    Device(#[from] OpenError),
+    #[error("{what}: {source}")]
+    Io {
+        what: String,
+        source: std::io::Error,
+    },
+}
+
+fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+    let what = what.into();
+    move |source| RunError::Io { what, source }
+}
+
+/// Runs `config` until `shutdown` asks to stop, the recording ends, or
+/// `options.duration` passes. A second signal stops the servo at once with
+/// zero force and returns [`EndReason::Aborted`].
+pub fn run(
+    config: &Config,
+    options: &RunOptions,
+    shutdown: &Shutdown,
+) -> Result<RunSummary, RunError> {
+    let scene = Scene::build(config, &options.base)?;
+    tracing::info!(
+        tool = %scene.tool,
+        environment = scene.environment.len(),
+        build_s = scene.build_time.as_secs_f64(),
+        "scene built"
+    );
+    let at_end = if options.hold_at_end {
+        AtEnd::Hold
+    } else {
+        AtEnd::Error
+    };
+    let safety = device::open(config, &options.base, Pacing::RealTime, at_end)?;
+    tracing::info!(
+        device = %haptic_devices::HapticDevice::capabilities(&safety).name,
+        "device opened"
+    );
+    let bodies = scene.movable_bodies(config);
+    let environment_poses = scene.environment_poses();
+
+    let (tool_writer, tool_reader) = Latest::new(&ToolState::new(environment_poses.len())).split();
+    let (physics_writer, physics_reader) =
+        Latest::new(&PhysicsSnapshot::new(environment_poses.clone())).split();
+    let (producer, consumer) = TickStream::new(TELEMETRY_CAPACITY).split();
+
+    let record = match &options.record {
+        Some(path) => {
+            Some(TickFile::create(path, true).map_err(io(format!("creating {}", path.display())))?)
+        }
+        None => None,
+    };
+    let telemetry = TelemetryThread::spawn(
+        consumer,
+        TelemetryOptions {
+            rate_hz: config.threads.telemetry.rate_hz,
+            record,
+            udp: config.telemetry.enabled.then_some(config.telemetry.address),
+            status: if options.status {
+                StatusLine::on_terminal()
+            } else {
+                None
+            },
+            status_rate_hz: STATUS_RATE_HZ,
+        },
+    )
+    .map_err(io("starting the telemetry thread"))?;
+    let physics = PhysicsThread::spawn(
+        PhysicsOptions {
+            rate_hz: config.threads.physics.rate_hz,
+            environment_poses,
+            bodies,
+        },
+        tool_reader,
+        physics_writer,
+    )
+    .map_err(io("starting the physics thread"))?;
+
+    let servo_config = ServoConfig {
+        rate_hz: config.threads.servo.rate_hz,
+        fifo_priority: config.threads.servo.priority,
+        cpu: config.threads.servo.cpu,
+    };
+    let tick: ServoTick<AnyDevice> = ServoTick::new(
+        safety,
+        scene.mapping,
+        scene.cycle,
+        physics_reader,
+        tool_writer,
+        producer,
+    );
+    let servo = ServoThread::spawn(servo_config, tick).map_err(io("starting the servo thread"))?;
+    tracing::info!(
+        rate_hz = config.threads.servo.rate_hz,
+        "running; SIGINT or SIGTERM stops"
+    );
+
+    let started = Instant::now();
+    let reason = loop {
+        match shutdown.request() {
+            ShutdownRequest::None => {}
+            ShutdownRequest::Stop(signal) => break EndReason::Signal(signal),
+            ShutdownRequest::Abort(signal) => break EndReason::Aborted(signal),
+        }
+        if servo.is_finished() {
+            break EndReason::DeviceEnded;
+        }
+        if options.duration.is_some_and(|d| started.elapsed() >= d) {
+            break EndReason::Duration;
+        }
+        std::thread::sleep(POLL);
+    };
+
+    let rate_hz = config.threads.servo.rate_hz;
+    let aborted = |signal, servo: ServoHandle<AnyDevice>| {
+        servo.abort();
+        let (stats, _) = servo.join();
+        tracing::warn!(ticks = stats.ticks, "aborted: output zeroed, exiting");
+        Ok(RunSummary::aborted(
+            EndReason::Aborted(signal),
+            rate_hz,
+            stats,
+        ))
+    };
+    if let EndReason::Aborted(signal) = reason {
+        return aborted(signal, servo);
+    }
+    tracing::info!(reason = %reason, "stopping: ramping the output to zero");
+    servo.request_stop();
+    // A second signal during the ramp aborts it.
+    while !servo.is_finished() {
+        if let ShutdownRequest::Abort(signal) = shutdown.request() {
+            return aborted(signal, servo);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let (stats, tick) = servo.join();
+    let physics: PhysicsReport = physics.stop();
+    let telemetry = telemetry.stop().map_err(io("finishing telemetry"))?;
+    Ok(RunSummary::new(
+        reason,
+        rate_hz,
+        stats,
+        tick.faults(),
+        telemetry,
+        physics,
+    ))
+}

@@ -1,0 +1,279 @@
+//! A configuration's scene, built into the rendering cycle the servo runs:
+//! each object's geometry is loaded or generated, its distance field and
+//! point shell built as its role asks, and the objects placed.
+
+use crate::physics::MovableBody;
+use haptic_asset::load_prepared;
+use haptic_config::{Config, ObjectConfig, Shape};
+use haptic_contact::{
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
+};
+use haptic_mesh::shapes::builtin;
+use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
+use haptic_render::RenderingCycle;
+use haptic_sdf::{DenseField, DenseOptions, NoProgress};
+use haptic_servo::WorkspaceMapping;
+use nalgebra::{Isometry3, Vector3};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Seed of the point-shell sampling, so that a scene builds the same shell
+/// every time.
+const SHELL_SEED: u64 = 0;
+
+/// Margin of a distance field around its mesh, as a fraction of the mesh's
+/// longest side (`hapticd prep`'s default).
+const FIELD_PADDING: f64 = 0.1;
+
+/// Why a scene could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum SceneBuildError {
+    #[error("object `{object}`: {source}")]
+    Mesh {
+        object: String,
+        source: haptic_mesh::MeshError,
+    },
+    #[error("object `{object}`: {file}: {source}")]
+    Prepared {
+        object: String,
+        file: PathBuf,
+        source: haptic_asset::AssetError,
+    },
+    #[error("object `{object}`: {message}")]
+    Geometry { object: String, message: String },
+    #[error(transparent)]
+    Contact(#[from] SceneError),
+}
+
+/// One object's contact geometry, as its role asks for.
+struct ObjectGeometry {
+    field: Option<SharedField>,
+    shell: Option<Arc<ShellTree>>,
+}
+
+/// Where an object's triangles come from, once resolved.
+enum Source {
+    Mesh(TriangleMesh),
+    Points(PointShell),
+    Prepared(PathBuf),
+}
+
+fn source(object: &ObjectConfig, base: &Path) -> Result<Source, SceneBuildError> {
+    let name = || object.name.clone();
+    if let Some(mesh) = &object.mesh {
+        if let Some(builtin_name) = mesh.strip_prefix("builtin:") {
+            return builtin(builtin_name).map(Source::Mesh).ok_or_else(|| {
+                SceneBuildError::Geometry {
+                    object: name(),
+                    message: format!("no built-in mesh `{builtin_name}`"),
+                }
+            });
+        }
+        let loaded = load_mesh(&base.join(mesh), &LoadOptions::default()).map_err(|source| {
+            SceneBuildError::Mesh {
+                object: name(),
+                source,
+            }
+        })?;
+        return Ok(Source::Mesh(loaded.mesh));
+    }
+    if let Some(prepared) = &object.prepared {
+        return Ok(Source::Prepared(base.join(prepared)));
+    }
+    match &object.shape {
+        Some(shape @ Shape::FloorGrid { .. }) => Ok(Source::Points(
+            shape.point_grid().expect("a floor grid has points"),
+        )),
+        Some(shape) => Ok(Source::Mesh(
+            shape.mesh().expect("a solid shape has a mesh"),
+        )),
+        None => Err(SceneBuildError::Geometry {
+            object: name(),
+            message: "no geometry: give `mesh`, `prepared` or `shape`".into(),
+        }),
+    }
+}
+
+fn load_geometry(
+    object: &ObjectConfig,
+    base: &Path,
+    needs_field: bool,
+    needs_shell: bool,
+) -> Result<ObjectGeometry, SceneBuildError> {
+    let mut geometry = ObjectGeometry {
+        field: None,
+        shell: None,
+    };
+    match source(object, base)? {
+        Source::Mesh(mesh) => {
+            if needs_field {
+                let field = DenseField::build(
+                    &mesh,
+                    &DenseOptions {
+                        resolution: object.field_resolution,
+                        padding_fraction: FIELD_PADDING,
+                    },
+                    &NoProgress,
+                );
+                geometry.field = Some(Arc::new(field));
+            }
+            if needs_shell {
+                let spacing = spacing_for_count(&mesh, object.shell_points);
+                let shell = sample_point_shell(&mesh, spacing, SHELL_SEED);
+                geometry.shell = Some(Arc::new(ShellTree::build(shell, object.tree_levels)));
+            }
+        }
+        Source::Points(points) => {
+            if needs_field {
+                return Err(SceneBuildError::Geometry {
+                    object: object.name.clone(),
+                    message: "a floor grid is points only: it has no distance field".into(),
+                });
+            }
+            geometry.shell = Some(Arc::new(ShellTree::build(points, object.tree_levels)));
+        }
+        Source::Prepared(file) => {
+            let prepared = load_prepared(&file).map_err(|source| SceneBuildError::Prepared {
+                object: object.name.clone(),
+                file: file.clone(),
+                source,
+            })?;
+            if needs_field {
+                geometry.field = Some(Arc::new(prepared.field));
+            }
+            if needs_shell {
+                let tree = ShellTree::new(prepared.shell, prepared.tree)?;
+                geometry.shell = Some(Arc::new(tree));
+            }
+        }
+    }
+    Ok(geometry)
+}
+
+/// One environment object of the rendering cycle: which configured object
+/// it stands for. An object of role `both` appears twice, once per
+/// geometry (seed 003 §4.1).
+#[derive(Clone, Debug, PartialEq)]
+pub struct EnvironmentEntry {
+    /// The object's `name` in the config.
+    pub name: String,
+    /// Its index in the config's `[[objects]]`.
+    pub object: usize,
+    /// Its pose when the scene was built (object frame → world).
+    pub pose: Isometry3<f64>,
+}
+
+/// A built scene: the cycle, the device mapping, and what each
+/// environment entry of the cycle is.
+pub struct Scene {
+    pub cycle: RenderingCycle,
+    pub mapping: WorkspaceMapping,
+    /// In the cycle's environment order.
+    pub environment: Vec<EnvironmentEntry>,
+    /// The dynamic object's name.
+    pub tool: String,
+    /// Wall time the build took.
+    pub build_time: Duration,
+}
+
+impl Scene {
+    /// Builds `config`'s scene, reading files relative to `base`.
+    pub fn build(config: &Config, base: &Path) -> Result<Scene, SceneBuildError> {
+        let started = Instant::now();
+        let tool_config = config.tool();
+        let tool = load_geometry(
+            tool_config,
+            base,
+            tool_config.role.has_field(),
+            tool_config.role.has_shell(),
+        )?;
+        let moving = MovingObject {
+            shell: tool.shell,
+            field: tool.field,
+        };
+
+        let mut environment = Vec::new();
+        let mut entries = Vec::new();
+        for (index, object) in config.objects.iter().enumerate() {
+            if object.dynamic {
+                continue;
+            }
+            let geometry = load_geometry(
+                object,
+                base,
+                object.role.has_field(),
+                object.role.has_shell(),
+            )?;
+            let pose = object.pose();
+            let friction_coefficient = config.friction_coefficient(object);
+            let parts = geometry
+                .field
+                .map(EnvironmentGeometry::Field)
+                .into_iter()
+                .chain(geometry.shell.map(EnvironmentGeometry::Shell));
+            for geometry in parts {
+                environment.push(EnvironmentObject {
+                    pose,
+                    geometry,
+                    friction_coefficient,
+                });
+                entries.push(EnvironmentEntry {
+                    name: object.name.clone(),
+                    object: index,
+                    pose,
+                });
+            }
+        }
+
+        let cycle = RenderingCycle::new(
+            moving,
+            environment,
+            config.render_parameters(),
+            tool_config.pose(),
+        )?;
+        let mapping = WorkspaceMapping {
+            offset: config.device.workspace_pose(),
+            scale: config.device.workspace_scale,
+        };
+        Ok(Scene {
+            cycle,
+            mapping,
+            environment: entries,
+            tool: tool_config.name.clone(),
+            build_time: started.elapsed(),
+        })
+    }
+
+    /// The movable objects of `config` (which this scene was built from),
+    /// at rest where the config places them, with their environment
+    /// entries.
+    pub fn movable_bodies(&self, config: &Config) -> Vec<MovableBody> {
+        config
+            .movable_objects()
+            .map(|(index, object, properties)| MovableBody {
+                name: object.name.clone(),
+                entries: self
+                    .environment
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, e)| e.object == index)
+                    .map(|(i, _)| i)
+                    .collect(),
+                mass: properties.mass,
+                body_inertia: properties.body_inertia,
+                linear_damping: properties.linear_damping,
+                angular_damping: properties.angular_damping,
+                pose: object.pose(),
+                velocity: Vector3::zeros(),
+                angular_velocity: Vector3::zeros(),
+            })
+            .collect()
+    }
+
+    /// The environment's poses as built, in the cycle's order.
+    pub fn environment_poses(&self) -> Vec<Isometry3<f64>> {
+        self.environment.iter().map(|e| e.pose).collect()
+    }
+}

@@ -1,0 +1,235 @@
+//! What a run did, printed when it ends and written as JSON on request.
+
+use crate::physics::PhysicsReport;
+use crate::signals::signal_name;
+use crate::telemetry::TelemetryReport;
+use haptic_servo::{LatencyHistogram, ServoStats, TickFaults};
+use serde_json::{json, Value};
+use std::fmt;
+use std::time::Duration;
+
+/// Why a run ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EndReason {
+    /// A signal asked for a clean stop.
+    Signal(i32),
+    /// A second signal stopped the servo at once.
+    Aborted(i32),
+    /// The recorded trajectory ended.
+    DeviceEnded,
+    /// The requested duration passed.
+    Duration,
+}
+
+impl fmt::Display for EndReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Signal(s) => write!(f, "{}", signal_name(*s)),
+            Self::Aborted(s) => write!(f, "second signal ({})", signal_name(*s)),
+            Self::DeviceEnded => write!(f, "end of recording"),
+            Self::Duration => write!(f, "duration reached"),
+        }
+    }
+}
+
+/// A run's figures.
+#[derive(Clone, Debug)]
+pub struct RunSummary {
+    pub reason: EndReason,
+    pub rate_hz: f64,
+    pub servo: ServoStats,
+    pub faults: TickFaults,
+    /// `None` after an abort, which leaves the other threads unjoined.
+    pub telemetry: Option<TelemetryReport>,
+    pub physics: Option<PhysicsReport>,
+}
+
+impl RunSummary {
+    pub fn new(
+        reason: EndReason,
+        rate_hz: f64,
+        servo: ServoStats,
+        faults: TickFaults,
+        telemetry: TelemetryReport,
+        physics: PhysicsReport,
+    ) -> Self {
+        Self {
+            reason,
+            rate_hz,
+            faults,
+            servo,
+            telemetry: Some(telemetry),
+            physics: Some(physics),
+        }
+    }
+
+    /// After a second signal: the servo's figures only.
+    pub fn aborted(reason: EndReason, rate_hz: f64, servo: ServoStats) -> Self {
+        Self {
+            reason,
+            rate_hz,
+            faults: servo.faults,
+            servo,
+            telemetry: None,
+            physics: None,
+        }
+    }
+
+    /// Exit code of the process: 0 after a clean stop, 128 + the signal
+    /// after an abort (the shell's convention).
+    pub fn exit_code(&self) -> u8 {
+        match self.reason {
+            EndReason::Aborted(signal) => (128 + signal).clamp(0, 255) as u8,
+            _ => 0,
+        }
+    }
+
+    /// The summary as JSON; times in µs, forces in N.
+    pub fn to_json(&self) -> Value {
+        let s = &self.servo;
+        let safety = &s.safety;
+        let mut value = json!({
+            "reason": self.reason.to_string(),
+            "ticks": s.ticks,
+            "rate_hz": self.rate_hz,
+            "elapsed_s": s.elapsed.as_secs_f64(),
+            "realtime": s.realtime,
+            "deadline_misses": s.overruns,
+            "skipped_deadlines": s.skipped,
+            "wake_latency_us": histogram_json(&s.latency),
+            "tick_time_us": histogram_json(&s.tick_time),
+            "telemetry_dropped": s.telemetry_dropped,
+            "faults": { "read": self.faults.read, "render": self.faults.render, "write": self.faults.write },
+            "safety_trips": {
+                "stale": safety.stale, "sample_not_finite": safety.sample_not_finite,
+                "request_not_finite": safety.request_not_finite, "overrun": safety.overrun,
+                "disconnected": safety.disconnected, "device_error": safety.device_error,
+                "shutdown": safety.shutdown,
+            },
+        });
+        if let Some(t) = &self.telemetry {
+            value["states"] = json!({
+                "free": t.states.free, "sliding": t.states.sliding,
+                "static": t.states.r#static, "not_rendered": t.states.not_rendered,
+            });
+            value["max_contacts"] = json!(t.max_contacts);
+            value["max_force_n"] = json!(t.max_force);
+            value["max_torque_n_m"] = json!(t.max_torque);
+            value["telemetry_send_failures"] = json!(t.send_failures);
+            if let Some((ticks, path)) = &t.recorded {
+                value["recorded_ticks"] = json!(ticks);
+                value["record_file"] = json!(path.display().to_string());
+            }
+        }
+        if let Some(p) = &self.physics {
+            value["physics_steps"] = json!(p.steps);
+            value["physics_overruns"] = json!(p.overruns);
+            value["movable"] = p
+                .bodies
+                .iter()
+                .map(|b| {
+                    json!({ "name": b.name, "position_m": b.pose.translation.vector.as_slice() })
+                })
+                .collect();
+        }
+        value
+    }
+}
+
+fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+fn histogram_json(h: &LatencyHistogram) -> Value {
+    json!({
+        "min": us(h.min()), "mean": us(h.mean()), "p50": us(h.quantile(0.5)),
+        "p90": us(h.quantile(0.9)), "p99": us(h.quantile(0.99)),
+        "p999": us(h.quantile(0.999)), "max": us(h.max()),
+    })
+}
+
+fn percent(part: u64, whole: u64) -> f64 {
+    if whole == 0 {
+        0.0
+    } else {
+        100.0 * part as f64 / whole as f64
+    }
+}
+
+impl fmt::Display for RunSummary {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = &self.servo;
+        let quantiles = |h: &LatencyHistogram| {
+            format!(
+                "p50 {:.1} µs, p99 {:.1} µs, p99.9 {:.1} µs, max {:.1} µs",
+                us(h.quantile(0.5)),
+                us(h.quantile(0.99)),
+                us(h.quantile(0.999)),
+                us(h.max())
+            )
+        };
+        writeln!(
+            f,
+            "stopped after {:.3} s: {}",
+            s.elapsed.as_secs_f64(),
+            self.reason
+        )?;
+        writeln!(
+            f,
+            "servo: {} ticks at {} Hz, {}; {} deadline misses ({} deadlines skipped)",
+            s.ticks,
+            self.rate_hz,
+            if s.realtime {
+                "SCHED_FIFO"
+            } else {
+                "normal priority"
+            },
+            s.overruns,
+            s.skipped
+        )?;
+        writeln!(f, "wake-up latency: {}", quantiles(&s.latency))?;
+        writeln!(f, "tick time: {}", quantiles(&s.tick_time))?;
+        let trips = &s.safety;
+        let trip_count = trips.stale
+            + trips.sample_not_finite
+            + trips.request_not_finite
+            + trips.overrun
+            + trips.disconnected
+            + trips.device_error;
+        writeln!(
+            f,
+            "safety trips: {trip_count} (besides shutdown); faults: read {}, render {}, write {}",
+            self.faults.read, self.faults.render, self.faults.write
+        )?;
+        if let Some(t) = &self.telemetry {
+            let seen = t.received;
+            writeln!(
+                f,
+                "contact: max {} contacts; free {:.1} %, sliding {:.1} %, static {:.1} %",
+                t.max_contacts,
+                percent(t.states.free, seen),
+                percent(t.states.sliding, seen),
+                percent(t.states.r#static, seen)
+            )?;
+            writeln!(
+                f,
+                "output: max force {:.3} N, max torque {:.4} N·m; telemetry dropped {}",
+                t.max_force, t.max_torque, t.dropped
+            )?;
+            if let Some((ticks, path)) = &t.recorded {
+                writeln!(f, "recorded {ticks} ticks to {}", path.display())?;
+            }
+        }
+        if let Some(p) = &self.physics {
+            for body in &p.bodies {
+                let x = body.pose.translation.vector;
+                writeln!(
+                    f,
+                    "movable `{}` ended at ({:.4}, {:.4}, {:.4}) m",
+                    body.name, x.x, x.y, x.z
+                )?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,313 @@
+//! The telemetry thread: drains the servo's tick records, records them to a
+//! file, streams them over UDP, logs safety trips, keeps the figures of the
+//! status line and the run summary, and draws the status line.
+//!
+//! It runs at normal priority and never holds up the servo: when it falls
+//! behind, the tick stream drops records and counts them.
+
+use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
+use crate::status::{StatusLine, StatusSnapshot};
+use haptic_devices::TripCause;
+use haptic_handoff::TickConsumer;
+use haptic_servo::{TickRecord, STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC};
+use hdrhistogram::Histogram;
+use serde_json::json;
+use std::io;
+use std::net::{SocketAddr, UdpSocket};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+/// Highest latency or compute time the telemetry histograms hold (ns).
+const HISTOGRAM_MAX_NS: u64 = 10_000_000_000;
+
+/// How the telemetry thread runs.
+pub struct TelemetryOptions {
+    /// Drains per second.
+    pub rate_hz: f64,
+    /// Where ticks are recorded.
+    pub record: Option<TickFile>,
+    /// Where a datagram per drain is sent.
+    pub udp: Option<SocketAddr>,
+    /// Draw the status line (on a terminal).
+    pub status: Option<StatusLine>,
+    /// Status refreshes per second.
+    pub status_rate_hz: f64,
+}
+
+/// Ticks per state, as the telemetry thread saw them.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct StateCounts {
+    pub free: u64,
+    pub sliding: u64,
+    pub r#static: u64,
+    pub not_rendered: u64,
+}
+
+impl StateCounts {
+    fn add(&mut self, state: u8) {
+        match state {
+            STATE_FREE => self.free += 1,
+            STATE_SLIDING => self.sliding += 1,
+            STATE_STATIC => self.r#static += 1,
+            STATE_NOT_RENDERED => self.not_rendered += 1,
+            _ => {}
+        }
+    }
+}
+
+/// What the telemetry thread saw over the run.
+#[derive(Clone, Debug)]
+pub struct TelemetryReport {
+    /// Records received (the servo's ticks less the dropped ones).
+    pub received: u64,
+    /// Records the tick stream dropped because this thread fell behind.
+    pub dropped: u64,
+    pub states: StateCounts,
+    pub max_contacts: u32,
+    /// Largest force written to the device (N).
+    pub max_force: f64,
+    /// Largest torque written to the device (N·m).
+    pub max_torque: f64,
+    /// Safety trips seen.
+    pub safety_trips: u64,
+    /// Ticks recorded, and the file.
+    pub recorded: Option<(u64, std::path::PathBuf)>,
+    /// Datagrams that could not be sent.
+    pub send_failures: u64,
+    /// Per-tick compute time (ns) of the records received.
+    pub compute_time: Histogram<u64>,
+    /// The last record received.
+    pub last: Option<TickRecord>,
+}
+
+/// A running telemetry thread.
+pub struct TelemetryThread {
+    stop: Arc<AtomicBool>,
+    thread: JoinHandle<io::Result<TelemetryReport>>,
+}
+
+impl TelemetryThread {
+    /// Starts draining `consumer`.
+    pub fn spawn(
+        consumer: TickConsumer<TickRecord>,
+        options: TelemetryOptions,
+    ) -> io::Result<TelemetryThread> {
+        let stop = Arc::new(AtomicBool::new(false));
+        let flag = Arc::clone(&stop);
+        let socket = match options.udp {
+            Some(address) => {
+                let bind: SocketAddr = if address.is_ipv4() {
+                    ([127, 0, 0, 1], 0).into()
+                } else {
+                    (std::net::Ipv6Addr::LOCALHOST, 0).into()
+                };
+                let socket = UdpSocket::bind(bind)?;
+                socket.set_nonblocking(true)?;
+                Some((socket, address))
+            }
+            None => None,
+        };
+        let thread = std::thread::Builder::new()
+            .name("haptic-telemetry".into())
+            .spawn(move || run(consumer, options, socket, &flag))?;
+        Ok(TelemetryThread { stop, thread })
+    }
+
+    /// Drains what is left, finishes the recording and returns the report.
+    pub fn stop(self) -> io::Result<TelemetryReport> {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread
+            .join()
+            .unwrap_or_else(|_| Err(io::Error::other("the telemetry thread panicked")))
+    }
+}
+
+fn histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
+}
+
+fn state_name(state: u8) -> &'static str {
+    match state {
+        STATE_FREE => "free",
+        STATE_SLIDING => "sliding",
+        STATE_STATIC => "static",
+        _ => "not rendered",
+    }
+}
+
+fn norm(v: [f64; 3]) -> f64 {
+    (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
+}
+
+/// One datagram: the newest record of a drain, as JSON.
+fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
+    let device = device_pose(record);
+    let tool = tool_pose(record);
+    let q = |p: &nalgebra::Isometry3<f64>| {
+        let q = p.rotation.quaternion();
+        [q.w, q.i, q.j, q.k]
+    };
+    json!({
+        "type": "tick",
+        "tick": record.tick,
+        "time_s": record.time.as_secs_f64(),
+        "device": { "position_m": device.translation.vector.as_slice(), "orientation_wijk": q(&device) },
+        "tool": { "position_m": tool.translation.vector.as_slice(), "orientation_wijk": q(&tool) },
+        "force_n": record.force,
+        "torque_n_m": record.torque,
+        "contacts": record.contacts,
+        "state": state_name(record.state),
+        "wake_latency_us": record.wake_latency_ns as f64 / 1e3,
+        "compute_us": compute_ns(record) as f64 / 1e3,
+        "physics_sequence": record.physics_sequence,
+        "safety_trips": record.safety_trips,
+        "dropped": dropped,
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// One datagram summarising wake-up latency since the previous one (µs).
+fn latency_datagram(latency: &Histogram<u64>, compute: &Histogram<u64>) -> Vec<u8> {
+    let us = |h: &Histogram<u64>, q: f64| h.value_at_quantile(q) as f64 / 1e3;
+    json!({
+        "type": "latency",
+        "samples": latency.len(),
+        "wake_latency_us": { "p50": us(latency, 0.5), "p99": us(latency, 0.99), "max": latency.max() as f64 / 1e3 },
+        "compute_us": { "p50": us(compute, 0.5), "p99": us(compute, 0.99), "max": compute.max() as f64 / 1e3 },
+    })
+    .to_string()
+    .into_bytes()
+}
+
+fn run(
+    mut consumer: TickConsumer<TickRecord>,
+    mut options: TelemetryOptions,
+    socket: Option<(UdpSocket, SocketAddr)>,
+    stop: &AtomicBool,
+) -> io::Result<TelemetryReport> {
+    let period = Duration::from_secs_f64(1.0 / options.rate_hz);
+    let status_period = Duration::from_secs_f64(1.0 / options.status_rate_hz);
+    let mut report = TelemetryReport {
+        received: 0,
+        dropped: 0,
+        states: StateCounts::default(),
+        max_contacts: 0,
+        max_force: 0.0,
+        max_torque: 0.0,
+        safety_trips: 0,
+        recorded: None,
+        send_failures: 0,
+        compute_time: histogram(),
+        last: None,
+    };
+    // Since the last status refresh or latency datagram.
+    let mut window_latency = histogram();
+    let mut window_compute = histogram();
+    let mut window_ticks = 0u64;
+    let mut window_started = Instant::now();
+    let mut next = Instant::now();
+    let mut record_error: Option<io::Error> = None;
+    loop {
+        let stopping = stop.load(Ordering::Relaxed);
+        for record in consumer.drain() {
+            report.received += 1;
+            report.states.add(record.state);
+            report.max_contacts = report.max_contacts.max(record.contacts);
+            report.max_force = report.max_force.max(norm(record.force));
+            report.max_torque = report.max_torque.max(norm(record.torque));
+            if record.safety_trips > report.safety_trips {
+                match record.last_trip {
+                    Some(TripCause::Shutdown) => {
+                        tracing::info!(tick = record.tick, "output ramping to zero for shutdown")
+                    }
+                    cause => tracing::warn!(
+                        tick = record.tick,
+                        ?cause,
+                        trips = record.safety_trips,
+                        "safety trip: output forced to zero"
+                    ),
+                }
+                report.safety_trips = record.safety_trips;
+            }
+            let compute = compute_ns(&record).clamp(1, HISTOGRAM_MAX_NS);
+            report.compute_time.saturating_record(compute);
+            window_compute.saturating_record(compute);
+            window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
+            window_ticks += 1;
+            if let (Some(file), None) = (options.record.as_mut(), &record_error) {
+                if let Err(error) = file.record(&record) {
+                    tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");
+                    record_error = Some(error);
+                }
+            }
+            report.last = Some(record);
+        }
+        report.dropped = consumer.dropped();
+        if let (Some((socket, address)), Some(last)) = (&socket, &report.last) {
+            if socket
+                .send_to(&datagram(last, report.dropped), address)
+                .is_err()
+            {
+                report.send_failures += 1;
+            }
+        }
+        let window = window_started.elapsed();
+        if window >= status_period || stopping {
+            if let Some((socket, address)) = &socket {
+                if window_ticks > 0
+                    && socket
+                        .send_to(&latency_datagram(&window_latency, &window_compute), address)
+                        .is_err()
+                {
+                    report.send_failures += 1;
+                }
+            }
+            if let (Some(status), Some(last)) = (options.status.as_mut(), &report.last) {
+                status.draw(&StatusSnapshot {
+                    rate_hz: window_ticks as f64 / window.as_secs_f64(),
+                    compute_p50: Duration::from_nanos(window_compute.value_at_quantile(0.5)),
+                    compute_p99: Duration::from_nanos(window_compute.value_at_quantile(0.99)),
+                    contacts: last.contacts,
+                    force: norm(last.force),
+                    state: state_name(last.state),
+                    dropped: report.dropped,
+                    safety_trips: report.safety_trips,
+                });
+            }
+            window_latency.reset();
+            window_compute.reset();
+            window_ticks = 0;
+            window_started = Instant::now();
+        }
+        if stopping {
+            break;
+        }
+        next += period;
+        let now = Instant::now();
+        if next > now {
+            std::thread::sleep(next - now);
+        } else {
+            next = now;
+        }
+    }
+    if let Some(status) = options.status.as_mut() {
+        status.clear();
+    }
+    if let Some(file) = options.record.take() {
+        let path = file.path().to_owned();
+        if let Some(error) = record_error {
+            return Err(io::Error::new(
+                error.kind(),
+                format!("recording to {}: {error}", path.display()),
+            ));
+        }
+        let ticks = file
+            .finish()
+            .map_err(|e| io::Error::new(e.kind(), format!("finishing {}: {e}", path.display())))?;
+        report.recorded = Some((ticks, path));
+    }
+    Ok(report)
+}

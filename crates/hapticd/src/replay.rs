@@ -1,0 +1,43 @@
+//! `hapticd replay`: a recorded trajectory through a scene, deterministic
+//! and as fast as possible, into a tick recording.
+
+use anyhow::Context;
+use haptic_config::{Config, DeviceKind};
+use std::path::{Path, PathBuf};
+
+#[derive(clap::Args)]
+pub struct ReplayArgs {
+    /// Scene configuration (TOML).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// The trajectory to play (`hapticd record`).
+    #[arg(long, value_name = "FILE")]
+    trajectory: PathBuf,
+    /// The tick recording to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
+    let mut config = Config::load(&args.config)?;
+    let base = args
+        .config
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+        .to_owned();
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    config.device.kind = DeviceKind::Emulator;
+    config.device.trajectory_file = Some(cwd.join(&args.trajectory));
+    config.revalidate(&args.config, &base)?;
+    let report = haptic_daemon::replay::replay(&config, &base, &args.out)?;
+    println!(
+        "replayed {} ticks into {}: max force {:.3} N, max {} contacts, {} render faults",
+        report.ticks,
+        args.out.display(),
+        report.max_force,
+        report.max_contacts,
+        report.faults.render
+    );
+    Ok(())
+}

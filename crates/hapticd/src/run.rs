@@ -1,0 +1,139 @@
+//! `hapticd run`: the server. With no `--config` it runs the embedded
+//! default scene with the simulated device.
+
+use crate::logging::LogFormat;
+use anyhow::Context;
+use haptic_config::{Config, DeviceKind, EMBEDDED_DEFAULT_NAME};
+use haptic_daemon::{RunOptions, Shutdown};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+#[derive(Clone, Copy, Debug, clap::ValueEnum)]
+enum DeviceChoice {
+    /// The simulated device playing the config's motion.
+    Simulated,
+    /// The recorded-trajectory emulator playing `--trajectory`.
+    Emulator,
+    /// The HID device of the config's profile.
+    Hid,
+}
+
+#[derive(clap::Args)]
+pub struct RunArgs {
+    /// Scene configuration (TOML); default the embedded default scene.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Override the config's device kind.
+    #[arg(long, value_enum)]
+    device: Option<DeviceChoice>,
+    /// Trajectory file for the emulator (implies `--device emulator`).
+    #[arg(long, value_name = "FILE")]
+    trajectory: Option<PathBuf>,
+    /// Stop when the emulator's trajectory ends; without it the last sample
+    /// is held until a signal.
+    #[arg(long)]
+    until_end: bool,
+    /// Record every tick (device pose, wrench, contacts, state) to FILE.
+    #[arg(long, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Stop after this many seconds.
+    #[arg(long, value_name = "SECONDS")]
+    duration: Option<f64>,
+    /// Pin the servo thread to this CPU (overrides `[threads.servo] cpu`).
+    #[arg(long, value_name = "N")]
+    servo_cpu: Option<usize>,
+    /// SCHED_FIFO priority of the servo thread, 1–99, or 0 for normal
+    /// scheduling (overrides `[threads.servo] priority`).
+    #[arg(long, value_name = "P", value_parser = clap::value_parser!(u8).range(0..=99))]
+    servo_priority: Option<u8>,
+    /// Write the run's summary as JSON to FILE at exit.
+    #[arg(long, value_name = "FILE")]
+    summary_json: Option<PathBuf>,
+    /// Log format on standard error.
+    #[arg(long, value_enum, default_value = "human")]
+    log_format: LogFormat,
+}
+
+impl RunArgs {
+    pub fn log_format(&self) -> LogFormat {
+        self.log_format
+    }
+}
+
+/// The config, its base directory and the name its errors carry, with the
+/// command line's overrides applied and checked.
+fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
+    let (mut config, file, base) = match &args.config {
+        Some(path) => {
+            let config = Config::load(path)?;
+            let base = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(Path::new("."))
+                .to_owned();
+            (config, path.clone(), base)
+        }
+        None => (
+            Config::embedded_default(),
+            PathBuf::from(EMBEDDED_DEFAULT_NAME),
+            PathBuf::from("."),
+        ),
+    };
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    if let Some(trajectory) = &args.trajectory {
+        config.device.kind = DeviceKind::Emulator;
+        config.device.trajectory_file = Some(cwd.join(trajectory));
+    }
+    match args.device {
+        Some(DeviceChoice::Simulated) => config.device.kind = DeviceKind::Simulated,
+        Some(DeviceChoice::Emulator) => config.device.kind = DeviceKind::Emulator,
+        Some(DeviceChoice::Hid) => config.device.kind = DeviceKind::Hid,
+        None => {}
+    }
+    if args.until_end && config.device.kind != DeviceKind::Emulator {
+        anyhow::bail!("--until-end needs the emulator (`--device emulator --trajectory FILE`)");
+    }
+    if let Some(cpu) = args.servo_cpu {
+        config.threads.servo.cpu = Some(cpu);
+    }
+    if let Some(priority) = args.servo_priority {
+        config.threads.servo.priority = (priority > 0).then_some(priority);
+    }
+    config.revalidate(&file, &base)?;
+    Ok((config, base))
+}
+
+/// Runs the daemon; returns the process's exit code.
+pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
+    let duration = match args.duration {
+        Some(s) if s.is_finite() && s > 0.0 => Some(Duration::from_secs_f64(s)),
+        Some(s) => anyhow::bail!("--duration must be positive, got {s}"),
+        None => None,
+    };
+    let (config, base) = load(args)?;
+    let shutdown = Shutdown::install().context("installing the signal handlers")?;
+    let options = RunOptions {
+        base,
+        record: args.record.clone(),
+        duration,
+        status: true,
+        hold_at_end: !args.until_end,
+    };
+    let summary = haptic_daemon::run(&config, &options, &shutdown)?;
+    if let Some(path) = &args.summary_json {
+        let text = serde_json::to_string_pretty(&summary.to_json())?;
+        write_atomically(path, text.as_bytes())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    print!("{summary}");
+    Ok(summary.exit_code())
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`, so that a reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}
