@@ -5,14 +5,14 @@
 //! times out, so equal inputs give byte-identical recordings.
 
 use crate::device::{self, Pacing};
-use crate::physics::PhysicsWorld;
+use crate::physics::{MovableBody, PhysicsWorld};
 use crate::recording::TickFile;
 use crate::run::RunError;
 use crate::scene::Scene;
 use haptic_config::Config;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{PhysicsSnapshot, ServoTick, TickFaults, ToolState};
+use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState};
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,6 +24,8 @@ pub struct ReplayReport {
     pub max_force: f64,
     pub max_contacts: u32,
     pub faults: TickFaults,
+    /// The movable objects at the end.
+    pub movable: Vec<MovableBody>,
 }
 
 /// Replays `config`'s emulator device (paths relative to `base`) through its
@@ -43,14 +45,7 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
     let (mut physics_writer, physics_reader) =
         Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
     let (producer, mut consumer) = TickStream::new(16).split();
-    let mut tick = ServoTick::new(
-        safety,
-        scene.mapping,
-        scene.cycle,
-        physics_reader,
-        tool_writer,
-        producer,
-    );
+    let mut tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     let io = |what: String| move |source| RunError::Io { what, source };
     let mut file =
         TickFile::create(out, false).map_err(io(format!("creating {}", out.display())))?;
@@ -59,6 +54,7 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         max_force: 0.0,
         max_contacts: 0,
         faults: TickFaults::default(),
+        movable: Vec::new(),
     };
     let mut time = Duration::ZERO;
     loop {
@@ -81,6 +77,7 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         time += period;
     }
     report.faults = tick.faults();
+    report.movable = world.bodies;
     file.finish()
         .map_err(io(format!("finishing {}", out.display())))?;
     Ok(report)

@@ -14,7 +14,7 @@ use crate::telemetry::{TelemetryOptions, TelemetryThread};
 use haptic_config::Config;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ToolState};
+use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ToolState};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -132,14 +132,7 @@ pub fn run(
         fifo_priority: config.threads.servo.priority,
         cpu: config.threads.servo.cpu,
     };
-    let tick: ServoTick<AnyDevice> = ServoTick::new(
-        safety,
-        scene.mapping,
-        scene.cycle,
-        physics_reader,
-        tool_writer,
-        producer,
-    );
+    let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     let servo = ServoThread::spawn(servo_config, tick).map_err(io("starting the servo thread"))?;
     tracing::info!(
         rate_hz = config.threads.servo.rate_hz,

@@ -2,18 +2,21 @@
 //! each object's geometry is loaded or generated, its distance field and
 //! point shell built as its role asks, and the objects placed.
 
+use crate::device::AnyDevice;
 use crate::physics::MovableBody;
 use haptic_asset::load_prepared;
 use haptic_config::{Config, ObjectConfig, Shape};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
 };
+use haptic_devices::SafetyLayer;
+use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
 use haptic_mesh::shapes::builtin;
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
 use haptic_render::RenderingCycle;
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
-use haptic_servo::WorkspaceMapping;
+use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, ToolState, WorkspaceMapping};
 use nalgebra::{Isometry3, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -174,6 +177,8 @@ pub struct Scene {
     pub environment: Vec<EnvironmentEntry>,
     /// The dynamic object's name.
     pub tool: String,
+    /// The device button that declutches the tool, if any.
+    pub clutch_button: Option<u32>,
     /// Wall time the build took.
     pub build_time: Duration,
 }
@@ -242,6 +247,7 @@ impl Scene {
             mapping,
             environment: entries,
             tool: tool_config.name.clone(),
+            clutch_button: config.device.clutch_button,
             build_time: started.elapsed(),
         })
     }
@@ -275,5 +281,21 @@ impl Scene {
     /// The environment's poses as built, in the cycle's order.
     pub fn environment_poses(&self) -> Vec<Isometry3<f64>> {
         self.environment.iter().map(|e| e.pose).collect()
+    }
+
+    /// The servo tick rendering this scene on `device`, wired to its
+    /// hand-off channels.
+    pub fn into_servo_tick(
+        self,
+        device: SafetyLayer<AnyDevice>,
+        physics: LatestReader<PhysicsSnapshot>,
+        tool: LatestWriter<ToolState>,
+        telemetry: TickProducer<TickRecord>,
+    ) -> ServoTick<AnyDevice> {
+        let tick = ServoTick::new(device, self.mapping, self.cycle, physics, tool, telemetry);
+        match self.clutch_button {
+            Some(button) => tick.with_clutch(button),
+            None => tick,
+        }
     }
 }

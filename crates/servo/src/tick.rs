@@ -20,13 +20,24 @@ pub struct WorkspaceMapping {
 }
 
 impl WorkspaceMapping {
+    /// The handle pose of `sample`, position scaled, before the offset.
+    fn handle(&self, sample: &DeviceSample) -> Isometry3<f64> {
+        Isometry3::from_parts(
+            Translation3::from(sample.position.coords * self.scale),
+            sample.orientation,
+        )
+    }
+
+    /// Re-indexes the mapping so that `sample` maps to `manipulandum`: the
+    /// handle picks up the tool where it was left when the clutch was
+    /// released.
+    pub fn reindex(&mut self, sample: &DeviceSample, manipulandum: &Isometry3<f64>) {
+        self.offset = manipulandum * self.handle(sample).inverse();
+    }
+
     /// The manipulandum pose for the handle in `sample`.
     pub fn manipulandum(&self, sample: &DeviceSample) -> Isometry3<f64> {
-        self.offset
-            * Isometry3::from_parts(
-                Translation3::from(sample.position.coords * self.scale),
-                sample.orientation,
-            )
+        self.offset * self.handle(sample)
     }
 
     /// A scene wrench `[F; τ]` on the manipulandum, in the device frame.
@@ -160,6 +171,8 @@ pub struct TickRecord {
     pub last_trip: Option<TripCause>,
     /// One of the `SAFETY_*` codes, after the tick's write.
     pub safety_state: u8,
+    /// The clutch button was held: the tool stayed put and zero was written.
+    pub clutched: bool,
     pub read_ns: u64,
     pub collision_ns: u64,
     pub assembly_ns: u64,
@@ -232,6 +245,9 @@ pub struct ServoTick<D: HapticDevice> {
     tool: LatestWriter<ToolState>,
     telemetry: TickProducer<TickRecord>,
     manipulandum: Isometry3<f64>,
+    /// Bit mask of the clutch button, if any.
+    clutch: u32,
+    clutched: bool,
     ticks: u64,
     faults: TickFaults,
     ended: bool,
@@ -258,10 +274,21 @@ impl<D: HapticDevice> ServoTick<D> {
             physics_sequence: 0,
             tool,
             telemetry,
+            clutch: 0,
+            clutched: false,
             ticks: 0,
             faults: TickFaults::default(),
             ended: false,
         }
+    }
+
+    /// Declutches the tool while button `button` (0–31) is held: the tool
+    /// stays where it was, the device gets zero, and on release the mapping
+    /// is re-indexed so the tool moves on from there without a jump. For
+    /// devices whose workspace is smaller than the scene.
+    pub fn with_clutch(mut self, button: u32) -> Self {
+        self.clutch = 1 << button;
+        self
     }
 
     /// One tick scheduled at `time`, woken `wake_latency` after it: read the
@@ -298,7 +325,15 @@ impl<D: HapticDevice> ServoTick<D> {
             Ok(sample) => {
                 record.device_position = sample.position.coords.into();
                 record.device_orientation = wijk(&sample.orientation);
-                self.manipulandum = self.mapping.manipulandum(&sample);
+                let held = sample.buttons & self.clutch != 0;
+                if self.clutched && !held {
+                    self.mapping.reindex(&sample, &self.manipulandum);
+                }
+                self.clutched = held;
+                record.clutched = held;
+                if !held {
+                    self.manipulandum = self.mapping.manipulandum(&sample);
+                }
                 let report = self.cycle.step(&self.manipulandum);
                 record.contacts = report.contacts as u32;
                 record.state = state_code(report.state);
@@ -306,7 +341,11 @@ impl<D: HapticDevice> ServoTick<D> {
                 record.assembly_ns = nanos(report.timings.assembly);
                 record.friction_ns = nanos(report.timings.friction);
                 record.coupling_ns = nanos(report.timings.coupling);
-                let wrench = self.mapping.to_device(&report.coupling_wrench);
+                let wrench = if held {
+                    Wrench::ZERO
+                } else {
+                    self.mapping.to_device(&report.coupling_wrench)
+                };
                 if !wrench.is_finite() {
                     // The safety layer trips and writes zero.
                     self.faults.render += 1;

@@ -417,3 +417,69 @@ fn latency_histogram_statistics() {
     assert_eq!(*count, 2);
     assert_eq!(histogram.histogram().len(), 1001);
 }
+
+/// Held still in the corner, then 2 cm up and 1 cm sideways with the
+/// clutch held, then on: the tool stays put while declutched, the device
+/// gets zero, and on release the tool carries on from where it was with
+/// the same force, without a jump.
+#[test]
+fn the_clutch_holds_the_tool_and_reindexes_on_release() {
+    use haptic_devices::{Motion, MotionConfig, SegmentConfig};
+    let motion = Motion::try_from(MotionConfig {
+        start_position_m: [0.0; 3],
+        start_rotation_rad: [0.0; 3],
+        repeat: false,
+        segments: vec![
+            SegmentConfig::Line {
+                to_m: [-0.004, 0.0, -0.004],
+                duration_s: 0.2,
+            },
+            SegmentConfig::Hold { duration_s: 0.6 },
+            SegmentConfig::Line {
+                to_m: [0.006, 0.0, 0.016],
+                duration_s: 0.3,
+            },
+            SegmentConfig::Hold { duration_s: 0.5 },
+        ],
+    })
+    .unwrap();
+    let device = SimulatedDevice::new(motion, SimulatedClock::Stepped(DT));
+    let mut rig = rig(device, 2048);
+    rig.tick = rig.tick.with_clutch(3);
+    let mut records = Vec::new();
+    for i in 0..1600u32 {
+        let held = (750..1200).contains(&i);
+        rig.tick
+            .safety_mut()
+            .device_mut()
+            .set_buttons(if held { 1 << 3 } else { 0 });
+        records.push(rig.tick.run(DT * i, Duration::ZERO));
+    }
+    let force = |r: &haptic_servo::TickRecord| Vector3::from(r.force);
+    let tool = |r: &haptic_servo::TickRecord| Vector3::from(r.tool_position);
+    let before = &records[749];
+    assert!(force(before).norm() > 1.0, "{before:?}");
+    assert!(!before.clutched && records[750].clutched);
+    // Declutched: zero within the force-rate limit's few ticks, tool put.
+    for r in &records[760..1200] {
+        assert!(r.clutched);
+        assert_eq!(force(r).norm(), 0.0, "{r:?}");
+        assert!((tool(r) - tool(before)).norm() < 1e-6, "{r:?}");
+    }
+    // The handle moved 2 cm meanwhile; on release the tool does not jump.
+    let handle_moved =
+        Vector3::from(records[1199].device_position) - Vector3::from(before.device_position);
+    assert!(handle_moved.norm() > 0.015);
+    for pair in records[1195..1300].windows(2) {
+        assert!((tool(&pair[1]) - tool(&pair[0])).norm() < 1e-4);
+    }
+    // And presses as before, once the rate limit has brought the force back.
+    let after = &records[1300];
+    assert!(!after.clutched);
+    assert!(
+        (force(after) - force(before)).norm() < 0.05 * force(before).norm(),
+        "{:?} against {:?}",
+        force(after),
+        force(before)
+    );
+}
