@@ -223,12 +223,13 @@ fn run(
                     Some(TripCause::Shutdown) => {
                         tracing::info!(tick = record.tick, "output ramping to zero for shutdown")
                     }
-                    cause => tracing::warn!(
+                    Some(cause) => tracing::warn!(
                         tick = record.tick,
                         ?cause,
                         trips = record.safety_trips,
                         "safety trip: output forced to zero"
                     ),
+                    None => {}
                 }
                 report.safety_trips = record.safety_trips;
             }
