@@ -16,7 +16,7 @@
 //! waits for a step and a step never waits for the servo.
 
 use haptic_handoff::{LatestReader, LatestWriter};
-use haptic_servo::{PhysicsSnapshot, ToolState};
+use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -81,6 +81,7 @@ impl MovableBody {
 /// How the physics thread runs.
 pub struct PhysicsOptions {
     pub rate_hz: f64,
+    pub schedule: ThreadSchedule,
     /// The environment's poses in the cycle's order, as built.
     pub environment_poses: Vec<Isometry3<f64>>,
     pub bodies: Vec<MovableBody>,
@@ -182,6 +183,7 @@ fn run(
     mut snapshots: LatestWriter<PhysicsSnapshot>,
     stop: &AtomicBool,
 ) -> PhysicsReport {
+    options.schedule.apply("physics");
     let period = Duration::from_secs_f64(1.0 / options.rate_hz);
     let dt = period.as_secs_f64();
     let mut world = PhysicsWorld::new(options.environment_poses, options.bodies);

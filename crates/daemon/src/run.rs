@@ -11,10 +11,12 @@ use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
 use crate::telemetry::{TelemetryOptions, TelemetryThread};
-use haptic_config::Config;
+use haptic_config::{Config, Thread};
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ToolState};
+use haptic_servo::{
+    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ThreadSchedule, ToolState,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -62,6 +64,41 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
     move |source| RunError::Io { what, source }
 }
 
+/// Locks the process's pages in memory, so that the servo never waits on
+/// a page fault: all future pages too when `RLIMIT_MEMLOCK` allows any
+/// amount, else the current ones only (a limit on future ones would make
+/// allocations fail). Warns when refused.
+fn lock_memory() {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit writes the limit into `limit`; mlockall takes flags.
+    let unlimited = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } == 0
+        && limit.rlim_cur == libc::RLIM_INFINITY;
+    let flags = if unlimited {
+        libc::MCL_CURRENT | libc::MCL_FUTURE
+    } else {
+        libc::MCL_CURRENT
+    };
+    // SAFETY: as above.
+    if unsafe { libc::mlockall(flags) } != 0 {
+        let error = std::io::Error::last_os_error();
+        tracing::warn!(%error, "locking memory refused; page faults may delay the servo (see docs/operations.md)");
+    } else if !unlimited {
+        tracing::info!(
+            "current memory locked; raise RLIMIT_MEMLOCK to unlimited to lock future pages too"
+        );
+    }
+}
+
+fn schedule(thread: &Thread) -> ThreadSchedule {
+    ThreadSchedule {
+        fifo_priority: thread.priority,
+        cpu: thread.cpu,
+    }
+}
+
 /// Runs `config` until `shutdown` asks to stop, the recording ends, or
 /// `options.duration` passes. A second signal stops the servo at once with
 /// zero force and returns [`EndReason::Aborted`].
@@ -87,6 +124,7 @@ pub fn run(
         device = %haptic_devices::HapticDevice::capabilities(&safety).name,
         "device opened"
     );
+    lock_memory();
     let bodies = scene.movable_bodies(config);
     let environment_poses = scene.environment_poses();
 
@@ -105,6 +143,7 @@ pub fn run(
         consumer,
         TelemetryOptions {
             rate_hz: config.threads.telemetry.rate_hz,
+            schedule: schedule(&config.threads.telemetry),
             record,
             udp: config.telemetry.enabled.then_some(config.telemetry.address),
             status: if options.status {
@@ -119,6 +158,7 @@ pub fn run(
     let physics = PhysicsThread::spawn(
         PhysicsOptions {
             rate_hz: config.threads.physics.rate_hz,
+            schedule: schedule(&config.threads.physics),
             environment_poses,
             bodies,
         },

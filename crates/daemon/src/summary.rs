@@ -3,7 +3,7 @@
 use crate::physics::PhysicsReport;
 use crate::signals::signal_name;
 use crate::telemetry::TelemetryReport;
-use haptic_servo::{LatencyHistogram, ServoStats, TickFaults};
+use haptic_servo::{LatencyHistogram, ServoStats, StageTimer, TickFaults};
 use serde_json::{json, Value};
 use std::fmt;
 use std::time::Duration;
@@ -98,6 +98,7 @@ impl RunSummary {
             "skipped_deadlines": s.skipped,
             "wake_latency_us": histogram_json(&s.latency),
             "tick_time_us": histogram_json(&s.tick_time),
+            "stages_us": stages_json(s),
             "telemetry_dropped": s.telemetry_dropped,
             "faults": { "read": self.faults.read, "render": self.faults.render, "write": self.faults.write },
             "safety_trips": {
@@ -148,6 +149,36 @@ fn histogram_json(h: &LatencyHistogram) -> Value {
     })
 }
 
+/// The servo's stages, in tick order, by name.
+fn stages(s: &ServoStats) -> [(&'static str, StageTimer); 6] {
+    let t = &s.stages;
+    [
+        ("read", t.read),
+        ("collision", t.collision),
+        ("assembly", t.assembly),
+        ("friction", t.friction),
+        ("coupling", t.coupling),
+        ("write", t.write),
+    ]
+}
+
+fn stage_mean_us(timer: &StageTimer, ticks: u64) -> f64 {
+    timer.total_ns as f64 / ticks.max(1) as f64 / 1e3
+}
+
+/// Mean and largest time of each stage (µs).
+fn stages_json(s: &ServoStats) -> Value {
+    stages(s)
+        .iter()
+        .map(|(name, timer)| {
+            let value =
+                json!({ "mean": stage_mean_us(timer, s.ticks), "max": timer.max_ns as f64 / 1e3 });
+            (name.to_string(), value)
+        })
+        .collect::<serde_json::Map<_, _>>()
+        .into()
+}
+
 fn percent(part: u64, whole: u64) -> f64 {
     if whole == 0 {
         0.0
@@ -189,6 +220,11 @@ impl fmt::Display for RunSummary {
         )?;
         writeln!(f, "wake-up latency: {}", quantiles(&s.latency))?;
         writeln!(f, "tick time: {}", quantiles(&s.tick_time))?;
+        let means: Vec<String> = stages(s)
+            .iter()
+            .map(|(name, timer)| format!("{name} {:.1}", stage_mean_us(timer, s.ticks)))
+            .collect();
+        writeln!(f, "stage means (µs): {}", means.join(", "))?;
         let trips = &s.safety;
         let trip_count = trips.stale
             + trips.sample_not_finite

@@ -9,7 +9,9 @@ use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_handoff::TickConsumer;
-use haptic_servo::{TickRecord, STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC};
+use haptic_servo::{
+    ThreadSchedule, TickRecord, STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
+};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use std::io;
@@ -26,6 +28,7 @@ const HISTOGRAM_MAX_NS: u64 = 10_000_000_000;
 pub struct TelemetryOptions {
     /// Drains per second.
     pub rate_hz: f64,
+    pub schedule: ThreadSchedule,
     /// Where ticks are recorded.
     pub record: Option<TickFile>,
     /// Where a datagram per drain is sent.
@@ -188,6 +191,7 @@ fn run(
     socket: Option<(UdpSocket, SocketAddr)>,
     stop: &AtomicBool,
 ) -> io::Result<TelemetryReport> {
+    options.schedule.apply("telemetry");
     let period = Duration::from_secs_f64(1.0 / options.rate_hz);
     let status_period = Duration::from_secs_f64(1.0 / options.status_rate_hz);
     let mut report = TelemetryReport {

@@ -52,7 +52,11 @@ fn a_pushed_block_moves_and_takes_the_impulse_its_drag_dissipates() {
     let sideways = block.pose.translation.vector.yz().norm();
     assert!(sideways < 0.05 * moved, "sideways {sideways} m");
     assert!(block.pose.rotation.angle() < 0.02);
-    assert!(block.velocity.norm() < 1e-3, "still moving: {:?}", block.velocity);
+    assert!(
+        block.velocity.norm() < 1e-3,
+        "still moving: {:?}",
+        block.velocity
+    );
 
     // Impulse from the recorded device force: the device feels the
     // reaction, −x, while the block is pushed +x.

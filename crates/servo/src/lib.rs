@@ -4,9 +4,11 @@
 //! a real-time thread with overrun accounting, stage timers and wake-up
 //! latency and tick-time histograms.
 
+mod schedule;
 mod thread;
 mod tick;
 
+pub use schedule::ThreadSchedule;
 pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };

@@ -5,10 +5,7 @@
 //! never accumulates as drift (a relative sleep would add every tick's
 //! lateness to all later ticks) and the kernel never wakes the thread early.
 //!
-//! Priority: `SCHED_FIFO` through `thread-priority`; without permission
-//! (no `CAP_SYS_NICE` or `RLIMIT_RTPRIO`) the thread logs a warning and runs
-//! at normal priority. Pinning uses `sched_setaffinity`, likewise warning
-//! on failure.
+//! Priority and pinning: [`ThreadSchedule`].
 //!
 //! Start-up, on the servo thread: priority, pinning, the statistics (their
 //! histograms allocated), then the caller's `after_setup`. From the first
@@ -17,6 +14,7 @@
 //! answered by the vDSO). It ends after the shutdown ramp that a stop
 //! request or the end of the device's recording starts, or at once, the
 //! output zeroed, on an abort request.
+use crate::schedule::ThreadSchedule;
 use crate::tick::{ServoTick, TickFaults, TickRecord};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
 use hdrhistogram::Histogram;
@@ -26,10 +24,6 @@ use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
-use thread_priority::{
-    set_thread_priority_and_policy, thread_native_id, RealtimeThreadSchedulePolicy, ThreadPriority,
-    ThreadPriorityValue, ThreadSchedulePolicy,
-};
 
 /// How the servo thread runs.
 #[derive(Clone, Debug, PartialEq)]
@@ -325,50 +319,17 @@ fn sleep_until(deadline_ns: u64) {
     {}
 }
 
-fn set_fifo(priority: u8) -> bool {
-    let result = ThreadPriorityValue::try_from(priority)
-        .map_err(|e| e.to_string())
-        .and_then(|value| {
-            set_thread_priority_and_policy(
-                thread_native_id(),
-                ThreadPriority::Crossplatform(value),
-                ThreadSchedulePolicy::Realtime(RealtimeThreadSchedulePolicy::Fifo),
-            )
-            .map_err(|e| format!("{e:?}"))
-        });
-    match result {
-        Ok(()) => true,
-        Err(error) => {
-            tracing::warn!(priority, %error, "SCHED_FIFO refused; servo runs at normal priority");
-            false
-        }
-    }
-}
-
-fn pin(cpu: usize) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET bounds-checks `cpu`,
-    // and the set outlives the call.
-    let result = unsafe {
-        let mut set: libc::cpu_set_t = std::mem::zeroed();
-        libc::CPU_SET(cpu, &mut set);
-        libc::sched_setaffinity(0, size_of::<libc::cpu_set_t>(), &set)
-    };
-    if result != 0 {
-        let error = io::Error::last_os_error();
-        tracing::warn!(cpu, %error, "pinning the servo thread failed");
-    }
-}
-
 fn run<D: HapticDevice>(
     config: &ServoConfig,
     mut tick: ServoTick<D>,
     request: &AtomicU8,
     after_setup: impl FnOnce(),
 ) -> (ServoStats, ServoTick<D>) {
-    let realtime = config.fifo_priority.is_some_and(set_fifo);
-    if let Some(cpu) = config.cpu {
-        pin(cpu);
+    let realtime = ThreadSchedule {
+        fifo_priority: config.fifo_priority,
+        cpu: config.cpu,
     }
+    .apply("servo");
     let period_ns = (1e9 / config.rate_hz).round().max(1.0) as u64;
     let mut stats = ServoStats {
         ticks: 0,
