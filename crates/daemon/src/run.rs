@@ -107,6 +107,7 @@ pub fn run(
     options: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
+    tracing::info!(objects = config.objects.len(), "building the scene");
     let scene = Scene::build(config, &options.base)?;
     tracing::info!(
         tool = %scene.tool,
@@ -124,6 +125,21 @@ pub fn run(
         device = %haptic_devices::HapticDevice::capabilities(&safety).name,
         "device opened"
     );
+    // A signal while the scene was built (which cannot be interrupted)
+    // stops the run before any force is written.
+    let early = match shutdown.request() {
+        ShutdownRequest::None => None,
+        ShutdownRequest::Stop(signal) => Some(EndReason::Signal(signal)),
+        ShutdownRequest::Abort(signal) => Some(EndReason::Aborted(signal)),
+    };
+    if let Some(reason) = early {
+        tracing::info!(reason = %reason, "stopped during start-up, before the servo started");
+        return Ok(RunSummary::servo_only(
+            reason,
+            config.threads.servo.rate_hz,
+            Default::default(),
+        ));
+    }
     lock_memory();
     let bodies = scene.movable_bodies(config);
     let environment_poses = scene.environment_poses();
@@ -200,7 +216,7 @@ pub fn run(
         servo.abort();
         let (stats, _) = servo.join();
         tracing::warn!(ticks = stats.ticks, "aborted: output zeroed, exiting");
-        Ok(RunSummary::aborted(
+        Ok(RunSummary::servo_only(
             EndReason::Aborted(signal),
             rate_hz,
             stats,

@@ -63,8 +63,9 @@ impl RunSummary {
         }
     }
 
-    /// After a second signal: the servo's figures only.
-    pub fn aborted(reason: EndReason, rate_hz: f64, servo: ServoStats) -> Self {
+    /// After a second signal, or a signal before the threads started: the
+    /// servo's figures only.
+    pub fn servo_only(reason: EndReason, rate_hz: f64, servo: ServoStats) -> Self {
         Self {
             reason,
             rate_hz,

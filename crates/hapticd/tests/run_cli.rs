@@ -225,6 +225,107 @@ fn a_second_signal_exits_at_once_with_zero_force() {
     read_ticks(&record);
 }
 
+#[test]
+fn a_signal_during_start_up_stops_before_the_servo_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    // A 256³ field takes seconds to build: the signal lands meanwhile.
+    let config = dir.path().join("slow.toml");
+    let text = std::fs::read_to_string(repo().join("config/peg-in-hole.toml"))
+        .unwrap()
+        .replace("field_resolution = 128", "field_resolution = 256");
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = Daemon::start(&["--config", config.to_str().unwrap()]);
+    daemon.wait_for("building the scene", Duration::from_secs(60));
+    daemon.signal(libc::SIGINT);
+    let (status, stdout, stderr) = daemon.finish(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(stderr.contains("stopped during start-up"), "{stderr}");
+    assert!(!stderr.contains("running;"), "{stderr}");
+    assert!(stdout.contains("0 ticks"), "{stdout}");
+}
+
+/// Every log line is a JSON object with `--log-format json`, and with
+/// standard error not a terminal no status line is drawn.
+#[test]
+fn json_logs_and_no_status_line_off_a_terminal() {
+    let output = hapticd()
+        .args(["run", "--duration", "1.5", "--log-format", "json"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert!(
+        !stderr.contains('\r') && !stderr.contains("\x1b["),
+        "{stderr:?}"
+    );
+    let lines: Vec<Value> = stderr
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l:?}")))
+        .collect();
+    assert!(lines.len() >= 4, "{stderr}");
+    for line in &lines {
+        assert!(
+            line["timestamp"].is_string() && line["level"].is_string(),
+            "{line}"
+        );
+    }
+    assert!(lines
+        .iter()
+        .any(|l| l["message"] == "running; SIGINT or SIGTERM stops"));
+}
+
+/// The UDP telemetry stream: tick datagrams with the poses, the wrench and
+/// the state, and latency digests.
+#[test]
+fn telemetry_streams_ticks_and_latency_over_udp() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    socket
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let address = socket.local_addr().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("stream.toml");
+    let text = std::fs::read_to_string(repo().join("config/default.toml"))
+        .unwrap()
+        .replace("127.0.0.1:7701", &address.to_string());
+    std::fs::write(&config, text).unwrap();
+    let daemon = Daemon::start(&["--config", config.to_str().unwrap(), "--duration", "2"]);
+    let mut ticks = Vec::new();
+    let mut digests = Vec::new();
+    let mut buffer = [0u8; 65536];
+    while ticks.len() < 100 || digests.len() < 2 {
+        let (len, _) = socket.recv_from(&mut buffer).expect("a datagram");
+        let value: Value = serde_json::from_slice(&buffer[..len]).unwrap();
+        match value["type"].as_str() {
+            Some("tick") => ticks.push(value),
+            Some("latency") => digests.push(value),
+            other => panic!("unknown datagram type {other:?}"),
+        }
+    }
+    let (status, _, stderr) = daemon.finish(Duration::from_secs(30));
+    assert!(status.success(), "{stderr}");
+    // At the telemetry rate (100 Hz), each the newest tick of its drain.
+    let numbers: Vec<u64> = ticks.iter().map(|t| t["tick"].as_u64().unwrap()).collect();
+    assert!(numbers.windows(2).all(|w| w[1] > w[0]));
+    let mean_step = (numbers[numbers.len() - 1] - numbers[0]) as f64 / (numbers.len() - 1) as f64;
+    assert!((5.0..20.0).contains(&mean_step), "{mean_step}");
+    for tick in &ticks {
+        assert_eq!(tick["device"]["position_m"].as_array().unwrap().len(), 3);
+        assert_eq!(
+            tick["tool"]["orientation_wijk"].as_array().unwrap().len(),
+            4
+        );
+        assert_eq!(tick["force_n"].as_array().unwrap().len(), 3);
+        assert!(["free", "sliding", "static", "not rendered"]
+            .contains(&tick["state"].as_str().unwrap()));
+    }
+    assert!(ticks.iter().any(|t| t["contacts"].as_u64().unwrap() > 0));
+    for digest in &digests {
+        let p99 = digest["wake_latency_us"]["p99"].as_f64().unwrap();
+        assert!(p99 > 0.0 && p99 < 1e5, "{digest}");
+    }
+}
+
 /// Records `motion` (a file in config/motions or a config's inline motion
 /// written out) as a trajectory through `hapticd record`.
 fn record_trajectory(motion_toml: &str, dir: &Path) -> PathBuf {

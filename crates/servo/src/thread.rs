@@ -174,8 +174,8 @@ impl StageTimers {
 }
 
 /// What the servo thread did, returned by [`ServoHandle::stop`] and
-/// [`ServoHandle::join`].
-#[derive(Clone, Debug, PartialEq)]
+/// [`ServoHandle::join`]; the default is a servo that never ran.
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct ServoStats {
     /// Ticks run, including the shutdown ramp.
     pub ticks: u64,
