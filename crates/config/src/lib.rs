@@ -1,7 +1,7 @@
 //! The haptic rendering server's configuration: one TOML file per scene.
 //!
 //! Top-level tables: `[[objects]]` (the scene), `[materials.NAME]`,
-//! `[rendering]`, `[device]`, `[threads]`, `[telemetry]` and `[control]`.
+//! `[rendering]`, `[device]`, `[threads]` and `[telemetry]`.
 //! Every table refuses unknown fields and every enum unknown values; units
 //! are in the field names (`_m`, `_rad`, `_n_per_m`, `_hz`, …) or, for
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be

@@ -33,8 +33,6 @@ pub struct Config {
     pub threads: Threads,
     #[serde(default)]
     pub telemetry: Telemetry,
-    #[serde(default)]
-    pub control: Control,
 }
 
 /// One scene object.
@@ -498,15 +496,16 @@ pub enum DeviceKind {
     Hid,
 }
 
-/// The daemon's threads.
+/// The daemon's threads. Each table may give any of its fields; the rest
+/// keep that thread's defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
+#[serde(from = "ThreadsFile")]
 pub struct Threads {
     /// The servo loop: device I/O and one rendering cycle per tick.
     /// Default 1 kHz, the rate haptics needs (and the seed's), at
     /// `SCHED_FIFO` priority 80, above ordinary real-time work.
     pub servo: Thread,
-    /// The physics thread, moving the scene's dynamic objects. Default
+    /// The physics thread, moving the scene's movable objects. Default
     /// 200 Hz at normal priority: it exchanges state with the servo through
     /// lock-free hand-off and never holds it up.
     pub physics: Thread,
@@ -537,18 +536,65 @@ impl Default for Threads {
     }
 }
 
-/// One thread's schedule.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// One thread's schedule, defaults applied.
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Thread {
-    /// Loop rate (Hz, > 0).
+    /// Loop rate (Hz, 1 Hz to 100 kHz).
     pub rate_hz: f64,
-    /// `SCHED_FIFO` priority 1–99; none for normal scheduling.
-    #[serde(default)]
+    /// `SCHED_FIFO` priority 1–99; `None` for normal scheduling.
     pub priority: Option<u8>,
-    /// CPU to pin the thread to; none to let the kernel choose.
-    #[serde(default)]
+    /// CPU to pin the thread to; `None` to let the kernel choose.
     pub cpu: Option<usize>,
+}
+
+/// `[threads]` as written.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThreadsFile {
+    #[serde(default)]
+    servo: ThreadFile,
+    #[serde(default)]
+    physics: ThreadFile,
+    #[serde(default)]
+    telemetry: ThreadFile,
+}
+
+/// One `[threads.NAME]` table as written; a field left out keeps the
+/// thread's default.
+#[derive(Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ThreadFile {
+    /// Loop rate (Hz).
+    rate_hz: Option<f64>,
+    /// `SCHED_FIFO` priority 1–99, or 0 for normal scheduling.
+    priority: Option<u8>,
+    /// CPU to pin the thread to.
+    cpu: Option<usize>,
+}
+
+impl ThreadFile {
+    fn over(self, default: Thread) -> Thread {
+        Thread {
+            rate_hz: self.rate_hz.unwrap_or(default.rate_hz),
+            priority: match self.priority {
+                None => default.priority,
+                Some(0) => None,
+                Some(p) => Some(p),
+            },
+            cpu: self.cpu.or(default.cpu),
+        }
+    }
+}
+
+impl From<ThreadsFile> for Threads {
+    fn from(file: ThreadsFile) -> Self {
+        let d = Threads::default();
+        Threads {
+            servo: file.servo.over(d.servo),
+            physics: file.physics.over(d.physics),
+            telemetry: file.telemetry.over(d.telemetry),
+        }
+    }
 }
 
 /// Where telemetry goes.
@@ -558,7 +604,8 @@ pub struct Telemetry {
     /// Default on: it costs the servo nothing (a lock-free ring).
     pub enabled: bool,
     /// UDP address the samples are sent to. Default `127.0.0.1:7701`,
-    /// local only.
+    /// this machine; another host's address works too, but the stream is
+    /// plain, unauthenticated UDP.
     pub address: SocketAddr,
 }
 
@@ -567,23 +614,6 @@ impl Default for Telemetry {
         Self {
             enabled: true,
             address: SocketAddr::from(([127, 0, 0, 1], 7701)),
-        }
-    }
-}
-
-/// The control socket (commands to the daemon).
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Control {
-    /// TCP address to listen on. Default `127.0.0.1:7700`, local only:
-    /// the protocol has no authentication.
-    pub address: SocketAddr,
-}
-
-impl Default for Control {
-    fn default() -> Self {
-        Self {
-            address: SocketAddr::from(([127, 0, 0, 1], 7700)),
         }
     }
 }

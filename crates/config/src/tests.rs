@@ -279,3 +279,36 @@ fn emulator_settings_are_checked() {
         "device.emulator.hand_damping_n_s_per_m",
     );
 }
+
+#[test]
+fn thread_tables_may_be_partial_and_are_checked() {
+    let text = format!("{MINIMAL}\n[threads.servo]\ncpu = 1\n[threads.physics]\npriority = 40\n");
+    let threads = parse(&text).unwrap().threads;
+    let defaults = Threads::default();
+    assert_eq!(threads.servo.cpu, Some(1));
+    assert_eq!(threads.servo.priority, Some(80));
+    assert_eq!(threads.servo.rate_hz, 1000.0);
+    assert_eq!(threads.physics.priority, Some(40));
+    assert_eq!(threads.physics.rate_hz, defaults.physics.rate_hz);
+    assert_eq!(threads.telemetry, defaults.telemetry);
+
+    let text = format!("{MINIMAL}\n[threads.servo]\npriority = 0\n");
+    assert_eq!(parse(&text).unwrap().threads.servo.priority, None);
+
+    let text = format!("{MINIMAL}\n[threads.servo]\ncores = 1\n");
+    let e = error(&text, line_of(&text, "cores"), "threads.servo.cores");
+    assert!(e.message.contains("unknown field"), "{e}");
+    let text = format!("{MINIMAL}\n[threads.servo]\npriority = 120\n");
+    error(&text, line_of(&text, "priority"), "threads.servo.priority");
+    let text = format!("{MINIMAL}\n[threads.telemetry]\npriority = 80\n");
+    let e = error(
+        &text,
+        line_of(&text, "priority"),
+        "threads.telemetry.priority",
+    );
+    assert!(e.message.contains("below the servo"), "{e}");
+    let text = format!("{MINIMAL}\n[threads.servo]\ncpu = 5000\n");
+    error(&text, line_of(&text, "cpu"), "threads.servo.cpu");
+    let text = format!("{MINIMAL}\n[threads.physics]\nrate_hz = 0.01\n");
+    error(&text, line_of(&text, "rate_hz"), "threads.physics.rate_hz");
+}

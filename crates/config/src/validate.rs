@@ -69,7 +69,7 @@ pub fn validate(config: &Config, base: &Path) -> Check {
         ("physics", &config.threads.physics),
         ("telemetry", &config.threads.telemetry),
     ] {
-        self::thread(name, thread)?;
+        self::thread(name, thread, &config.threads.servo)?;
     }
     Ok(())
 }
@@ -430,16 +430,37 @@ fn device(config: &Config, base: &Path) -> Check {
     }
 }
 
-fn thread(name: &str, thread: &Thread) -> Check {
+/// Highest CPU number `sched_setaffinity` takes (`CPU_SETSIZE` − 1).
+const MAX_CPU: usize = 1023;
+
+fn thread(name: &str, thread: &Thread, servo: &Thread) -> Check {
     let field = |f: &str| format!("threads.{name}.{f}");
-    positive(field("rate_hz"), thread.rate_hz)?;
+    let rate = thread.rate_hz;
+    if !(1.0..=100_000.0).contains(&rate) {
+        fail(
+            field("rate_hz"),
+            format!("must be 1 Hz to 100 kHz, not {rate}"),
+        )?;
+    }
     if let Some(priority) = thread.priority {
         if !(1..=99).contains(&priority) {
             fail(
                 field("priority"),
-                format!("SCHED_FIFO priorities are 1–99, not {priority}"),
+                format!("SCHED_FIFO priorities are 1–99 (0 for normal scheduling), not {priority}"),
             )?;
         }
+        if name != "servo" && servo.priority.is_none_or(|s| priority >= s) {
+            fail(
+                field("priority"),
+                "must be below the servo's SCHED_FIFO priority, or the servo could wait for it",
+            )?;
+        }
+    }
+    if let Some(cpu) = thread.cpu.filter(|&cpu| cpu > MAX_CPU) {
+        fail(
+            field("cpu"),
+            format!("CPUs are numbered 0–{MAX_CPU}, not {cpu}"),
+        )?;
     }
     Ok(())
 }

@@ -93,9 +93,13 @@ impl TickFile {
     /// Creates (or truncates) `path` and writes the header.
     pub fn create(path: &Path, measured_time: bool) -> io::Result<TickFile> {
         let file = File::create(path)?;
+        let mut recorder = Recorder::new(WholeLines::new(file))?;
+        // The header reaches the file at once, so that even a run aborted
+        // in its first ticks leaves a readable (empty) recording.
+        recorder.flush()?;
         Ok(TickFile {
             path: path.to_owned(),
-            recorder: Recorder::new(WholeLines::new(file))?,
+            recorder,
             measured_time,
             ticks: 0,
         })

@@ -3,7 +3,7 @@
 //! in order (servo first, ramping the force to zero; then physics; then
 //! telemetry, which drains the last records and finishes the recording).
 
-use crate::device::{self, AnyDevice, OpenError, Pacing};
+use crate::device::{self, OpenError, Pacing};
 use crate::physics::{PhysicsOptions, PhysicsReport, PhysicsThread};
 use crate::recording::TickFile;
 use crate::scene::{Scene, SceneBuildError};
@@ -14,9 +14,7 @@ use crate::telemetry::{TelemetryOptions, TelemetryThread};
 use haptic_config::{Config, Thread};
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{
-    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ThreadSchedule, ToolState,
-};
+use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, ToolState};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -27,7 +25,7 @@ const TELEMETRY_CAPACITY: usize = 4096;
 /// How often the main thread checks for signals and for the servo ending.
 const POLL: Duration = Duration::from_millis(5);
 
-/// Status-line refreshes per second.
+/// Status-line refreshes per second, when standard error is a terminal.
 const STATUS_RATE_HZ: f64 = 4.0;
 
 /// Everything a run needs besides the config.
@@ -38,8 +36,6 @@ pub struct RunOptions {
     pub record: Option<PathBuf>,
     /// Stop after this long.
     pub duration: Option<Duration>,
-    /// Draw the live status line if standard error is a terminal.
-    pub status: bool,
     /// Hold the emulator's last sample after its trajectory ends, instead
     /// of ending the run.
     pub hold_at_end: bool,
@@ -52,6 +48,8 @@ pub enum RunError {
     Scene(#[from] SceneBuildError),
     #[error(transparent)]
     Device(#[from] OpenError),
+    #[error("the servo thread panicked; its output was zeroed")]
+    ServoPanicked,
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -140,7 +138,6 @@ pub fn run(
             Default::default(),
         ));
     }
-    lock_memory();
     let bodies = scene.movable_bodies(config);
     let environment_poses = scene.environment_poses();
 
@@ -162,11 +159,7 @@ pub fn run(
             schedule: schedule(&config.threads.telemetry),
             record,
             udp: config.telemetry.enabled.then_some(config.telemetry.address),
-            status: if options.status {
-                StatusLine::on_terminal()
-            } else {
-                None
-            },
+            status: StatusLine::on_terminal(),
             status_rate_hz: STATUS_RATE_HZ,
         },
     )
@@ -183,17 +176,19 @@ pub fn run(
     )
     .map_err(io("starting the physics thread"))?;
 
+    let rate_hz = config.threads.servo.rate_hz;
     let servo_config = ServoConfig {
-        rate_hz: config.threads.servo.rate_hz,
+        rate_hz,
         fifo_priority: config.threads.servo.priority,
         cpu: config.threads.servo.cpu,
     };
     let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
-    let servo = ServoThread::spawn(servo_config, tick).map_err(io("starting the servo thread"))?;
-    tracing::info!(
-        rate_hz = config.threads.servo.rate_hz,
-        "running; SIGINT or SIGTERM stops"
-    );
+    shutdown.servo_started();
+    // Locked on the servo thread once its own buffers exist, so that with a
+    // finite RLIMIT_MEMLOCK they are among the pages locked.
+    let servo = ServoThread::spawn_with(servo_config, tick, lock_memory)
+        .map_err(io("starting the servo thread"))?;
+    tracing::info!(rate_hz, "running; SIGINT or SIGTERM stops");
 
     let started = Instant::now();
     let reason = loop {
@@ -211,38 +206,42 @@ pub fn run(
         std::thread::sleep(POLL);
     };
 
-    let rate_hz = config.threads.servo.rate_hz;
-    let aborted = |signal, servo: ServoHandle<AnyDevice>| {
-        servo.abort();
-        let (stats, _) = servo.join();
-        tracing::warn!(ticks = stats.ticks, "aborted: output zeroed, exiting");
-        Ok(RunSummary::servo_only(
-            EndReason::Aborted(signal),
-            rate_hz,
-            stats,
-        ))
-    };
-    if let EndReason::Aborted(signal) = reason {
-        return aborted(signal, servo);
-    }
-    tracing::info!(reason = %reason, "stopping: ramping the output to zero");
-    servo.request_stop();
-    // A second signal during the ramp aborts it.
-    while !servo.is_finished() {
-        if let ShutdownRequest::Abort(signal) = shutdown.request() {
-            return aborted(signal, servo);
+    let reason = match reason {
+        EndReason::Aborted(signal) => {
+            servo.abort();
+            EndReason::Aborted(signal)
         }
-        std::thread::sleep(Duration::from_millis(1));
+        reason => {
+            servo.request_stop();
+            tracing::info!(reason = %reason, "stopping: ramping the output to zero");
+            // A second signal during the ramp aborts it.
+            let mut reason = reason;
+            while !servo.is_finished() {
+                if let ShutdownRequest::Abort(signal) = shutdown.request() {
+                    servo.abort();
+                    reason = EndReason::Aborted(signal);
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            reason
+        }
+    };
+    let joined = servo.join();
+    if let EndReason::Aborted(_) = reason {
+        let (stats, tick) = joined.map_err(|_| RunError::ServoPanicked)?;
+        let force = tick.safety().commanded().force.norm();
+        tracing::warn!(
+            ticks = stats.ticks,
+            force_n = force,
+            "aborted: output zeroed, exiting"
+        );
+        return Ok(RunSummary::servo_only(reason, rate_hz, stats));
     }
-    let (stats, tick) = servo.join();
+    // The other threads stop even after a servo panic, so the recording
+    // keeps everything up to it.
     let physics: PhysicsReport = physics.stop();
-    let telemetry = telemetry.stop().map_err(io("finishing telemetry"))?;
-    Ok(RunSummary::new(
-        reason,
-        rate_hz,
-        stats,
-        tick.faults(),
-        telemetry,
-        physics,
-    ))
+    let telemetry = telemetry.stop();
+    let (stats, _) = joined.map_err(|_| RunError::ServoPanicked)?;
+    Ok(RunSummary::new(reason, rate_hz, stats, telemetry, physics))
 }

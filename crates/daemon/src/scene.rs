@@ -274,6 +274,7 @@ impl Scene {
                 pose: object.pose(),
                 velocity: Vector3::zeros(),
                 angular_velocity: Vector3::zeros(),
+                impulse: Vector3::zeros(),
             })
             .collect()
     }

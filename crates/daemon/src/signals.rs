@@ -1,9 +1,10 @@
 //! SIGINT and SIGTERM: the first asks for a clean stop (force ramped to
 //! zero, recordings flushed, exit 0); a second asks to stop at once with
-//! zero force.
+//! zero force. Before the servo starts no force is being written, so a
+//! second signal then ends the process in the handler itself.
 
 use std::io;
-use std::sync::atomic::{AtomicI32, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// What the signals received so far ask for.
@@ -20,6 +21,9 @@ pub enum ShutdownRequest {
 pub struct Shutdown {
     count: Arc<AtomicUsize>,
     last: Arc<AtomicI32>,
+    /// Set once the servo runs: from then on the main thread handles a
+    /// second signal (zeroing the output) instead of the handler.
+    servo_started: Arc<AtomicBool>,
     ids: Vec<signal_hook::SigId>,
 }
 
@@ -29,29 +33,41 @@ impl Shutdown {
     pub fn install() -> io::Result<Shutdown> {
         let count = Arc::new(AtomicUsize::new(0));
         let last = Arc::new(AtomicI32::new(0));
+        let servo_started = Arc::new(AtomicBool::new(false));
         let mut ids = Vec::new();
         for signal in [signal_hook::consts::SIGINT, signal_hook::consts::SIGTERM] {
-            let (count, last) = (Arc::clone(&count), Arc::clone(&last));
-            // SAFETY: the action only performs atomic stores, which are
-            // async-signal-safe, and touches no lock or allocation.
+            let (count, last, started) = (
+                Arc::clone(&count),
+                Arc::clone(&last),
+                Arc::clone(&servo_started),
+            );
+            // SAFETY: the action performs only atomic operations, write(2)
+            // and _exit(2), all async-signal-safe, and touches no lock or
+            // allocation.
             let id = unsafe {
                 signal_hook::low_level::register(signal, move || {
                     last.store(signal, Ordering::SeqCst);
-                    count.fetch_add(1, Ordering::SeqCst);
+                    let received = count.fetch_add(1, Ordering::SeqCst) + 1;
+                    if received >= 2 && !started.load(Ordering::SeqCst) {
+                        const MESSAGE: &[u8] = b"second signal during start-up: exiting\n";
+                        libc::write(2, MESSAGE.as_ptr().cast(), MESSAGE.len());
+                        libc::_exit(128 + signal);
+                    }
                 })
             }?;
             ids.push(id);
         }
-        Ok(Shutdown { count, last, ids })
+        Ok(Shutdown {
+            count,
+            last,
+            servo_started,
+            ids,
+        })
     }
 
-    /// A shutdown that no signal reaches, for runs driven from code.
-    pub fn never() -> Shutdown {
-        Shutdown {
-            count: Arc::new(AtomicUsize::new(0)),
-            last: Arc::new(AtomicI32::new(0)),
-            ids: Vec::new(),
-        }
+    /// From now on a second signal is the main thread's to handle.
+    pub fn servo_started(&self) {
+        self.servo_started.store(true, Ordering::SeqCst);
     }
 
     /// What the signals received so far ask for.

@@ -3,9 +3,10 @@
 use crate::physics::PhysicsReport;
 use crate::signals::signal_name;
 use crate::telemetry::TelemetryReport;
-use haptic_servo::{LatencyHistogram, ServoStats, StageTimer, TickFaults};
+use haptic_servo::{LatencyHistogram, ServoStats, StageTimer};
 use serde_json::{json, Value};
 use std::fmt;
+use std::io;
 use std::time::Duration;
 
 /// Why a run ended.
@@ -38,28 +39,34 @@ pub struct RunSummary {
     pub reason: EndReason,
     pub rate_hz: f64,
     pub servo: ServoStats,
-    pub faults: TickFaults,
     /// `None` after an abort, which leaves the other threads unjoined.
     pub telemetry: Option<TelemetryReport>,
     pub physics: Option<PhysicsReport>,
+    /// Why the recording could not be finished, if it could not.
+    pub recording_error: Option<String>,
 }
 
 impl RunSummary {
+    /// After a full stop; `telemetry` failed only if the recording could
+    /// not be finished.
     pub fn new(
         reason: EndReason,
         rate_hz: f64,
         servo: ServoStats,
-        faults: TickFaults,
-        telemetry: TelemetryReport,
+        telemetry: io::Result<TelemetryReport>,
         physics: PhysicsReport,
     ) -> Self {
+        let (telemetry, recording_error) = match telemetry {
+            Ok(report) => (Some(report), None),
+            Err(error) => (None, Some(error.to_string())),
+        };
         Self {
             reason,
             rate_hz,
-            faults,
             servo,
-            telemetry: Some(telemetry),
+            telemetry,
             physics: Some(physics),
+            recording_error,
         }
     }
 
@@ -69,18 +76,19 @@ impl RunSummary {
         Self {
             reason,
             rate_hz,
-            faults: servo.faults,
             servo,
             telemetry: None,
             physics: None,
+            recording_error: None,
         }
     }
 
     /// Exit code of the process: 0 after a clean stop, 128 + the signal
-    /// after an abort (the shell's convention).
+    /// after an abort (the shell's convention), 1 if the recording failed.
     pub fn exit_code(&self) -> u8 {
         match self.reason {
             EndReason::Aborted(signal) => (128 + signal).clamp(0, 255) as u8,
+            _ if self.recording_error.is_some() => 1,
             _ => 0,
         }
     }
@@ -89,6 +97,7 @@ impl RunSummary {
     pub fn to_json(&self) -> Value {
         let s = &self.servo;
         let safety = &s.safety;
+        let faults = &s.faults;
         let mut value = json!({
             "reason": self.reason.to_string(),
             "ticks": s.ticks,
@@ -101,7 +110,7 @@ impl RunSummary {
             "tick_time_us": histogram_json(&s.tick_time),
             "stages_us": stages_json(s),
             "telemetry_dropped": s.telemetry_dropped,
-            "faults": { "read": self.faults.read, "render": self.faults.render, "write": self.faults.write },
+            "faults": { "read": faults.read, "render": faults.render, "write": faults.write },
             "safety_trips": {
                 "stale": safety.stale, "sample_not_finite": safety.sample_not_finite,
                 "request_not_finite": safety.request_not_finite, "overrun": safety.overrun,
@@ -109,6 +118,9 @@ impl RunSummary {
                 "shutdown": safety.shutdown,
             },
         });
+        if let Some(error) = &self.recording_error {
+            value["recording_error"] = json!(error);
+        }
         if let Some(t) = &self.telemetry {
             value["states"] = json!({
                 "free": t.states.free, "sliding": t.states.sliding,
@@ -226,18 +238,15 @@ impl fmt::Display for RunSummary {
             .map(|(name, timer)| format!("{name} {:.1}", stage_mean_us(timer, s.ticks)))
             .collect();
         writeln!(f, "stage means (µs): {}", means.join(", "))?;
-        let trips = &s.safety;
-        let trip_count = trips.stale
-            + trips.sample_not_finite
-            + trips.request_not_finite
-            + trips.overrun
-            + trips.disconnected
-            + trips.device_error;
+        let trips = s.safety.total() - s.safety.shutdown;
         writeln!(
             f,
-            "safety trips: {trip_count} (besides shutdown); faults: read {}, render {}, write {}",
-            self.faults.read, self.faults.render, self.faults.write
+            "safety trips: {trips} (besides shutdown); faults: read {}, render {}, write {}",
+            s.faults.read, s.faults.render, s.faults.write
         )?;
+        if let Some(error) = &self.recording_error {
+            writeln!(f, "recording failed: {error}")?;
+        }
         if let Some(t) = &self.telemetry {
             let seen = t.received;
             writeln!(
@@ -251,7 +260,7 @@ impl fmt::Display for RunSummary {
             writeln!(
                 f,
                 "output: max force {:.3} N, max torque {:.4} N·m; telemetry dropped {}",
-                t.max_force, t.max_torque, t.dropped
+                t.max_force, t.max_torque, s.telemetry_dropped
             )?;
             if let Some((ticks, path)) = &t.recorded {
                 writeln!(f, "recorded {ticks} ticks to {}", path.display())?;

@@ -102,9 +102,9 @@ impl TelemetryThread {
         let socket = match options.udp {
             Some(address) => {
                 let bind: SocketAddr = if address.is_ipv4() {
-                    ([127, 0, 0, 1], 0).into()
+                    (std::net::Ipv4Addr::UNSPECIFIED, 0).into()
                 } else {
-                    (std::net::Ipv6Addr::LOCALHOST, 0).into()
+                    (std::net::Ipv6Addr::UNSPECIFIED, 0).into()
                 };
                 let socket = UdpSocket::bind(bind)?;
                 socket.set_nonblocking(true)?;
@@ -214,6 +214,8 @@ fn run(
     let mut window_started = Instant::now();
     let mut next = Instant::now();
     let mut record_error: Option<io::Error> = None;
+    // Records received when the last tick datagram was sent.
+    let mut sent_up_to = 0;
     loop {
         let stopping = stop.load(Ordering::Relaxed);
         for record in consumer.drain() {
@@ -251,11 +253,13 @@ fn run(
             report.last = Some(record);
         }
         report.dropped = consumer.dropped();
-        if let (Some((socket, address)), Some(last)) = (&socket, &report.last) {
-            if socket
-                .send_to(&datagram(last, report.dropped), address)
-                .is_err()
-            {
+        let fresh = report.received > sent_up_to;
+        sent_up_to = report.received;
+        if let (Some((socket, address)), Some(last), true) = (&socket, &report.last, fresh) {
+            if let Err(error) = socket.send_to(&datagram(last, report.dropped), address) {
+                if report.send_failures == 0 {
+                    tracing::warn!(%address, %error, "telemetry datagrams cannot be sent; counting failures");
+                }
                 report.send_failures += 1;
             }
         }
@@ -267,6 +271,9 @@ fn run(
                         .send_to(&latency_datagram(&window_latency, &window_compute), address)
                         .is_err()
                 {
+                    if report.send_failures == 0 {
+                        tracing::warn!(%address, "telemetry datagrams cannot be sent; counting failures");
+                    }
                     report.send_failures += 1;
                 }
             }

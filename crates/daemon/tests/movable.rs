@@ -1,7 +1,7 @@
 //! config/push-block.toml replayed: a sphere pushes a movable block through
-//! viscous drag. The block must move with the sphere, and the impulse the
-//! sphere's contact gave it must equal what the drag took, since it starts
-//! and ends at rest: ∫F dt = c Δx.
+//! viscous drag. The block must move with the sphere, and the contact
+//! impulse it received must equal what the drag took plus its momentum:
+//! ∫F dt = c Δx + m v.
 
 use haptic_config::{Config, DeviceKind};
 use haptic_daemon::replay::replay;
@@ -58,18 +58,28 @@ fn a_pushed_block_moves_and_takes_the_impulse_its_drag_dissipates() {
         block.velocity
     );
 
-    // Impulse from the recorded device force: the device feels the
-    // reaction, −x, while the block is pushed +x.
+    // Momentum bookkeeping: with implicit drag, Σ J = m Δv + c Δx exactly,
+    // and every servo tick's contact impulse reached the body.
+    let received = block.impulse.x;
+    let balance = block.mass * block.velocity.x + 2.0 * moved;
+    assert!(
+        (received - balance).abs() < 1e-9,
+        "impulse {received} N·s against m v + c Δx = {balance} N·s"
+    );
+
+    // What the hand felt: the recorded device force's impulse (the device
+    // feels the reaction, −x). It exceeds the contact impulse by the drag
+    // that static damping (α = 0.6, seed 002 §4.2) adds while the tool
+    // moves: the tool lags the handle a little more than equilibrium.
     let text = std::fs::read_to_string(&out).unwrap();
-    let impulse: f64 = text
+    let felt: f64 = text
         .lines()
         .filter(|l| !l.starts_with('#'))
         .map(|l| -l.split(',').nth(9).unwrap().parse::<f64>().unwrap() * 1e-3)
         .sum();
-    let dissipated = 2.0 * moved;
-    eprintln!("moved {moved:.5} m, impulse {impulse:.5} N·s, c·Δx {dissipated:.5} N·s");
+    eprintln!("moved {moved:.5} m; contact impulse {received:.5} N·s; felt {felt:.5} N·s");
     assert!(
-        (impulse - dissipated).abs() < 0.1 * dissipated,
-        "impulse {impulse} N·s against c·Δx = {dissipated} N·s"
+        felt > received && felt < 1.5 * received,
+        "felt {felt} N·s against the block's {received} N·s"
     );
 }

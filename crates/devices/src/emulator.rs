@@ -379,6 +379,11 @@ impl<W: Write> Recorder<W> {
         )
     }
 
+    /// Flushes what is written so far.
+    pub fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
+    }
+
     /// Flushes and returns the writer.
     pub fn finish(mut self) -> io::Result<W> {
         self.out.flush()?;

@@ -3,11 +3,30 @@
 //! [`SafetyLayer`] wraps a device and is itself a [`HapticDevice`]. The servo
 //! calls `read` then `write` once per tick (a tick is counted per `write`).
 //! Every requested wrench is clamped in magnitude and in change per tick, and
-//! is ramped in after opening and after every trip (a soft start). A trip
-//! zeroes the output at once: a stale or non-finite sample, a non-finite
-//! request, a reported servo overrun, a lost device, a device error, or
-//! shutdown. Each trip episode (from the moment its condition appears until
-//! it clears) counts once in [`SafetyCounters`] and sets
+//! is ramped in after opening and after most trips (a soft start). A trip
+//! zeroes the output at once. What follows depends on the cause:
+//!
+//! | cause ([`TripCause`]) | trips when | output afterwards |
+//! |---|---|---|
+//! | `Stale` | the device reports `Stale`, or a timestamp repeats for more than `stale_ticks` reads | zero until fresh samples, then a soft start |
+//! | `SampleNotFinite` | a sample holds a NaN or an infinity (withheld) | zero until finite samples, then a soft start |
+//! | `RequestNotFinite` | a requested wrench holds a NaN or an infinity | zero until finite requests, then a soft start |
+//! | `Overrun` | the servo calls [`SafetyLayer::report_overrun`] | zero at once and for the next write; once a write comes without a new overrun since the last, back under the force-rate limit from zero (full scale in 10 ticks) in the phase it was in: no soft start |
+//! | `Disconnected` | a read or write reports `Disconnected` | zero, reconnection every `reconnect_ticks` reads, a soft start when back |
+//! | `DeviceError` | a malformed report or an I/O error | zero until a read succeeds, then a soft start |
+//! | `Shutdown` | [`SafetyLayer::shutdown`] (a ramp to zero over `shutdown_ticks`), [`SafetyLayer::abort`] or [`SafetyLayer::zero_now_after_fault`] (zero at once) | zero for good |
+//!
+//! A soft start waits until the request is at most `soft_start_force` and
+//! `soft_start_torque`, then ramps the permitted magnitude from zero to full
+//! over `soft_start_ticks`. Any trip during a shutdown ramp cuts it short.
+//!
+//! The end of a recording ([`DeviceError::EndOfRecording`]) is not a fault:
+//! `read` passes it through without tripping and the output stays as it
+//! was; the servo answers it with [`SafetyLayer::shutdown`], the same ramp
+//! as a stop request.
+//!
+//! Each trip episode (from the moment its condition appears until it
+//! clears) counts once in [`SafetyCounters`] and sets
 //! [`SafetyLayer::last_trip`]; the caller logs by watching those, off the
 //! servo thread. Nothing on the per-tick path allocates, locks or makes a
 //! syscall beyond the device's own I/O.
@@ -93,14 +112,16 @@ pub enum TripCause {
     SampleNotFinite,
     /// The requested wrench held a NaN or an infinity.
     RequestNotFinite,
-    /// The servo reported an overrun.
+    /// The servo reported an overrun. Unlike the other causes, the output
+    /// resumes without a soft start once the episode ends.
     Overrun,
     /// The device was lost.
     Disconnected,
-    /// The device reported a malformed report, an I/O error or the end of
-    /// its recording.
+    /// The device reported a malformed report or an I/O error (not the end
+    /// of its recording, which is no fault).
     DeviceError,
-    /// [`SafetyLayer::shutdown`] or [`SafetyLayer::abort`] was called.
+    /// [`SafetyLayer::shutdown`], [`SafetyLayer::abort`] or
+    /// [`SafetyLayer::zero_now_after_fault`] was called.
     Shutdown,
 }
 
@@ -323,7 +344,11 @@ impl<D: HapticDevice> SafetyLayer<D> {
     }
 
     /// Called by the servo when a tick missed its deadline: zeroes the
-    /// output now. The episode lasts until a tick passes without an overrun.
+    /// output now. The episode lasts until a tick passes without an overrun:
+    /// the next write is still zero, and the first write after one without
+    /// a new overrun resumes under the force-rate limit from zero, without
+    /// a soft start (a wall does not vanish for half a second because of
+    /// one late tick).
     pub fn report_overrun(&mut self) {
         self.overrun_since_write = true;
         if self.trip(TripCause::Overrun) {
@@ -357,7 +382,23 @@ impl<D: HapticDevice> SafetyLayer<D> {
         self.zero_now();
     }
 
-    /// Starts an episode of `cause` unless one is under way; true if it started.
+    /// Zeroes the output now and for good, after the caller itself failed
+    /// (the servo thread panicked): trips [`TripCause::Shutdown`], latches
+    /// [`SafetyState::Off`] and writes zero straight to the device, once,
+    /// ignoring any error. It relies on no state beyond the device, so it
+    /// is safe to call whatever the caller was doing when it failed.
+    pub fn zero_now_after_fault(&mut self) {
+        self.trip(TripCause::Shutdown);
+        self.phase = Phase::Off;
+        self.commanded = Wrench::ZERO;
+        // Best effort: nothing can be done about a failure here.
+        let _ = self.device.write(&Wrench::ZERO);
+    }
+
+    /// Starts an episode of `cause` unless one is under way; true if it
+    /// started. Every cause but [`TripCause::Overrun`] ends in a soft start;
+    /// an overrun keeps the phase, so output resumes under the rate limit
+    /// alone.
     fn trip(&mut self, cause: TripCause) -> bool {
         if self.is_tripped(cause) {
             return false;
@@ -370,6 +411,7 @@ impl<D: HapticDevice> SafetyLayer<D> {
         });
         self.phase = match self.phase {
             Phase::ShuttingDown { .. } | Phase::Off => Phase::Off,
+            phase if cause == TripCause::Overrun => phase,
             _ => Phase::WaitForSmall,
         };
         true
@@ -449,6 +491,9 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
     /// Reads the device and checks the sample. While the device is lost this
     /// returns `Disconnected` and tries to reconnect; a non-finite sample is
     /// withheld as `Malformed` with an empty message (no allocation).
+    /// [`DeviceError::EndOfRecording`] is passed through without a trip and
+    /// without touching the output: the end of a recording is not a fault,
+    /// and the caller ends the run with [`SafetyLayer::shutdown`].
     fn read(&mut self) -> Result<DeviceSample, DeviceError> {
         if self.is_tripped(TripCause::Disconnected) {
             if self.retry_in > 0 {
@@ -464,6 +509,7 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
         }
         let sample = match self.device.read() {
             Ok(sample) => sample,
+            Err(DeviceError::EndOfRecording) => return Err(DeviceError::EndOfRecording),
             Err(DeviceError::Disconnected) => {
                 self.lose();
                 return Err(DeviceError::Disconnected);
@@ -534,10 +580,8 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
                     }
                 }
             }
-            _ if self.active != 0 => {
-                self.phase = Phase::WaitForSmall;
-                Wrench::ZERO
-            }
+            // The phase to resume in was set when the trip began.
+            _ if self.active != 0 => Wrench::ZERO,
             Phase::WaitForSmall => {
                 if request.force.norm() <= self.limits.soft_start_force
                     && request.torque.norm() <= self.limits.soft_start_torque

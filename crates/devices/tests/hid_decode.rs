@@ -1,13 +1,18 @@
 //! The report decoder on recorded-style report bytes and arbitrary bytes,
 //! the wrench encoder, and the pose from decoded axes.
 
+use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_devices::hid::{
-    encode_wrench, ControlMode, Dropped, PoseTracker, Profile, ReportDecoder, SpaceMouseState,
+    encode_wrench, encode_wrench_into, ControlMode, Dropped, PoseTracker, Profile, ReportDecoder,
+    SpaceMouseState,
 };
 use haptic_devices::{DeviceError, Wrench};
 use nalgebra::{UnitQuaternion, Vector3};
 use proptest::prelude::*;
 use std::path::Path;
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 fn profile(file: &str) -> Profile {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../device-profiles");
@@ -160,6 +165,61 @@ fn generic_profile_decodes_pose_and_encodes_wrench() {
     ));
 }
 
+/// The device's write path: the report is encoded in place into a buffer
+/// allocated once, with the same bytes as [`encode_wrench`], and a
+/// successful encoding allocates nothing.
+#[test]
+fn wrench_encodes_in_place_without_allocating() {
+    let generic = profile("generic-force-feedback.toml");
+    let output = generic.output.as_ref().unwrap();
+    let wrenches: Vec<Wrench> = (0..1000)
+        .map(|i| {
+            let t = i as f64 * 0.01;
+            Wrench {
+                force: Vector3::new(t.sin() * 40.0, -t, t.cos() * 3.0),
+                torque: Vector3::new(0.01 * t, -0.00005, 0.2 * t.sin()),
+            }
+        })
+        .collect();
+    // Longer than the report, and dirty: only the report's bytes are written.
+    let mut buffer = vec![0xAAu8; output.length + 3];
+    let mut lengths = 0;
+    let allocations = allocations_during(|| {
+        for wrench in &wrenches {
+            lengths += encode_wrench_into(output, wrench, &mut buffer).unwrap();
+        }
+    });
+    assert_eq!(allocations, 0);
+    assert_eq!(lengths, 1000 * output.length);
+    let last = wrenches.last().unwrap();
+    assert_eq!(
+        &buffer[..output.length],
+        encode_wrench(output, last).unwrap().as_slice()
+    );
+    assert_eq!(&buffer[output.length..], &[0xAA; 3]);
+    // Stale bytes inside the report are cleared.
+    buffer.fill(0xFF);
+    let len = encode_wrench_into(output, &Wrench::ZERO, &mut buffer).unwrap();
+    assert_eq!(buffer[0], output.report_id);
+    assert!(buffer[1..len].iter().all(|b| *b == 0), "{buffer:?}");
+
+    // Errors: a non-finite wrench, a buffer too short for the report.
+    let nan = Wrench {
+        force: Vector3::new(0.0, f64::INFINITY, 0.0),
+        ..Wrench::ZERO
+    };
+    assert!(matches!(
+        encode_wrench_into(output, &nan, &mut buffer),
+        Err(DeviceError::Malformed(_))
+    ));
+    let mut short = vec![0u8; output.length - 1];
+    assert!(matches!(
+        encode_wrench_into(output, &Wrench::ZERO, &mut short),
+        Err(DeviceError::Io(_))
+    ));
+    assert!(short.iter().all(|b| *b == 0));
+}
+
 #[test]
 fn rate_control_integrates_and_clamps_to_the_workspace() {
     let mut tracker = PoseTracker::new(ControlMode::Rate, Vector3::new(0.2, 0.2, 0.2));
@@ -249,5 +309,8 @@ proptest! {
         let bytes = encode_wrench(output, &wrench).unwrap();
         prop_assert_eq!(bytes.len(), output.length);
         prop_assert_eq!(bytes[0], output.report_id);
+        let mut in_place = vec![0x5Au8; output.length];
+        prop_assert_eq!(encode_wrench_into(output, &wrench, &mut in_place), Ok(output.length));
+        prop_assert_eq!(in_place, bytes);
     }
 }

@@ -330,22 +330,82 @@ fn overrun_zeroes_and_counts() {
     // Zeroed at once, before the next write.
     assert_eq!(last_write(&layer), Wrench::ZERO);
     assert_eq!(layer.counters().overrun, 1);
+    assert_eq!(layer.state(), SafetyState::Tripped);
     // Overruns on consecutive ticks are one episode.
     for _ in 0..5 {
         assert_eq!(tick(&mut layer, request), Wrench::ZERO);
         layer.report_overrun();
     }
     assert_eq!(layer.counters().overrun, 1);
-    // One tick without an overrun ends the episode; then a soft start.
-    tick(&mut layer, request);
+    // The write after the last overrun is still zero; the next one ends the
+    // episode and resumes at once, under the rate limit only.
     assert_eq!(tick(&mut layer, request), Wrench::ZERO);
-    assert_eq!(layer.state(), SafetyState::WaitingForSmallRequest);
-    soft_start(&mut layer);
+    let out = tick(&mut layer, request);
+    assert!((out.force.x - 0.8).abs() < 1e-12, "{out:?}");
+    assert_eq!(layer.state(), SafetyState::Running);
+    assert!(!layer.is_tripped(TripCause::Overrun));
     layer.report_overrun();
     assert_eq!(layer.counters().overrun, 2);
     assert_eq!(layer.counters().total(), 2);
     layer.shutdown();
     assert_eq!(layer.counters().total(), 3);
+}
+
+/// A wall pressed at full force: one overrun zeroes the overrun tick, then
+/// the force is back at full scale within the 10 ticks of the force-rate
+/// limit, without waiting for the user to back off or a soft start.
+#[test]
+fn an_overrun_in_sustained_contact_resumes_under_the_rate_limit() {
+    let wall = force(0.0, 0.0, 8.0);
+    let mut layer = running(default_limits(), wall);
+    assert_eq!(tick(&mut layer, wall), wall);
+    layer.report_overrun();
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    // The overrun tick's episode: the next write is still zero.
+    assert_eq!(tick(&mut layer, wall), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Tripped);
+    for k in 1..=12 {
+        let out = tick(&mut layer, wall);
+        let expected = (0.8 * k as f64).min(8.0);
+        assert!((out.force.z - expected).abs() < 1e-12, "tick {k}: {out:?}");
+        assert_eq!(layer.state(), SafetyState::Running);
+    }
+    assert_eq!(layer.counters().overrun, 1);
+    assert_eq!(layer.counters().total(), 1);
+}
+
+/// During a soft start an overrun keeps the ramp where it was: the output
+/// resumes within the ramp's envelope instead of starting it again.
+#[test]
+fn an_overrun_during_the_soft_start_keeps_the_ramp() {
+    let mut layer = layer(default_limits());
+    let request = force(0.2, 0.0, 0.0);
+    for _ in 0..100 {
+        tick(&mut layer, request);
+    }
+    let SafetyState::Ramping { fraction } = layer.state() else {
+        panic!("{:?}", layer.state());
+    };
+    assert!((fraction - 0.2).abs() < 1e-12, "{fraction}");
+    layer.report_overrun();
+    assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Tripped);
+    // Resumes at once: 0.2 N is within the 20 % envelope and one step.
+    assert_eq!(tick(&mut layer, request), request);
+    let SafetyState::Ramping { fraction } = layer.state() else {
+        panic!("{:?}", layer.state());
+    };
+    assert!((fraction - 0.202).abs() < 1e-12, "{fraction}");
+    // Other causes still wait for a small request, even during an overrun.
+    layer.report_overrun();
+    layer.device_mut().nan_sample = true;
+    let _ = layer.read();
+    layer.device_mut().nan_sample = false;
+    let large = force(5.0, 0.0, 0.0);
+    for _ in 0..5 {
+        assert_eq!(tick(&mut layer, large), Wrench::ZERO);
+    }
+    assert_eq!(layer.state(), SafetyState::WaitingForSmallRequest);
 }
 
 #[test]
@@ -436,4 +496,96 @@ fn a_trip_during_shutdown_zeroes_at_once() {
     assert_eq!(last_write(&layer), Wrench::ZERO);
     assert_eq!(layer.state(), SafetyState::Off);
     assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+}
+
+/// A recording that ends: reads report [`DeviceError::EndOfRecording`].
+struct Ending {
+    device: TestDevice,
+    reads_left: u32,
+}
+
+impl HapticDevice for Ending {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        if self.reads_left == 0 {
+            return Err(DeviceError::EndOfRecording);
+        }
+        self.reads_left -= 1;
+        self.device.read()
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn the_end_of_a_recording_is_no_trip_and_shutdown_ramps() {
+    let request = force(4.0, 0.0, -3.0);
+    let mut layer = SafetyLayer::new(Ending {
+        device: TestDevice::new(),
+        reads_left: 700,
+    })
+    .with_limits(default_limits());
+    // A soft start, then pressing.
+    for i in 0..700 {
+        let _ = layer.read().unwrap();
+        layer
+            .write(if i < 550 { &Wrench::ZERO } else { &request })
+            .unwrap();
+    }
+    assert_eq!(layer.state(), SafetyState::Running);
+    let writes = layer.device().device.writes.len();
+    assert_eq!(layer.read(), Err(DeviceError::EndOfRecording));
+    // Passed through: no trip, nothing written, the output as it was.
+    assert_eq!(layer.device().device.writes.len(), writes);
+    assert_eq!(layer.counters().total(), 0);
+    assert_eq!(layer.last_trip(), None);
+    assert_eq!(layer.state(), SafetyState::Running);
+    assert_eq!(layer.commanded(), request);
+    // The servo's answer: the same ramp as a stop request.
+    layer.shutdown();
+    for k in 1..=10 {
+        assert_eq!(layer.read(), Err(DeviceError::EndOfRecording));
+        layer.write(&Wrench::ZERO).unwrap();
+        let out = layer.commanded();
+        let expected = request.force * (1.0 - k as f64 / 10.0);
+        assert!((out.force - expected).norm() < 1e-12, "tick {k}: {out:?}");
+    }
+    assert_eq!(layer.state(), SafetyState::Off);
+    assert_eq!(layer.device().device.writes.last(), Some(&Wrench::ZERO));
+    assert_eq!(layer.counters().device_error, 0);
+    assert_eq!(layer.counters().total(), 1);
+}
+
+#[test]
+fn zero_now_after_fault_writes_zero_at_once_and_latches() {
+    let request = force(4.0, 0.0, -3.0);
+    let mut layer = running(default_limits(), request);
+    let writes = layer.device().writes.len();
+    layer.zero_now_after_fault();
+    assert_eq!(layer.device().writes.len(), writes + 1);
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    assert_eq!(layer.commanded(), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Off);
+    assert_eq!(layer.counters().shutdown, 1);
+    assert_eq!(layer.last_trip().unwrap().cause, TripCause::Shutdown);
+    for _ in 0..20 {
+        assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+    }
+    // Also in the middle of a shutdown ramp, and on a lost device (best
+    // effort: the failed write is ignored).
+    let mut layer = running(default_limits(), request);
+    layer.shutdown();
+    assert_ne!(tick(&mut layer, request), Wrench::ZERO);
+    layer.zero_now_after_fault();
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    assert_eq!(layer.state(), SafetyState::Off);
+    assert_eq!(layer.counters().shutdown, 1);
+    layer.device_mut().unplug();
+    layer.zero_now_after_fault();
+    assert_eq!(layer.state(), SafetyState::Off);
 }

@@ -3,7 +3,7 @@
 
 use crate::logging::LogFormat;
 use anyhow::Context;
-use haptic_config::{Config, DeviceKind, EMBEDDED_DEFAULT_NAME};
+use haptic_config::{Config, DeviceKind, Solver, EMBEDDED_DEFAULT_NAME};
 use haptic_daemon::{RunOptions, Shutdown};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -99,6 +99,12 @@ fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
     if let Some(priority) = args.servo_priority {
         config.threads.servo.priority = (priority > 0).then_some(priority);
     }
+    if config.rendering.solver == Solver::Reference {
+        anyhow::bail!(
+            "{}: `rendering.solver = \"reference\"` allocates in every tick and cannot run in the servo; use it with `hapticd replay` or `hapticd scenario`",
+            file.display()
+        );
+    }
     config.revalidate(&file, &base)?;
     Ok((config, base))
 }
@@ -116,7 +122,6 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         base,
         record: args.record.clone(),
         duration,
-        status: true,
         hold_at_end: !args.until_end,
     };
     let summary = haptic_daemon::run(&config, &options, &shutdown)?;
@@ -125,6 +130,18 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         write_atomically(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
+    let s = &summary.servo;
+    let us = |d: Duration| d.as_secs_f64() * 1e6;
+    tracing::info!(
+        reason = %summary.reason,
+        ticks = s.ticks,
+        deadline_misses = s.overruns,
+        wake_latency_p50_us = us(s.latency.quantile(0.5)),
+        wake_latency_p99_us = us(s.latency.quantile(0.99)),
+        wake_latency_max_us = us(s.latency.max()),
+        tick_time_p99_us = us(s.tick_time.quantile(0.99)),
+        "stopped"
+    );
     print!("{summary}");
     Ok(summary.exit_code())
 }

@@ -192,6 +192,14 @@ fn stops_cleanly_on(signal: i32, name: &str) {
     let last = rows.last().unwrap();
     assert_eq!(norm(last.force), 0.0, "{last:?}");
     assert_eq!(norm(last.torque), 0.0, "{last:?}");
+    // Pressed into the floor when stopped: the force came down over the
+    // safety layer's 10-tick ramp, not at once.
+    let tail: Vec<f64> = rows[rows.len() - 11..]
+        .iter()
+        .map(|r| norm(r.force))
+        .collect();
+    assert!(tail[0] > 0.5, "{tail:?}");
+    assert!(tail.windows(2).all(|w| w[1] < w[0]), "{tail:?}");
 }
 
 #[test]
@@ -221,6 +229,8 @@ fn a_second_signal_exits_at_once_with_zero_force() {
     assert!(sent.elapsed() < Duration::from_secs(2), "{stderr}");
     assert_eq!(status.code(), Some(128 + libc::SIGINT), "{stderr}");
     assert!(stderr.contains("aborted: output zeroed"), "{stderr}");
+    // The wrench last written to the device.
+    assert!(stderr.contains("force_n=0.0"), "{stderr}");
     // Whatever reached the file is whole lines.
     read_ticks(&record);
 }
@@ -242,6 +252,27 @@ fn a_signal_during_start_up_stops_before_the_servo_starts() {
     assert!(stderr.contains("stopped during start-up"), "{stderr}");
     assert!(!stderr.contains("running;"), "{stderr}");
     assert!(stdout.contains("0 ticks"), "{stdout}");
+}
+
+#[test]
+fn a_second_signal_during_start_up_exits_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("slow.toml");
+    let text = std::fs::read_to_string(repo().join("config/peg-in-hole.toml"))
+        .unwrap()
+        .replace("field_resolution = 128", "field_resolution = 256");
+    std::fs::write(&config, text).unwrap();
+    let mut daemon = Daemon::start(&["--config", config.to_str().unwrap()]);
+    daemon.wait_for("building the scene", Duration::from_secs(60));
+    daemon.signal(libc::SIGTERM);
+    std::thread::sleep(Duration::from_millis(2));
+    daemon.signal(libc::SIGTERM);
+    let sent = Instant::now();
+    let (status, _, stderr) = daemon.finish(Duration::from_secs(120));
+    // Well before the 256³ field is built.
+    assert!(sent.elapsed() < Duration::from_millis(500), "{stderr}");
+    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    assert!(stderr.contains("second signal during start-up"), "{stderr}");
 }
 
 /// Every log line is a JSON object with `--log-format json`, and with
@@ -430,6 +461,41 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     assert!(sliding.iter().any(|r| r.state == 1));
 }
 
+/// The physics thread, live: the daemon pushes config/push-block.toml's
+/// movable block with the emulator; the block ends where the sphere left
+/// it.
+#[test]
+fn the_daemon_pushes_a_movable_block() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = repo().join("config/push-block.toml");
+    let text = std::fs::read_to_string(&config).unwrap();
+    let motion = &text[text.find("segments = [").unwrap()..];
+    let trajectory = record_trajectory(motion, dir.path());
+    let summary = dir.path().join("summary.json");
+    let daemon = Daemon::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--trajectory",
+        trajectory.to_str().unwrap(),
+        "--until-end",
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ]);
+    let (status, stdout, stderr) = daemon.finish(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    let summary = read_summary(&summary);
+    let block = &summary["movable"][0];
+    assert_eq!(block["name"], "block");
+    let x = block["position_m"][0].as_f64().unwrap();
+    // Starts at 65 mm; the sphere's 60 mm travel closes the 20 mm gap and
+    // carries the block 40 mm on.
+    assert!((x - 0.105).abs() < 0.005, "{summary}");
+    assert!(
+        summary["physics_steps"].as_u64().unwrap() > 700,
+        "{summary}"
+    );
+}
+
 #[test]
 fn until_end_stops_at_the_end_of_the_recording() {
     let dir = tempfile::tempdir().unwrap();
@@ -472,6 +538,12 @@ fn bad_configs_and_arguments_fail_naming_the_problem() {
     ];
     for (case, text, needles) in cases {
         assert_ne!(text, default, "{case}: the substitution missed");
+        let changed = default
+            .lines()
+            .zip(text.lines())
+            .position(|(a, b)| a != b)
+            .unwrap()
+            + 1;
         std::fs::write(&bad, text).unwrap();
         let output = hapticd()
             .args(["run", "--config"])
@@ -486,7 +558,22 @@ fn bad_configs_and_arguments_fail_naming_the_problem() {
                 "{case}: {needle:?} not in {stderr}"
             );
         }
+        assert!(
+            stderr.contains(&format!("bad.toml:{changed}:")),
+            "{case}: line {changed} not named in {stderr}"
+        );
     }
+    let reference = default.replace("solver = \"fast\"", "solver = \"reference\"");
+    std::fs::write(&bad, reference).unwrap();
+    let output = hapticd()
+        .args(["run", "--config"])
+        .arg(&bad)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1));
+    assert!(stderr.contains("allocates in every tick"), "{stderr}");
+
     let output = hapticd().args(["run", "--until-end"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1));

@@ -3,7 +3,9 @@
 //! Priority: `SCHED_FIFO` through `thread-priority`; without permission
 //! (no `CAP_SYS_NICE` and no `RLIMIT_RTPRIO`, docs/operations.md) a warning
 //! is logged and the thread runs at normal priority. Pinning uses
-//! `sched_setaffinity`, likewise warning on failure.
+//! `sched_setaffinity`, likewise warning on failure; a CPU number the
+//! kernel's CPU set cannot hold (`CPU_SETSIZE`, 1024, or more) is refused
+//! with a warning, and the thread stays unpinned.
 
 use std::io;
 use thread_priority::{
@@ -58,8 +60,20 @@ fn set_fifo(priority: u8, thread: &str) -> bool {
 }
 
 fn pin(cpu: usize, thread: &str) {
-    // SAFETY: a zeroed cpu_set_t is empty; CPU_SET bounds-checks `cpu`,
-    // and the set outlives the call.
+    // `CPU_SET` does not check its argument against the set's size: a CPU
+    // the set cannot hold is refused here.
+    if cpu >= libc::CPU_SETSIZE as usize {
+        tracing::warn!(
+            thread,
+            cpu,
+            max = libc::CPU_SETSIZE - 1,
+            "no such CPU; the thread is not pinned"
+        );
+        return;
+    }
+    // SAFETY: a zeroed cpu_set_t is empty; `cpu` is below CPU_SETSIZE, the
+    // number of CPUs the set holds, as checked above; and the set outlives
+    // the call.
     let result = unsafe {
         let mut set: libc::cpu_set_t = std::mem::zeroed();
         libc::CPU_SET(cpu, &mut set);

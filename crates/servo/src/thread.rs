@@ -14,12 +14,24 @@
 //! answered by the vDSO). It ends after the shutdown ramp that a stop
 //! request or the end of the device's recording starts, or at once, the
 //! output zeroed, on an abort request.
+//!
+//! A panic in the loop (in the tick, the rendering or the device) writes
+//! zero straight to the device, bypassing the limits
+//! ([`SafetyLayer::zero_now_after_fault`](haptic_devices::SafetyLayer::zero_now_after_fault)),
+//! and then carries on unwinding: [`ServoHandle::join`] returns the panic
+//! as an error, so the caller can still shut its other threads down.
+//!
+//! Requests ([`ServoHandle::request_stop`], [`ServoHandle::abort`]) are
+//! stored with `Release` and loaded by the servo with `Acquire`, so what
+//! the caller wrote before a request is visible to the servo once it sees
+//! the request.
 use crate::schedule::ThreadSchedule;
 use crate::tick::{ServoTick, TickFaults, TickRecord};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
 use hdrhistogram::Histogram;
 use std::fmt;
 use std::io;
+use std::panic::{self, AssertUnwindSafe};
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -215,7 +227,7 @@ pub struct ServoHandle<D: HapticDevice> {
 impl<D: HapticDevice> ServoHandle<D> {
     /// Requests shutdown and waits for it: see [`ServoHandle::request_stop`]
     /// and [`ServoHandle::join`].
-    pub fn stop(self) -> (ServoStats, ServoTick<D>) {
+    pub fn stop(self) -> std::thread::Result<(ServoStats, ServoTick<D>)> {
         self.request_stop();
         self.join()
     }
@@ -224,21 +236,23 @@ impl<D: HapticDevice> ServoHandle<D> {
     /// starts ramping the wrench to zero over its `shutdown_ticks`, then the
     /// thread exits.
     pub fn request_stop(&self) {
-        self.request.fetch_max(STOP, Ordering::Relaxed);
+        self.request.fetch_max(STOP, Ordering::Release);
     }
 
     /// Requests an immediate end without waiting: at its next wake-up the
     /// thread writes zero (no ramp) and exits without running the tick.
     pub fn abort(&self) {
-        self.request.fetch_max(ABORT, Ordering::Relaxed);
+        self.request.fetch_max(ABORT, Ordering::Release);
     }
 
     /// Waits for the thread to end (after a request, or the end of the
     /// device's recording); returns its statistics and the tick (with its
-    /// device). Panics only if the servo thread panicked.
-    pub fn join(mut self) -> (ServoStats, ServoTick<D>) {
+    /// device), or, if the servo thread panicked, the panic's payload (the
+    /// tick and its device are gone then; zero was written to the device
+    /// before the thread ended).
+    pub fn join(mut self) -> std::thread::Result<(ServoStats, ServoTick<D>)> {
         let thread = self.thread.take().expect("joined only here or on drop");
-        thread.join().expect("the servo thread panicked")
+        thread.join()
     }
 
     /// Whether the thread has ended (after a request, the end of the
@@ -347,12 +361,12 @@ fn run<D: HapticDevice>(
     after_setup();
     let start_ns = now_ns() + period_ns;
     let mut deadline_ns = start_ns;
-    loop {
+    let ticked = panic::catch_unwind(AssertUnwindSafe(|| loop {
         sleep_until(deadline_ns);
         let woke_ns = now_ns();
         let latency = Duration::from_nanos(woke_ns.saturating_sub(deadline_ns));
         stats.latency.record(latency);
-        match request.load(Ordering::Relaxed) {
+        match request.load(Ordering::Acquire) {
             ABORT => {
                 tick.safety_mut().abort();
                 stats.elapsed = Duration::from_nanos(now_ns() - start_ns);
@@ -382,6 +396,13 @@ fn run<D: HapticDevice>(
             stats.skipped += behind;
             deadline_ns += behind * period_ns;
         }
+    }));
+    if let Err(payload) = ticked {
+        // Best effort, and never a second panic in its place.
+        let _ = panic::catch_unwind(AssertUnwindSafe(|| {
+            tick.safety_mut().zero_now_after_fault();
+        }));
+        panic::resume_unwind(payload);
     }
     stats.faults = tick.faults();
     stats.safety = tick.safety().counters();

@@ -88,18 +88,29 @@ pub struct ToolState {
     pub device_pose: Isometry3<f64>,
     /// Per environment object, the penalty contact wrench `[F; τ]` the tool
     /// exerts on it (world frame, torque about the object's frame origin at
-    /// its current pose), from the contacts of the last step: the reaction
-    /// `k d N` of each contact force `−k d N` on the tool, applied at the
-    /// contact point. Friction is not included: the static-friction LP
+    /// its current pose), from the contacts of this tick's step: the
+    /// reaction `k d N` of each contact force `−k d N` on the tool, applied
+    /// at the contact point. Zero when the tick's device read failed (it
+    /// rendered nothing). Friction is not included: the static-friction LP
     /// decides the tool's displacement, and its forces are not split per
     /// object.
     pub contact_wrenches: Vec<Vector6<f64>>,
+    /// Per environment object, the contact impulse `[∫F dt; ∫τ dt]` (N·s,
+    /// N·m·s) since the start of the run: the sum over ticks of
+    /// [`contact_wrenches`](Self::contact_wrenches) times the tick's period,
+    /// the difference between its scheduled `time` and the previous tick's
+    /// (zero for the first tick). World frame; each tick's torque is about
+    /// the object's origin at that tick, as in `contact_wrenches`. A reader
+    /// sampling at a lower rate takes the difference between two reads to
+    /// get every tick's push in between, not just the last tick's.
+    pub contact_impulses: Vec<Vector6<f64>>,
 }
 
 impl ToolState {
-    /// Tick 0 at the origin with room for `environment_objects` wrenches.
-    /// Build the channel from this with the cycle's environment object
-    /// count so that the tick's in-place publishes never allocate.
+    /// Tick 0 at the origin with zero wrenches and impulses for
+    /// `environment_objects` objects. Build the channel from this with the
+    /// cycle's environment object count so that the tick's in-place
+    /// publishes never allocate.
     pub fn new(environment_objects: usize) -> Self {
         Self {
             tick: 0,
@@ -107,6 +118,7 @@ impl ToolState {
             tool_pose: Isometry3::identity(),
             device_pose: Isometry3::identity(),
             contact_wrenches: vec![Vector6::zeros(); environment_objects],
+            contact_impulses: vec![Vector6::zeros(); environment_objects],
         }
     }
 }
@@ -184,7 +196,8 @@ pub struct TickRecord {
 /// Faults seen by the tick, each counted once per tick.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct TickFaults {
-    /// Device reads that failed (including non-finite samples).
+    /// Device reads that failed (including non-finite samples), not
+    /// counting reads that reported the end of the device's recording.
     pub read: u64,
     /// Rendered wrenches that were not finite.
     pub render: u64,
@@ -219,12 +232,10 @@ fn safety_code(state: SafetyState) -> u8 {
     }
 }
 
-/// Fills `wrenches` with one entry per environment object of `scene`: the
-/// reaction of its last contacts' penalty forces, about each object's
-/// origin. Allocates only if `wrenches` has less capacity than objects.
-fn reaction_wrenches(scene: &ContactScene, wrenches: &mut Vec<Vector6<f64>>) {
-    wrenches.clear();
-    wrenches.resize(scene.environment().len(), Vector6::zeros());
+/// Sets `wrenches`, one per environment object of `scene`, to the reaction
+/// of its last contacts' penalty forces, about each object's origin.
+fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
+    wrenches.fill(Vector6::zeros());
     let x = scene.pose().translation.vector;
     for contact in scene.contacts() {
         let index = contact.environment as usize;
@@ -233,6 +244,12 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut Vec<Vector6<f64>>) {
         let torque = (x + contact.handle - origin).cross(&force);
         wrenches[index] += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
     }
+}
+
+/// Copies `from` into `to`; allocates only if `to` has less capacity.
+fn copy_into(to: &mut Vec<Vector6<f64>>, from: &[Vector6<f64>]) {
+    to.clear();
+    to.extend_from_slice(from);
 }
 
 /// Everything one servo tick needs; [`ServoTick::run`] is the tick.
@@ -251,6 +268,12 @@ pub struct ServoTick<D: HapticDevice> {
     ticks: u64,
     faults: TickFaults,
     ended: bool,
+    /// The previous tick's scheduled time.
+    last_time: Option<Duration>,
+    /// This tick's [`ToolState::contact_wrenches`].
+    contact_wrenches: Vec<Vector6<f64>>,
+    /// The running [`ToolState::contact_impulses`].
+    contact_impulses: Vec<Vector6<f64>>,
 }
 
 impl<D: HapticDevice> ServoTick<D> {
@@ -265,6 +288,7 @@ impl<D: HapticDevice> ServoTick<D> {
         tool: LatestWriter<ToolState>,
         telemetry: TickProducer<TickRecord>,
     ) -> Self {
+        let objects = cycle.scene().environment().len();
         Self {
             device,
             mapping,
@@ -279,6 +303,9 @@ impl<D: HapticDevice> ServoTick<D> {
             ticks: 0,
             faults: TickFaults::default(),
             ended: false,
+            last_time: None,
+            contact_wrenches: vec![Vector6::zeros(); objects],
+            contact_impulses: vec![Vector6::zeros(); objects],
         }
     }
 
@@ -295,8 +322,12 @@ impl<D: HapticDevice> ServoTick<D> {
     /// device, apply a newly published physics snapshot, map the handle into
     /// the scene, render, write the wrench through the safety layer, publish
     /// the tool state and the record (dropped and counted when telemetry is
-    /// full). A failed read writes zero. Never allocates, locks or panics on
-    /// device faults.
+    /// full). A failed read writes zero and publishes zero contact wrenches.
+    /// The end of the device's recording is no fault: it starts the safety
+    /// layer's shutdown ramp from the last commanded wrench, as a stop
+    /// request does, and sets [`ServoTick::device_ended`]. `time` is
+    /// expected not to decrease from tick to tick. Never allocates, locks
+    /// or panics on device faults.
     pub fn run(&mut self, time: Duration, wake_latency: Duration) -> TickRecord {
         let mut record = TickRecord {
             tick: self.ticks,
@@ -321,8 +352,10 @@ impl<D: HapticDevice> ServoTick<D> {
         }
         record.physics_sequence = self.physics_sequence;
 
+        let mut rendered = false;
         let request = match sample {
             Ok(sample) => {
+                rendered = true;
                 record.device_position = sample.position.coords.into();
                 record.device_orientation = wijk(&sample.orientation);
                 let held = sample.buttons & self.clutch != 0;
@@ -352,8 +385,13 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 wrench
             }
-            Err(error) => {
-                self.ended |= matches!(error, DeviceError::EndOfRecording);
+            Err(DeviceError::EndOfRecording) => {
+                self.ended = true;
+                // Idempotent: the ramp starts once; the request is ignored.
+                self.device.shutdown();
+                Wrench::ZERO
+            }
+            Err(_) => {
                 self.faults.read += 1;
                 Wrench::ZERO
             }
@@ -374,13 +412,30 @@ impl<D: HapticDevice> ServoTick<D> {
         record.tool_position = tool_pose.translation.vector.into();
         record.tool_orientation = wijk(&tool_pose.rotation);
 
-        let (scene, device_pose) = (self.cycle.scene(), self.manipulandum);
+        if rendered {
+            reaction_wrenches(self.cycle.scene(), &mut self.contact_wrenches);
+        } else {
+            self.contact_wrenches.fill(Vector6::zeros());
+        }
+        let period = self
+            .last_time
+            .map_or(0.0, |last| time.saturating_sub(last).as_secs_f64());
+        self.last_time = Some(time);
+        for (impulse, wrench) in self.contact_impulses.iter_mut().zip(&self.contact_wrenches) {
+            // A non-finite wrench would spoil every later difference.
+            if wrench.iter().all(|v| v.is_finite()) {
+                *impulse += wrench * period;
+            }
+        }
+        let device_pose = self.manipulandum;
+        let (wrenches, impulses) = (&self.contact_wrenches, &self.contact_impulses);
         self.tool.publish_with(|state| {
             state.tick = record.tick;
             state.time = time;
             state.tool_pose = tool_pose;
             state.device_pose = device_pose;
-            reaction_wrenches(scene, &mut state.contact_wrenches);
+            copy_into(&mut state.contact_wrenches, wrenches);
+            copy_into(&mut state.contact_impulses, impulses);
         });
         self.telemetry.push(record);
         record
@@ -411,7 +466,8 @@ impl<D: HapticDevice> ServoTick<D> {
         self.faults
     }
 
-    /// Whether a device read has reported [`DeviceError::EndOfRecording`].
+    /// Whether a device read has reported [`DeviceError::EndOfRecording`]
+    /// (which started the shutdown ramp).
     pub fn device_ended(&self) -> bool {
         self.ended
     }

@@ -24,6 +24,7 @@ fn a_tick_allocates_nothing_after_warm_up() {
     let corner = rig.tick.cycle().scene().environment()[0].pose;
     let mut contacts = 0;
     let mut published = 0;
+    let mut impulse = nalgebra::Vector6::zeros();
     let allocations = allocations_during(|| {
         for i in 0..400 {
             // New environment poses on every other tick, read back each tick.
@@ -37,12 +38,14 @@ fn a_tick_allocates_nothing_after_warm_up() {
             contacts += rig.tick.run(time, Duration::from_micros(3)).contacts;
             let state = rig.tool.read();
             published += u64::from(state.contact_wrenches[0].norm() > 0.0);
+            impulse = state.contact_impulses[0];
             time += dt;
         }
     });
     assert_eq!(allocations, 0);
     assert!(contacts > 0);
     assert!(published > 0);
+    assert!(impulse.norm() > 0.0);
     let moved = rig.tick.cycle().scene().environment()[0].pose;
     assert!((moved.translation.y - corner.translation.y - 398e-6).abs() < 1e-15);
     assert!(rig.tick.telemetry_dropped() > 0);

@@ -353,7 +353,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         thread::sleep(Duration::from_micros(200));
     }
     let reads_at_stop = probe.reads.load(Ordering::SeqCst);
-    let (stats, _tick) = handle.stop();
+    let (stats, _tick) = handle.stop().unwrap();
     done.store(true, Ordering::SeqCst);
     let traps = supervisor
         .join()

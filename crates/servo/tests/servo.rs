@@ -4,13 +4,15 @@ use common::{press_into_corner, rig, rig_with};
 use haptic_contact::total_wrench;
 use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SafetyState, SimulatedClock,
-    SimulatedDevice, Wrench,
+    SimulatedDevice, TripCause, Wrench,
 };
 use haptic_servo::{
-    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, SAFETY_OFF, SAFETY_RAMPING,
-    SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
+    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, SAFETY_OFF,
+    SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED, STATE_SLIDING,
+    STATE_STATIC,
 };
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3, Vector6};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 const DT: Duration = Duration::from_millis(1);
@@ -148,7 +150,7 @@ fn thread_runs_near_1_khz_and_ramps_down_on_stop() {
     let config = ServoConfig::default();
     let handle = ServoThread::spawn(config.clone(), rig.tick).unwrap();
     std::thread::sleep(Duration::from_millis(500));
-    let (stats, tick) = handle.stop();
+    let (stats, tick) = handle.stop().unwrap();
 
     let expected = stats.elapsed.as_secs_f64() * config.rate_hz;
     let ticks = stats.ticks as f64;
@@ -311,7 +313,7 @@ fn abort_zeroes_and_ends_without_the_ramp() {
         assert!(started.elapsed() < Duration::from_secs(1), "still running");
         std::thread::sleep(Duration::from_millis(1));
     }
-    let (stats, tick) = handle.join();
+    let (stats, tick) = handle.join().unwrap();
     assert_eq!(tick.safety().state(), SafetyState::Off);
     assert_eq!(tick.safety().device().last_wrench(), Wrench::ZERO);
     assert_eq!(stats.safety.shutdown, 1);
@@ -362,23 +364,99 @@ fn thread_ends_by_itself_when_the_recording_ends() {
         assert!(started.elapsed() < Duration::from_secs(5), "still running");
         std::thread::sleep(Duration::from_millis(10));
     }
-    let (stats, tick) = handle.stop();
+    let (stats, tick) = handle.join().unwrap();
     assert!(tick.device_ended());
     assert_eq!(tick.safety().state(), SafetyState::Off);
     assert_eq!(tick.safety().device().device.last_wrench(), Wrench::ZERO);
-    // 300 ticks rendered, then one that hits the end and trips, and one that
-    // shuts down (at once: the device error is still active).
-    assert_eq!(stats.ticks, 302);
-    assert_eq!(tick.faults().read, 2);
-    assert_eq!(stats.safety.device_error, 1);
+    // The end of the recording is neither a read fault nor a trip.
+    assert_eq!(tick.faults().read, 0);
+    assert_eq!(stats.faults.read, 0);
+    assert_eq!(stats.safety.device_error, 0);
     assert_eq!(stats.safety.shutdown, 1);
     let records: Vec<_> = rig.telemetry.drain().collect();
-    assert_eq!(records.len(), 302);
+    assert_eq!(records.len() as u64, stats.ticks);
     assert!(records[..300].iter().all(|r| r.state != STATE_NOT_RENDERED));
-    assert_eq!(records[301].safety_state, SAFETY_OFF);
-    // The end of the recording and the shutdown, and any overruns.
-    assert!(records[301].safety_trips >= 2);
-    assert_eq!(records[301].safety_trips, stats.safety.total());
+    assert!(records[300..].iter().all(|r| r.state == STATE_NOT_RENDERED));
+    assert!(records
+        .iter()
+        .all(|r| r.last_trip != Some(TripCause::DeviceError)));
+    let last = records.last().unwrap();
+    assert_eq!(last.safety_state, SAFETY_OFF);
+    assert_eq!(last.safety_trips, stats.safety.total());
+    // The ramp down from the last rendered tick's force, the tick that hit
+    // the end being its first step: non-increasing, ending at zero.
+    let force = |r: &haptic_servo::TickRecord| Vector3::from(r.force);
+    let from = force(&records[299]);
+    let ramp = &records[300..];
+    assert!(!ramp.is_empty() && ramp.len() <= 10, "{} ticks", ramp.len());
+    let mut previous = from.norm();
+    for r in ramp {
+        assert!(force(r).norm() <= previous + 1e-12, "{r:?}");
+        previous = force(r).norm();
+    }
+    assert_eq!(force(last), Vector3::zeros());
+    if stats.safety.total() == 1 {
+        // No overrun cut the ramp short or zeroed its start: exactly the
+        // ten steps of a stop request, from a pressing force.
+        assert!(from.norm() > 0.5, "{from:?}");
+        assert_eq!(stats.ticks, 310);
+        for (k, r) in ramp.iter().enumerate() {
+            let expected = from * (1.0 - (k + 1) as f64 / 10.0);
+            assert!((force(r) - expected).norm() < 1e-12, "step {k}: {r:?}");
+            let state = if k < 9 {
+                SAFETY_SHUTTING_DOWN
+            } else {
+                SAFETY_OFF
+            };
+            assert_eq!(r.safety_state, state, "step {k}");
+        }
+    } else {
+        println!(
+            "{} overrun episodes: ramp not checked step by step",
+            stats.safety.overrun
+        );
+    }
+}
+
+/// The same end of a recording with the tick stepped by hand: the tick
+/// that reads the end starts the shutdown ramp from the last commanded
+/// wrench, ten ticks to zero, with no fault and no trip but the shutdown.
+#[test]
+fn the_end_of_a_recording_ramps_down_like_a_stop() {
+    let device = Recording {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT)),
+        reads: 800,
+    };
+    let mut rig = rig(device, 1024);
+    for i in 0..800 {
+        let record = rig.tick.run(DT * i, Duration::ZERO);
+        assert_ne!(record.state, STATE_NOT_RENDERED);
+    }
+    assert!(!rig.tick.device_ended());
+    let from = rig.tick.safety().commanded();
+    assert!(from.force.norm() > 1.0, "{from:?}");
+    for k in 1..=12u32 {
+        let record = rig.tick.run(DT * (800 + k), Duration::ZERO);
+        assert!(rig.tick.device_ended());
+        assert_eq!(record.state, STATE_NOT_RENDERED);
+        let scale = (1.0 - f64::from(k) / 10.0).max(0.0);
+        let written = rig.tick.safety().device().device.last_wrench();
+        assert!(
+            (written.force - from.force * scale).norm() < 1e-12
+                && (written.torque - from.torque * scale).norm() < 1e-12,
+            "tick {k}: {written:?}"
+        );
+        let state = if k < 10 {
+            SAFETY_SHUTTING_DOWN
+        } else {
+            SAFETY_OFF
+        };
+        assert_eq!(record.safety_state, state, "tick {k}");
+    }
+    assert_eq!(rig.tick.faults().read, 0);
+    let counters = rig.tick.safety().counters();
+    assert_eq!((counters.device_error, counters.shutdown), (0, 1));
+    assert_eq!(counters.total(), 1);
 }
 
 #[test]
@@ -482,4 +560,257 @@ fn the_clutch_holds_the_tool_and_reindexes_on_release() {
         force(after),
         force(before)
     );
+}
+
+/// Plays a [`SimulatedDevice`] and shares every wrench written, each with
+/// whether it came after the panic; its read panics after `reads` reads.
+struct PanicsAfter {
+    device: SimulatedDevice,
+    reads: u32,
+    panicked: bool,
+    writes: Arc<Mutex<Vec<(bool, Wrench)>>>,
+}
+
+impl HapticDevice for PanicsAfter {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        if self.reads == 0 {
+            self.panicked = true;
+            panic!("the device driver failed");
+        }
+        self.reads -= 1;
+        self.device.read()
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.writes.lock().unwrap().push((self.panicked, *wrench));
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn a_panic_on_the_servo_thread_zeroes_the_device_and_is_returned() {
+    let writes = Arc::new(Mutex::new(Vec::new()));
+    let device = PanicsAfter {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Wall),
+        reads: 700,
+        panicked: false,
+        writes: Arc::clone(&writes),
+    };
+    let rig = rig(device, 4096);
+    let handle = ServoThread::spawn(ServoConfig::default(), rig.tick).unwrap();
+    let started = Instant::now();
+    while !handle.is_finished() {
+        assert!(started.elapsed() < Duration::from_secs(5), "still running");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let payload = handle.join().err().expect("the servo thread panicked");
+    assert_eq!(
+        payload.downcast_ref::<&str>(),
+        Some(&"the device driver failed")
+    );
+    let writes = writes.lock().unwrap();
+    // 700 ticks' writes (and the zeros of any overruns), pressing; then,
+    // after the panic, one write: zero.
+    let (before, after): (Vec<_>, Vec<_>) = writes.iter().copied().partition(|(after, _)| !after);
+    assert!(before.len() >= 700, "{} writes", before.len());
+    let pressing = before
+        .iter()
+        .map(|(_, w)| w.force.norm())
+        .fold(0.0, f64::max);
+    assert!(pressing > 0.5, "{pressing} N");
+    assert_eq!(after, [(true, Wrench::ZERO)]);
+    assert_eq!(writes.last(), Some(&(true, Wrench::ZERO)));
+    // Stopping a panicked servo reports the panic too.
+    let device = PanicsAfter {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Wall),
+        reads: 0,
+        panicked: false,
+        writes: Arc::new(Mutex::new(Vec::new())),
+    };
+    let handle = ServoThread::spawn(ServoConfig::default(), common::rig(device, 64).tick).unwrap();
+    assert!(handle.stop().is_err());
+}
+
+/// A CPU number beyond what a CPU set holds is refused with a warning: the
+/// thread carries on, unpinned.
+#[test]
+fn pinning_to_a_cpu_beyond_the_cpu_set_returns_normally() {
+    let scratch = std::thread::spawn(|| {
+        let affinity = || {
+            // SAFETY: a zeroed cpu_set_t is valid, and the kernel fills it.
+            unsafe {
+                let mut set: libc::cpu_set_t = std::mem::zeroed();
+                assert_eq!(
+                    libc::sched_getaffinity(0, size_of::<libc::cpu_set_t>(), &mut set),
+                    0
+                );
+                set
+            }
+        };
+        let before = affinity();
+        let granted = ThreadSchedule {
+            fifo_priority: None,
+            cpu: Some(5000),
+        }
+        .apply("scratch");
+        assert!(!granted);
+        // SAFETY: CPU_EQUAL only reads both sets.
+        assert!(unsafe { libc::CPU_EQUAL(&before, &affinity()) });
+        // The largest CPU the set holds is tried (and refused by the kernel
+        // on a machine with fewer CPUs) without harm either.
+        ThreadSchedule {
+            fifo_priority: None,
+            cpu: Some(libc::CPU_SETSIZE as usize - 1),
+        }
+        .apply("scratch");
+    });
+    scratch.join().expect("the thread returned normally");
+}
+
+/// Plays a [`SimulatedDevice`] but fails the reads for which `fails` holds
+/// (counting reads from 0).
+struct Flaky {
+    device: SimulatedDevice,
+    reads: u32,
+    fails: fn(u32) -> bool,
+}
+
+impl HapticDevice for Flaky {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        let read = self.reads;
+        self.reads += 1;
+        if (self.fails)(read) {
+            return Err(DeviceError::Io(String::new()));
+        }
+        self.device.read()
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn a_failed_read_publishes_zero_contact_wrenches() {
+    let device = Flaky {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT)),
+        reads: 0,
+        fails: |read| read == 300 || read == 302,
+    };
+    let mut rig = rig(device, 1024);
+    for i in 0..300 {
+        rig.tick.run(DT * i, Duration::ZERO);
+    }
+    let pressed = rig.tool.read().contact_wrenches[0];
+    assert!(pressed.norm() > 0.1, "{pressed:?}");
+    for i in 300..304u32 {
+        let record = rig.tick.run(DT * i, Duration::ZERO);
+        let state = rig.tool.read();
+        assert_eq!(state.tick, u64::from(i));
+        if i % 2 == 0 {
+            // Nothing rendered: no contact wrench, though the last step's
+            // contacts are still there.
+            assert_eq!(record.state, STATE_NOT_RENDERED);
+            assert!(!rig.tick.cycle().scene().contacts().is_empty());
+            assert_eq!(state.contact_wrenches, vec![Vector6::zeros()]);
+        } else {
+            assert_ne!(record.state, STATE_NOT_RENDERED);
+            assert!(state.contact_wrenches[0].norm() > 0.1, "tick {i}");
+        }
+    }
+    assert_eq!(rig.tick.faults().read, 2);
+}
+
+/// Held still with the corner pushed 1 mm into the cube from the start:
+/// each tick adds its contact wrench times its period (the step between
+/// scheduled times, which a late tick lengthens) to the impulse, the first
+/// tick and the failed reads nothing.
+#[test]
+fn contact_impulses_sum_wrench_times_period() {
+    use haptic_devices::{Motion, MotionConfig, SegmentConfig};
+    let hold = Motion::try_from(MotionConfig {
+        start_position_m: [0.0; 3],
+        start_rotation_rad: [0.0; 3],
+        segments: vec![SegmentConfig::Hold { duration_s: 10.0 }],
+        repeat: false,
+    })
+    .unwrap();
+    let device = Flaky {
+        device: SimulatedDevice::new(hold, SimulatedClock::Stepped(DT)),
+        reads: 0,
+        fails: |read| read % 50 == 49,
+    };
+    // The corner and a copy 2 cm along its edge, both 1.5 mm towards the
+    // cube, which starts 0.5 mm off them.
+    let mut rig = rig_with(device, 1024, |mut environment| {
+        let towards = Isometry3::translation(0.0015, 0.0, 0.0015);
+        environment[0].pose = towards * environment[0].pose;
+        let mut shifted = environment[0].clone();
+        shifted.pose = Isometry3::translation(0.0, 0.02, 0.0) * shifted.pose;
+        environment.push(shifted);
+        environment
+    });
+    let mut time = Duration::ZERO;
+    let mut previous: Option<(Duration, Vec<Vector6<f64>>)> = None;
+    let mut constant = 0;
+    let mut late = 0;
+    for i in 0..600u32 {
+        // Every 97th tick comes 3 periods late, as after an overrun.
+        let period = if i % 97 == 96 { 3 * DT } else { DT };
+        if i > 0 {
+            time += period;
+        }
+        let record = rig.tick.run(time, Duration::ZERO);
+        let state = rig.tool.read().clone();
+        assert_eq!(state.contact_impulses.len(), 2);
+        match &previous {
+            None => {
+                // The first tick is in contact but has no period yet.
+                assert!(state.contact_wrenches[0].norm() > 0.1);
+                assert_eq!(state.contact_impulses, vec![Vector6::zeros(); 2]);
+            }
+            Some((before, impulses)) => {
+                let dt = (time - *before).as_secs_f64();
+                assert_eq!(dt, period.as_secs_f64());
+                for (k, (now, then)) in state.contact_impulses.iter().zip(impulses).enumerate() {
+                    let expected = then + state.contact_wrenches[k] * dt;
+                    assert!(
+                        (now - expected).norm() <= 1e-12 * (1.0 + expected.norm()),
+                        "tick {i}, object {k}: {now:?} vs {expected:?}"
+                    );
+                }
+                if record.state == STATE_NOT_RENDERED {
+                    assert_eq!(&state.contact_impulses, impulses, "tick {i}");
+                } else {
+                    late += usize::from(period > DT);
+                }
+            }
+        }
+        // Settled into static contact: the wrench is constant, so the
+        // impulse grows by the same amount per period.
+        if i >= 300 && record.state != STATE_NOT_RENDERED {
+            let (before, impulses) = previous.as_ref().unwrap();
+            let dt = (time - *before).as_secs_f64();
+            let held = rig.tool.read().contact_wrenches[0];
+            assert!(held[0] < -0.1 && held[2] < -0.1, "tick {i}: {held:?}");
+            let grown = (state.contact_impulses[0] - impulses[0]) / dt;
+            assert!((grown - held).norm() <= 1e-9 * held.norm(), "tick {i}");
+            constant += 1;
+        }
+        previous = Some((time, state.contact_impulses.clone()));
+    }
+    assert!(constant > 250 && late > 3, "{constant} {late}");
+    // Over the run, both objects were pushed out of the corner (−x, −z).
+    let (_, total) = previous.unwrap();
+    for impulse in &total {
+        assert!(impulse[0] < -0.01 && impulse[2] < -0.01, "{impulse:?}");
+    }
 }

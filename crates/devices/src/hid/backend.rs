@@ -1,6 +1,6 @@
 //! HID devices over hidapi's Linux hidraw backend.
 
-use super::decode::{encode_wrench, DecodeCounters, ReportDecoder};
+use super::decode::{encode_wrench_into, DecodeCounters, ReportDecoder};
 use super::pose::PoseTracker;
 use super::profile::{ControlMode, Profile};
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
@@ -80,6 +80,9 @@ pub struct HidDevice {
     last_read: Instant,
     last_report: Option<Instant>,
     buffer: [u8; REPORT_BUFFER],
+    /// The output report, sized from the profile when opened (empty for
+    /// input-only devices) and encoded in place on every write.
+    output_report: Vec<u8>,
 }
 
 impl HidDevice {
@@ -116,6 +119,7 @@ impl HidDevice {
             last_read: now,
             last_report: None,
             buffer: [0; REPORT_BUFFER],
+            output_report: vec![0; profile.output.as_ref().map_or(0, |o| o.length)],
         })
     }
 
@@ -180,17 +184,20 @@ impl HapticDevice for HidDevice {
     }
 
     /// Writes the output report of a force-capable profile; input-only
-    /// devices accept and ignore the wrench.
+    /// devices accept and ignore the wrench. The report is encoded into a
+    /// buffer allocated when the device was opened, so a successful write
+    /// allocates nothing; the error paths format their message and
+    /// allocate (they are fault paths).
     fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
         let Some(output) = &self.profile.output else {
             return Ok(());
         };
-        let report = encode_wrench(output, wrench)?;
-        let written = self.device.write(&report).map_err(read_error)?;
-        if written != report.len() {
+        let len = encode_wrench_into(output, wrench, &mut self.output_report)?;
+        let report = &self.output_report[..len];
+        let written = self.device.write(report).map_err(read_error)?;
+        if written != len {
             return Err(DeviceError::Io(format!(
-                "wrote {written} of {} bytes of output report {}",
-                report.len(),
+                "wrote {written} of {len} bytes of output report {}",
                 output.report_id
             )));
         }

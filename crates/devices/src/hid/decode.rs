@@ -172,12 +172,39 @@ impl ReportDecoder {
 
 /// The output report commanding `wrench`: each component rounded to counts
 /// and saturated to its field. Torques are ignored by force-only layouts.
+/// Allocates the report; the servo's path uses [`encode_wrench_into`].
 pub fn encode_wrench(output: &OutputReport, wrench: &Wrench) -> Result<Vec<u8>, DeviceError> {
+    let mut report = vec![0u8; output.length];
+    encode_wrench_into(output, wrench, &mut report)?;
+    Ok(report)
+}
+
+/// Encodes the output report commanding `wrench` into the first
+/// `output.length` bytes of `report` (see [`encode_wrench`]) and returns
+/// that length; bytes past it are left as they are.
+///
+/// Allocates nothing when it succeeds. The error paths (a non-finite
+/// wrench, or `report` shorter than `output.length`) format their message
+/// and so allocate: they are fault paths, after which the safety layer
+/// zeroes the output.
+pub fn encode_wrench_into(
+    output: &OutputReport,
+    wrench: &Wrench,
+    report: &mut [u8],
+) -> Result<usize, DeviceError> {
     if !wrench.is_finite() {
         return Err(DeviceError::Malformed(format!(
             "non-finite wrench {wrench:?}"
         )));
     }
+    let Some(report) = report.get_mut(..output.length) else {
+        return Err(DeviceError::Io(format!(
+            "a {}-byte buffer cannot hold the {}-byte output report {}",
+            report.len(),
+            output.length,
+            output.report_id
+        )));
+    };
     let values = [
         wrench.force.x,
         wrench.force.y,
@@ -186,13 +213,13 @@ pub fn encode_wrench(output: &OutputReport, wrench: &Wrench) -> Result<Vec<u8>, 
         wrench.torque.y,
         wrench.torque.z,
     ];
-    let mut report = vec![0u8; output.length];
+    report.fill(0);
     report[0] = output.report_id;
     for c in &output.components {
         let field = c.field();
         let (lo, hi) = field.bounds();
         let counts = (values[c.component.index()] / c.scale).round();
-        field.write(&mut report, counts.clamp(lo as f64, hi as f64) as i64);
+        field.write(report, counts.clamp(lo as f64, hi as f64) as i64);
     }
-    Ok(report)
+    Ok(output.length)
 }

@@ -10,7 +10,9 @@ pub mod pose;
 pub mod profile;
 
 pub use backend::{list_connected, matching_profile, HidDevice, HidDeviceInfo};
-pub use decode::{encode_wrench, DecodeCounters, Dropped, ReportDecoder, SpaceMouseState};
+pub use decode::{
+    encode_wrench, encode_wrench_into, DecodeCounters, Dropped, ReportDecoder, SpaceMouseState,
+};
 pub use pose::{Pose, PoseTracker};
 pub use profile::{
     load_profiles, Axis, AxisField, ButtonField, Component, ControlMode, Endian, Field,
