@@ -238,10 +238,10 @@ impl Scene {
             config.render_parameters(),
             tool_config.pose(),
         )?;
-        let mapping = WorkspaceMapping {
-            offset: config.device.workspace_pose(),
-            scale: config.device.workspace_scale,
-        };
+        let mapping = WorkspaceMapping::new(
+            config.device.workspace_pose(),
+            config.device.workspace_scale,
+        );
         Ok(Scene {
             cycle,
             mapping,

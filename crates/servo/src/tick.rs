@@ -6,38 +6,50 @@ use haptic_devices::{
 use haptic_friction::FrictionState;
 use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
 use haptic_render::RenderingCycle;
-use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3, Vector6};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
 /// Maps the device handle into the scene: the handle's position is scaled
-/// by `scale`, then the pose is placed by `offset`. The rendered wrench
-/// goes back rotated into the device frame and, to keep the mapping
-/// energy-consistent, its force multiplied by `scale`.
+/// by `scale` and placed by `offset`; its orientation is turned by `grip`
+/// (identity until a clutch re-indexes it), then placed by `offset`. The
+/// rendered wrench goes back rotated into the device frame and, to keep the
+/// mapping energy-consistent, its force multiplied by `scale`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct WorkspaceMapping {
     pub offset: Isometry3<f64>,
     pub scale: f64,
+    /// Orientation re-index, applied in the handle frame.
+    pub grip: UnitQuaternion<f64>,
 }
 
 impl WorkspaceMapping {
-    /// The handle pose of `sample`, position scaled, before the offset.
-    fn handle(&self, sample: &DeviceSample) -> Isometry3<f64> {
-        Isometry3::from_parts(
-            Translation3::from(sample.position.coords * self.scale),
-            sample.orientation,
-        )
+    /// `offset` and `scale` with no orientation re-index.
+    pub fn new(offset: Isometry3<f64>, scale: f64) -> Self {
+        Self {
+            offset,
+            scale,
+            grip: UnitQuaternion::identity(),
+        }
     }
 
     /// Re-indexes the mapping so that `sample` maps to `manipulandum`: the
     /// handle picks up the tool where it was left when the clutch was
-    /// released.
+    /// released. Only the position offset and the grip change, so moving
+    /// the hand along a device axis still moves the tool along the same
+    /// scene axis, however the handle was turned while declutched.
     pub fn reindex(&mut self, sample: &DeviceSample, manipulandum: &Isometry3<f64>) {
-        self.offset = manipulandum * self.handle(sample).inverse();
+        let placed = self.offset.rotation * (sample.position.coords * self.scale);
+        self.offset.translation = Translation3::from(manipulandum.translation.vector - placed);
+        self.grip = (self.offset.rotation * sample.orientation).inverse() * manipulandum.rotation;
     }
 
     /// The manipulandum pose for the handle in `sample`.
     pub fn manipulandum(&self, sample: &DeviceSample) -> Isometry3<f64> {
-        self.offset * self.handle(sample)
+        let position = self.offset * Point3::from(sample.position.coords * self.scale);
+        Isometry3::from_parts(
+            Translation3::from(position.coords),
+            self.offset.rotation * sample.orientation * self.grip,
+        )
     }
 
     /// A scene wrench `[F; τ]` on the manipulandum, in the device frame.

@@ -814,3 +814,49 @@ fn contact_impulses_sum_wrench_times_period() {
         assert!(impulse[0] < -0.01 && impulse[2] < -0.01, "{impulse:?}");
     }
 }
+
+/// Re-indexing after a clutch keeps the device's axes: turned while
+/// declutched, the handle still moves the tool along the workspace's axes.
+#[test]
+fn reindexing_keeps_the_workspace_axes() {
+    use haptic_servo::WorkspaceMapping;
+    let workspace = Isometry3::from_parts(
+        Vector3::new(0.1, 0.0, 0.2).into(),
+        UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::FRAC_PI_2),
+    );
+    let mut mapping = WorkspaceMapping::new(workspace, 2.0);
+    let sample = |x: f64, turn: f64| DeviceSample {
+        timestamp: Duration::ZERO,
+        position: Point3::new(x, 0.01, 0.0),
+        orientation: UnitQuaternion::from_axis_angle(&Vector3::x_axis(), turn),
+        buttons: 0,
+        linear_velocity: None,
+        angular_velocity: None,
+    };
+    // Without a re-index: offset · (scale p, R).
+    let s = sample(0.02, 0.3);
+    let expected =
+        workspace * Isometry3::from_parts((s.position.coords * 2.0).into(), s.orientation);
+    assert!((mapping.manipulandum(&s).to_homogeneous() - expected.to_homogeneous()).norm() < 1e-12);
+
+    // The tool was left at `held`; the handle comes back turned by 0.5 rad.
+    let held = Isometry3::from_parts(
+        Vector3::new(0.3, -0.1, 0.05).into(),
+        UnitQuaternion::from_axis_angle(&Vector3::y_axis(), 0.2),
+    );
+    let at_release = sample(0.0, 0.8);
+    mapping.reindex(&at_release, &held);
+    let picked_up = mapping.manipulandum(&at_release);
+    assert!((picked_up.to_homogeneous() - held.to_homogeneous()).norm() < 1e-12);
+    // 1 cm along the device's x: 2 cm along the workspace's x (scene y).
+    let moved = mapping.manipulandum(&sample(0.01, 0.8));
+    let step = moved.translation.vector - held.translation.vector;
+    assert!(
+        (step - Vector3::new(0.0, 0.02, 0.0)).norm() < 1e-12,
+        "{step}"
+    );
+    assert!(moved.rotation.angle_to(&held.rotation) < 1e-12);
+    // Turning the handle turns the tool by as much.
+    let turned = mapping.manipulandum(&sample(0.0, 1.0));
+    assert!((turned.rotation.angle_to(&held.rotation) - 0.2).abs() < 1e-12);
+}

@@ -48,10 +48,7 @@ pub fn rig_with<D: HapticDevice>(
 ) -> Rig<D> {
     let scenario = cube_corner(0.5);
     let scene = scenario.scene;
-    let mapping = WorkspaceMapping {
-        offset: scene.initial_pose,
-        scale: 1.0,
-    };
+    let mapping = WorkspaceMapping::new(scene.initial_pose, 1.0);
     let environment = environment(scene.environment);
     let poses = environment.iter().map(|object| object.pose).collect();
     let objects = environment.len();
