@@ -152,6 +152,7 @@ def daemon_figures(summary):
     fig = {
         "cycles": int(summary["ticks"]),
         "misses": int(summary["deadline_misses"]),
+        "late_wakeups": int(summary.get("late_wakeups", 0)),
         "skipped": int(summary.get("skipped_deadlines", 0)),
         "skipped_exact": True,
         "min": float(lat["min"]),
@@ -360,6 +361,12 @@ def main():
                 if iv
                 else "no misses: no interval"
             )
+        )
+    if pooled_d:
+        late = sum(f.get("late_wakeups", 0) for f in daemon_phases)
+        print(
+            f"hapticd misses by cause: {late} woke a period or more late (cyclictest's "
+            f"definition of a miss), {pooled_d['misses'] - late} woke in time but finished late"
         )
     print(
         "miss = work ended after the next deadline (cyclictest: latency >= interval); "

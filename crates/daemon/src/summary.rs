@@ -93,6 +93,15 @@ impl RunSummary {
         }
     }
 
+    /// Ticks that woke a whole period or more after their deadline: the
+    /// misses of a loop that does no work (cyclictest's definition). The
+    /// rest of `deadline_misses` ran late while computing.
+    pub fn late_wakeups(&self) -> u64 {
+        let period_ns = (1e9 / self.rate_hz).round() as u64;
+        let latency = self.servo.latency.histogram();
+        latency.count_between(period_ns, latency.max().max(period_ns))
+    }
+
     /// The summary as JSON; times in µs, forces in N.
     pub fn to_json(&self) -> Value {
         let s = &self.servo;
@@ -106,6 +115,7 @@ impl RunSummary {
             "realtime": s.realtime,
             "deadline_misses": s.overruns,
             "skipped_deadlines": s.skipped,
+            "late_wakeups": self.late_wakeups(),
             "wake_latency_us": histogram_json(&s.latency),
             "tick_time_us": histogram_json(&s.tick_time),
             "stages_us": stages_json(s),
@@ -220,7 +230,7 @@ impl fmt::Display for RunSummary {
         )?;
         writeln!(
             f,
-            "servo: {} ticks at {} Hz, {}; {} deadline misses ({} deadlines skipped)",
+            "servo: {} ticks at {} Hz, {}; {} deadline misses, {} of them late wake-ups ({} deadlines skipped)",
             s.ticks,
             self.rate_hz,
             if s.realtime {
@@ -229,6 +239,7 @@ impl fmt::Display for RunSummary {
                 "normal priority"
             },
             s.overruns,
+            self.late_wakeups(),
             s.skipped
         )?;
         writeln!(f, "wake-up latency: {}", quantiles(&s.latency))?;
