@@ -512,6 +512,11 @@ pub struct Threads {
     /// Telemetry publishing. Default 100 Hz, normal priority: plots need no
     /// more and must never preempt the servo.
     pub telemetry: Thread,
+    /// Hold `/dev/cpu_dma_latency` at 0 µs while running, so that idle
+    /// CPUs never enter sleep states too deep to wake from within the
+    /// servo's period (what `cyclictest -m` does too). Default on; costs
+    /// idle power. Needs write access to the device (root by default).
+    pub keep_cpus_awake: bool,
 }
 
 impl Default for Threads {
@@ -532,6 +537,7 @@ impl Default for Threads {
                 priority: None,
                 cpu: None,
             },
+            keep_cpus_awake: true,
         }
     }
 }
@@ -557,6 +563,7 @@ struct ThreadsFile {
     physics: ThreadFile,
     #[serde(default)]
     telemetry: ThreadFile,
+    keep_cpus_awake: Option<bool>,
 }
 
 /// One `[threads.NAME]` table as written; a field left out keeps the
@@ -593,6 +600,7 @@ impl From<ThreadsFile> for Threads {
             servo: file.servo.over(d.servo),
             physics: file.physics.over(d.physics),
             telemetry: file.telemetry.over(d.telemetry),
+            keep_cpus_awake: file.keep_cpus_awake.unwrap_or(d.keep_cpus_awake),
         }
     }
 }

@@ -312,3 +312,10 @@ fn thread_tables_may_be_partial_and_are_checked() {
     let text = format!("{MINIMAL}\n[threads.physics]\nrate_hz = 0.01\n");
     error(&text, line_of(&text, "rate_hz"), "threads.physics.rate_hz");
 }
+
+#[test]
+fn keeping_cpus_awake_is_the_default_and_can_be_turned_off() {
+    assert!(parse(MINIMAL).unwrap().threads.keep_cpus_awake);
+    let text = format!("{MINIMAL}\n[threads]\nkeep_cpus_awake = false\n");
+    assert!(!parse(&text).unwrap().threads.keep_cpus_awake);
+}

@@ -90,6 +90,27 @@ fn lock_memory() {
     }
 }
 
+/// Asks the kernel's PM QoS for a 0 µs CPU wake-up latency for as long as
+/// the returned file is open, so that idle CPUs stay in shallow sleep
+/// states (docs/operations.md). Warns when refused.
+fn keep_cpus_awake() -> Option<std::fs::File> {
+    use std::io::Write;
+    let held = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/cpu_dma_latency")
+        .and_then(|mut file| file.write_all(&0i32.to_ne_bytes()).map(|()| file));
+    match held {
+        Ok(file) => {
+            tracing::info!("CPU wake-up latency held at 0 µs (/dev/cpu_dma_latency)");
+            Some(file)
+        }
+        Err(error) => {
+            tracing::warn!(%error, "cannot hold /dev/cpu_dma_latency at 0 µs; deep CPU sleep states may delay the servo (see docs/operations.md)");
+            None
+        }
+    }
+}
+
 fn schedule(thread: &Thread) -> ThreadSchedule {
     ThreadSchedule {
         fifo_priority: thread.priority,
@@ -138,6 +159,12 @@ pub fn run(
             Default::default(),
         ));
     }
+    // Held until the run returns.
+    let _awake = config
+        .threads
+        .keep_cpus_awake
+        .then(keep_cpus_awake)
+        .flatten();
     let bodies = scene.movable_bodies(config);
     let environment_poses = scene.environment_poses();
 
