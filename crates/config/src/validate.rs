@@ -393,16 +393,11 @@ fn device(config: &Config, base: &Path) -> Check {
             ),
             (None, Some(file)) => {
                 file_exists(field("motion_file"), base, file)?;
-                let path = base.join(file);
-                let text = std::fs::read_to_string(&path).map_err(|e| Invalid {
-                    field: field("motion_file"),
-                    message: format!("{}: {e}", path.display()),
-                })?;
-                toml::from_str::<haptic_devices::Motion>(&text)
+                haptic_devices::Motion::load(&base.join(file))
                     .map(drop)
                     .map_err(|e| Invalid {
                         field: field("motion_file"),
-                        message: format!("{}: {}", path.display(), e.message().trim_end()),
+                        message: e.to_string(),
                     })
             }
             (Some(_), None) => Ok(()),

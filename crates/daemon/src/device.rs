@@ -82,7 +82,12 @@ pub fn open(
         DeviceKind::Simulated => {
             let motion = match (&d.motion, &d.motion_file) {
                 (Some(motion), _) => motion.clone(),
-                (None, Some(file)) => load_motion(&base.join(file))?,
+                (None, Some(file)) => {
+                    Motion::load(&base.join(file)).map_err(|e| OpenError::File {
+                        file: e.file,
+                        message: e.message,
+                    })?
+                }
                 (None, None) => {
                     return Err(OpenError::Config(
                         "a simulated device needs `device.motion` or `device.motion_file`".into(),
@@ -150,13 +155,4 @@ pub fn open(
     let limits =
         SafetyLimits::from_capabilities(device.capabilities(), config.threads.servo.rate_hz);
     Ok(SafetyLayer::new(device).with_limits(limits))
-}
-
-fn load_motion(path: &Path) -> Result<Motion, OpenError> {
-    let error = |message: String| OpenError::File {
-        file: path.to_owned(),
-        message,
-    };
-    let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
-    toml::from_str(&text).map_err(|e| error(e.message().trim_end().to_owned()))
 }

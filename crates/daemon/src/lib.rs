@@ -15,6 +15,7 @@
 //! recorded trajectory through a scene deterministically, without threads.
 
 pub mod device;
+mod pacer;
 pub mod physics;
 pub mod recording;
 pub mod replay;

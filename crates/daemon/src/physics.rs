@@ -18,6 +18,7 @@
 //! Both threads exchange only through lock-free latest-value hand-off: the
 //! servo never waits for a step and a step never waits for the servo.
 
+use crate::pacer::Pacer;
 use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3, Vector6};
@@ -25,7 +26,6 @@ use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
 
 /// A movable scene object as the physics thread integrates it.
 #[derive(Clone, Debug, PartialEq)]
@@ -138,7 +138,7 @@ impl PhysicsThread {
     }
 
     pub fn stop(self) -> PhysicsReport {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Release);
         self.thread.join().expect("the physics thread panicked")
     }
 }
@@ -210,26 +210,20 @@ fn run(
     stop: &AtomicBool,
 ) -> PhysicsReport {
     options.schedule.apply("physics");
-    let period = Duration::from_secs_f64(1.0 / options.rate_hz);
-    let dt = period.as_secs_f64();
+    let mut pacer = Pacer::new(options.rate_hz);
+    let dt = pacer.period().as_secs_f64();
     let mut world = PhysicsWorld::new(options.environment_poses, options.bodies);
     let mut report = PhysicsReport {
         steps: 0,
         overruns: 0,
         bodies: Vec::new(),
     };
-    let mut next = Instant::now();
-    while !stop.load(Ordering::Relaxed) {
+    while !stop.load(Ordering::Acquire) {
         world.step(tool.read(), dt);
         world.publish(&mut snapshots);
         report.steps += 1;
-        next += period;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
+        if !pacer.wait() {
             report.overruns += 1;
-            next = now;
         }
     }
     report.bodies = world.bodies;

@@ -7,7 +7,7 @@
 use crate::device::{self, Pacing};
 use crate::physics::{MovableBody, PhysicsWorld};
 use crate::recording::TickFile;
-use crate::run::RunError;
+use crate::run::{io, RunError};
 use crate::scene::Scene;
 use haptic_config::Config;
 use haptic_devices::AtEnd;
@@ -44,9 +44,9 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         Latest::new(&ToolState::new(scene.environment.len())).split();
     let (mut physics_writer, physics_reader) =
         Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
-    let (producer, mut consumer) = TickStream::new(16).split();
+    // Each tick's record comes back from `run`; the stream is not read.
+    let (producer, _unread) = TickStream::new(1).split();
     let mut tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
-    let io = |what: String| move |source| RunError::Io { what, source };
     let mut file =
         TickFile::create(out, false).map_err(io(format!("creating {}", out.display())))?;
     let mut report = ReplayReport {
@@ -62,10 +62,8 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         if tick.device_ended() {
             break;
         }
-        for record in consumer.drain() {
-            file.record(&record)
-                .map_err(io(format!("writing {}", out.display())))?;
-        }
+        file.record(&record)
+            .map_err(io(format!("writing {}", out.display())))?;
         report.ticks += 1;
         report.max_contacts = report.max_contacts.max(record.contacts);
         let force = nalgebra::Vector3::from(record.force).norm();

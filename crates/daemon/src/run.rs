@@ -57,7 +57,8 @@ pub enum RunError {
     },
 }
 
-fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
+/// Maps an I/O error to [`RunError::Io`] saying what was being done.
+pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
     let what = what.into();
     move |source| RunError::Io { what, source }
 }
@@ -118,6 +119,15 @@ fn schedule(thread: &Thread) -> ThreadSchedule {
     }
 }
 
+/// What the signals received so far end the run with, if anything.
+fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
+    match shutdown.request() {
+        ShutdownRequest::None => None,
+        ShutdownRequest::Stop(signal) => Some(EndReason::Signal(signal)),
+        ShutdownRequest::Abort(signal) => Some(EndReason::Aborted(signal)),
+    }
+}
+
 /// Runs `config` until `shutdown` asks to stop, the recording ends, or
 /// `options.duration` passes. A second signal stops the servo at once with
 /// zero force and returns [`EndReason::Aborted`].
@@ -146,12 +156,7 @@ pub fn run(
     );
     // A signal while the scene was built (which cannot be interrupted)
     // stops the run before any force is written.
-    let early = match shutdown.request() {
-        ShutdownRequest::None => None,
-        ShutdownRequest::Stop(signal) => Some(EndReason::Signal(signal)),
-        ShutdownRequest::Abort(signal) => Some(EndReason::Aborted(signal)),
-    };
-    if let Some(reason) = early {
+    if let Some(reason) = requested_end(shutdown) {
         tracing::info!(reason = %reason, "stopped during start-up, before the servo started");
         return Ok(RunSummary::servo_only(
             reason,
@@ -219,10 +224,8 @@ pub fn run(
 
     let started = Instant::now();
     let reason = loop {
-        match shutdown.request() {
-            ShutdownRequest::None => {}
-            ShutdownRequest::Stop(signal) => break EndReason::Signal(signal),
-            ShutdownRequest::Abort(signal) => break EndReason::Aborted(signal),
+        if let Some(reason) = requested_end(shutdown) {
+            break reason;
         }
         if servo.is_finished() {
             break EndReason::DeviceEnded;
@@ -234,9 +237,9 @@ pub fn run(
     };
 
     let reason = match reason {
-        EndReason::Aborted(signal) => {
+        EndReason::Aborted(_) => {
             servo.abort();
-            EndReason::Aborted(signal)
+            reason
         }
         reason => {
             servo.request_stop();

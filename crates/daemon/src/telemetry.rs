@@ -5,6 +5,7 @@
 //! It runs at normal priority and never holds up the servo: when it falls
 //! behind, the tick stream drops records and counts them.
 
+use crate::pacer::Pacer;
 use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
@@ -120,7 +121,7 @@ impl TelemetryThread {
 
     /// Drains what is left, finishes the recording and returns the report.
     pub fn stop(self) -> io::Result<TelemetryReport> {
-        self.stop.store(true, Ordering::Relaxed);
+        self.stop.store(true, Ordering::Release);
         self.thread
             .join()
             .unwrap_or_else(|_| Err(io::Error::other("the telemetry thread panicked")))
@@ -192,7 +193,7 @@ fn run(
     stop: &AtomicBool,
 ) -> io::Result<TelemetryReport> {
     options.schedule.apply("telemetry");
-    let period = Duration::from_secs_f64(1.0 / options.rate_hz);
+    let mut pacer = Pacer::new(options.rate_hz);
     let status_period = Duration::from_secs_f64(1.0 / options.status_rate_hz);
     let mut report = TelemetryReport {
         received: 0,
@@ -212,12 +213,13 @@ fn run(
     let mut window_compute = histogram();
     let mut window_ticks = 0u64;
     let mut window_started = Instant::now();
-    let mut next = Instant::now();
     let mut record_error: Option<io::Error> = None;
     // Records received when the last tick datagram was sent.
     let mut sent_up_to = 0;
     loop {
-        let stopping = stop.load(Ordering::Relaxed);
+        // Acquire: once the stop is seen, so is everything the servo (joined
+        // before the stop) pushed, and the drain below takes it all.
+        let stopping = stop.load(Ordering::Acquire);
         for record in consumer.drain() {
             report.received += 1;
             report.states.add(record.state);
@@ -297,13 +299,7 @@ fn run(
         if stopping {
             break;
         }
-        next += period;
-        let now = Instant::now();
-        if next > now {
-            std::thread::sleep(next - now);
-        } else {
-            next = now;
-        }
+        pacer.wait();
     }
     if let Some(status) = options.status.as_mut() {
         status.clear();

@@ -18,7 +18,7 @@ pub use emulator::{
     TrajectoryEmulator,
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
-pub use motion::{Motion, MotionConfig, MotionError, MotionState, SegmentConfig};
+pub use motion::{Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig};
 pub use safety::{
     SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent, SERVO_RATE_HZ,
 };
@@ -26,3 +26,18 @@ pub use simulated::{SimulatedClock, SimulatedDevice};
 pub use trajectory::{
     LengthUnit, Trajectory, TrajectoryError, TrajectoryErrorKind, TrajectoryPoint, TrajectoryRow,
 };
+
+/// A one-line TOML error: line number, serde's message (naming the field)
+/// and the offending line.
+pub(crate) fn toml_message(text: &str, error: &toml::de::Error) -> String {
+    let message = error.message().trim();
+    match error.span() {
+        Some(span) => {
+            let start = span.start.min(text.len());
+            let line = text[..start].matches('\n').count() + 1;
+            let content = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!("line {line}: {message} (at `{content}`)")
+        }
+        None => message.to_owned(),
+    }
+}

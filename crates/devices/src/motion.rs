@@ -23,8 +23,10 @@
 //! segment (for demos and soak runs); its last segment must then bring the
 //! handle back to the start pose.
 
+use crate::toml_message;
 use nalgebra::{Point3, Unit, UnitQuaternion, Vector3};
 use serde::Deserialize;
+use std::path::{Path, PathBuf};
 
 /// One segment of a scripted motion, as written in a config.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -220,7 +222,26 @@ fn push(spans: &mut Vec<Span>, t: &mut f64, pose: &mut Pose, shape: Shape, durat
     *pose = to;
 }
 
+/// A motion file that could not be read or is not a valid motion.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{}: {message}", file.display())]
+pub struct MotionFileError {
+    pub file: PathBuf,
+    /// What is wrong, with the line for a parse or validation error.
+    pub message: String,
+}
+
 impl Motion {
+    /// Reads a motion file: TOML in the form of [`MotionConfig`].
+    pub fn load(path: &Path) -> Result<Motion, MotionFileError> {
+        let error = |message| MotionFileError {
+            file: path.to_owned(),
+            message,
+        };
+        let text = std::fs::read_to_string(path).map_err(|e| error(e.to_string()))?;
+        toml::from_str(&text).map_err(|e| error(toml_message(&text, &e)))
+    }
+
     /// Duration of one play-through (s).
     pub fn duration_s(&self) -> f64 {
         self.duration_s

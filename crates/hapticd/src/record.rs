@@ -52,10 +52,7 @@ pub fn run(args: &RecordArgs) -> anyhow::Result<()> {
                 .motion
                 .as_ref()
                 .context("--device simulated needs --motion FILE.toml")?;
-            let text = std::fs::read_to_string(path)
-                .with_context(|| format!("reading {}", path.display()))?;
-            let motion: Motion =
-                toml::from_str(&text).with_context(|| format!("{}", path.display()))?;
+            let motion = Motion::load(path)?;
             let duration = args.duration.unwrap_or(motion.duration_s());
             let mut device = SimulatedDevice::new(motion, SimulatedClock::Stepped(period));
             sample(&mut device, duration, None)?

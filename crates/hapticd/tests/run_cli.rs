@@ -235,17 +235,23 @@ fn a_second_signal_exits_at_once_with_zero_force() {
     read_ticks(&record);
 }
 
-#[test]
-fn a_signal_during_start_up_stops_before_the_servo_starts() {
-    let dir = tempfile::tempdir().unwrap();
-    // A 256³ field takes seconds to build: the signal lands meanwhile.
-    let config = dir.path().join("slow.toml");
+/// The daemon on peg-in-hole with a 256³ field, which takes seconds to
+/// build, once it has started building.
+fn daemon_building_a_slow_scene(dir: &Path) -> Daemon {
+    let config = dir.join("slow.toml");
     let text = std::fs::read_to_string(repo().join("config/peg-in-hole.toml"))
         .unwrap()
         .replace("field_resolution = 128", "field_resolution = 256");
     std::fs::write(&config, text).unwrap();
     let mut daemon = Daemon::start(&["--config", config.to_str().unwrap()]);
     daemon.wait_for("building the scene", Duration::from_secs(60));
+    daemon
+}
+
+#[test]
+fn a_signal_during_start_up_stops_before_the_servo_starts() {
+    let dir = tempfile::tempdir().unwrap();
+    let daemon = daemon_building_a_slow_scene(dir.path());
     daemon.signal(libc::SIGINT);
     let (status, stdout, stderr) = daemon.finish(Duration::from_secs(120));
     assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
@@ -257,13 +263,7 @@ fn a_signal_during_start_up_stops_before_the_servo_starts() {
 #[test]
 fn a_second_signal_during_start_up_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("slow.toml");
-    let text = std::fs::read_to_string(repo().join("config/peg-in-hole.toml"))
-        .unwrap()
-        .replace("field_resolution = 128", "field_resolution = 256");
-    std::fs::write(&config, text).unwrap();
-    let mut daemon = Daemon::start(&["--config", config.to_str().unwrap()]);
-    daemon.wait_for("building the scene", Duration::from_secs(60));
+    let daemon = daemon_building_a_slow_scene(dir.path());
     daemon.signal(libc::SIGTERM);
     std::thread::sleep(Duration::from_millis(2));
     daemon.signal(libc::SIGTERM);

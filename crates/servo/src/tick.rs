@@ -258,12 +258,6 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
     }
 }
 
-/// Copies `from` into `to`; allocates only if `to` has less capacity.
-fn copy_into(to: &mut Vec<Vector6<f64>>, from: &[Vector6<f64>]) {
-    to.clear();
-    to.extend_from_slice(from);
-}
-
 /// Everything one servo tick needs; [`ServoTick::run`] is the tick.
 pub struct ServoTick<D: HapticDevice> {
     device: SafetyLayer<D>,
@@ -446,8 +440,9 @@ impl<D: HapticDevice> ServoTick<D> {
             state.time = time;
             state.tool_pose = tool_pose;
             state.device_pose = device_pose;
-            copy_into(&mut state.contact_wrenches, wrenches);
-            copy_into(&mut state.contact_impulses, impulses);
+            // Reuses the slot's capacity: no allocation.
+            state.contact_wrenches.clone_from(wrenches);
+            state.contact_impulses.clone_from(impulses);
         });
         self.telemetry.push(record);
         record

@@ -1,6 +1,7 @@
 //! Device profiles: one TOML file per HID device (see `device-profiles/README.md`).
 
 use crate::device::DeviceCapabilities;
+use crate::toml_message;
 use nalgebra::Vector3;
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
@@ -521,21 +522,6 @@ fn check_scale(scale: f64, at: &str) -> Result<(), String> {
         return Err(format!("{at}: must be positive, not {scale}"));
     }
     Ok(())
-}
-
-/// A one-line TOML error: line number, serde's message (naming the field)
-/// and the offending line.
-fn toml_message(text: &str, error: &toml::de::Error) -> String {
-    let message = error.message().trim();
-    match error.span() {
-        Some(span) => {
-            let start = span.start.min(text.len());
-            let line = text[..start].matches('\n').count() + 1;
-            let content = text.lines().nth(line - 1).unwrap_or("").trim();
-            format!("line {line}: {message} (at `{content}`)")
-        }
-        None => message.to_owned(),
-    }
 }
 
 /// Loads every `*.toml` in `dir`, sorted by file name.
