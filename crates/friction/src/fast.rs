@@ -462,6 +462,7 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
         };
         solution.beta.clear();
         solution.iterations = 0;
+        solution.decided_in_band = false;
         if k == 0 {
             solution.state = FrictionState::Free;
             solution.displacement = frictionless(&h, &f, &scale)?;
@@ -516,6 +517,10 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
         };
         self.report.status = status;
         solution.iterations = self.report.iterations;
+        solution.decided_in_band = matches!(
+            status,
+            MembershipStatus::BandContained | MembershipStatus::BandSeparated
+        );
 
         if matches!(
             status,

@@ -113,6 +113,9 @@ pub struct FrictionSolution {
     pub displacement: Vector6,
     /// Solver iterations this cycle.
     pub iterations: u32,
+    /// The solver could not certify `state` to its tolerance (an iteration
+    /// cap or working precision) and decided it within its band.
+    pub decided_in_band: bool,
 }
 
 impl FrictionSolution {
@@ -123,6 +126,7 @@ impl FrictionSolution {
             beta: Vec::with_capacity(contacts),
             displacement: Vector6::zeros(),
             iterations: 0,
+            decided_in_band: false,
         }
     }
 }

@@ -206,6 +206,7 @@ impl StaticFrictionSolver for QpSolver {
         solution.beta.extend_from_slice(&outcome.beta);
         solution.displacement = outcome.displacement;
         solution.iterations = outcome.iterations;
+        solution.decided_in_band = false;
         Ok(())
     }
 }

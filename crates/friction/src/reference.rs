@@ -456,6 +456,7 @@ pub(crate) fn write_frictionless(
         .frictionless_displacement()
         .ok_or(SolverError::SingularStiffness)?;
     solution.iterations = iterations;
+    solution.decided_in_band = false;
     Ok(())
 }
 
@@ -474,6 +475,7 @@ fn write_static(
         .extend(beta.map(|[u, v]| [scaled.force_si(u), scaled.force_si(v)]));
     solution.displacement = scaled.displacement_si(displacement);
     solution.iterations = iterations;
+    solution.decided_in_band = false;
 }
 
 impl StaticFrictionSolver for ReferenceLpSolver {

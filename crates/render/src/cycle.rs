@@ -115,10 +115,88 @@ impl StageTimings {
     }
 }
 
+/// What the friction stage decided in one cycle, and how surely. The
+/// [`code`](Self::code)s are the stable encoding of recordings and streams.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FrictionVerdict {
+    /// No contact.
+    Free,
+    /// Certified sliding.
+    Sliding,
+    /// Certified static.
+    Static,
+    /// Static, decided within the solver's band: it could not certify
+    /// either way at its iteration cap or at working precision.
+    StaticInBand,
+    /// Sliding, decided within the solver's band.
+    SlidingInBand,
+    /// The solver returned an error; the cycle slid without friction.
+    SolverFailed,
+}
+
+impl FrictionVerdict {
+    /// Every verdict, in code order.
+    pub const ALL: [Self; 6] = [
+        Self::Free,
+        Self::Sliding,
+        Self::Static,
+        Self::StaticInBand,
+        Self::SlidingInBand,
+        Self::SolverFailed,
+    ];
+
+    /// The stable wire code: 0 free, 1 sliding, 2 static, 3 static in the
+    /// band, 4 sliding in the band, 5 solver failed.
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+
+    pub fn from_code(code: u8) -> Option<Self> {
+        Self::ALL.get(usize::from(code)).copied()
+    }
+
+    /// A short lowercase name for logs and summaries.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Free => "free",
+            Self::Sliding => "sliding",
+            Self::Static => "static",
+            Self::StaticInBand => "static_in_band",
+            Self::SlidingInBand => "sliding_in_band",
+            Self::SolverFailed => "solver_failed",
+        }
+    }
+
+    /// What the tool did: free, sliding (a failed solve slides) or static.
+    pub fn state(self) -> FrictionState {
+        match self {
+            Self::Free => FrictionState::Free,
+            Self::Sliding | Self::SlidingInBand | Self::SolverFailed => FrictionState::Sliding,
+            Self::Static | Self::StaticInBand => FrictionState::Static,
+        }
+    }
+
+    fn of(solution: &FrictionSolution) -> Self {
+        match (solution.state, solution.decided_in_band) {
+            (FrictionState::Free, _) => Self::Free,
+            (FrictionState::Static, false) => Self::Static,
+            (FrictionState::Static, true) => Self::StaticInBand,
+            (FrictionState::Sliding, false) => Self::Sliding,
+            (FrictionState::Sliding, true) => Self::SlidingInBand,
+        }
+    }
+}
+
 /// What one cycle did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CycleReport {
     pub state: FrictionState,
+    /// The friction stage's decision with its certainty; its
+    /// [`state`](FrictionVerdict::state) is `state`.
+    pub verdict: FrictionVerdict,
+    /// The simulation object's pose came out non-finite and was reset to the
+    /// manipulandum; this cycle renders zero.
+    pub quarantined: bool,
     /// Penalty contacts this cycle.
     pub contacts: usize,
     /// Contacts §4.1 removed from the LP.
@@ -250,25 +328,30 @@ impl RenderingCycle {
 
         // Friction: static iff the LP of eqs 32–37 is feasible; otherwise the
         // frictionless equilibrium Δq₀ (§4). The springs are already in f, H.
-        let (state, mut dq, iterations) = match p.friction {
+        let (verdict, mut dq, iterations) = match p.friction {
             FrictionModel::StaticLp => match self.solver.solve(&self.problem, &mut self.solution) {
                 Ok(()) if self.solution.state == FrictionState::Static => (
-                    FrictionState::Static,
+                    FrictionVerdict::of(&self.solution),
                     self.solution.displacement,
                     self.solution.iterations,
                 ),
-                Ok(()) => (self.solution.state, frictionless, self.solution.iterations),
-                Err(_) => (sliding_or_free(contacts), frictionless, 0),
+                Ok(()) => (
+                    FrictionVerdict::of(&self.solution),
+                    frictionless,
+                    self.solution.iterations,
+                ),
+                Err(_) if contacts == 0 => (FrictionVerdict::Free, frictionless, 0),
+                Err(_) => (FrictionVerdict::SolverFailed, frictionless, 0),
             },
             FrictionModel::YamaneSprings { .. } => {
-                let state = if contacts == 0 {
-                    FrictionState::Free
+                let verdict = if contacts == 0 {
+                    FrictionVerdict::Free
                 } else if self.springs.sliding() > 0 {
-                    FrictionState::Sliding
+                    FrictionVerdict::Sliding
                 } else {
-                    FrictionState::Static
+                    FrictionVerdict::Static
                 };
-                (state, frictionless, 0)
+                (verdict, frictionless, 0)
             }
         };
         let solved = Instant::now();
@@ -279,11 +362,17 @@ impl RenderingCycle {
             dq *= 1.0 - p.static_damping;
         }
         self.pose = displaced(&self.pose, &dq);
+        let quarantined = !is_finite(&self.pose);
+        if quarantined {
+            self.pose = *manipulandum;
+        }
         let coupling_wrench = -self.statics.coupling.wrench(manipulandum, &self.pose);
         let finished = Instant::now();
 
         CycleReport {
-            state,
+            state: verdict.state(),
+            verdict,
+            quarantined,
             contacts,
             separating_dropped,
             solver_iterations: iterations,
@@ -301,12 +390,9 @@ impl RenderingCycle {
     }
 }
 
-fn sliding_or_free(contacts: usize) -> FrictionState {
-    if contacts == 0 {
-        FrictionState::Free
-    } else {
-        FrictionState::Sliding
-    }
+fn is_finite(pose: &Isometry3<f64>) -> bool {
+    pose.translation.vector.iter().all(|v| v.is_finite())
+        && pose.rotation.coords.iter().all(|v| v.is_finite())
 }
 
 /// §4.1: a contact separates when its predicted frictionless displacement

@@ -21,6 +21,6 @@ pub mod scenario;
 pub mod yamane;
 
 pub use cycle::{
-    CycleReport, FrictionModel, RenderParameters, RenderingCycle, SolverChoice, StageTimings,
+    CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice, StageTimings,
 };
 pub use yamane::YamaneSprings;
