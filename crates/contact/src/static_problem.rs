@@ -85,6 +85,7 @@ impl StaticCoupling {
                 normal: c.normal,
                 normal_force: c.normal_force(),
                 friction_coefficient: environment[c.environment as usize].friction_coefficient,
+                slip: Vector3::zeros(),
             }));
     }
 }

@@ -67,6 +67,7 @@ fn instance(rng: &mut Pcg64, k: usize, sides: usize) -> StaticFrictionProblem {
                 normal,
                 normal_force,
                 friction_coefficient: rng.gen_range(0.2..1.0),
+                slip: Vector3::zeros(),
             };
             capacity += contact.friction_limit();
             contact

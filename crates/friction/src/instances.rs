@@ -129,6 +129,7 @@ impl Instance {
                 } else {
                     mu
                 },
+                slip: Vector3::zeros(),
             })
             .collect();
 

@@ -11,11 +11,16 @@
 
 mod fast;
 pub mod instances;
+mod pre_sliding;
+mod pre_sliding_reference;
 mod problem;
 mod qp;
 mod reference;
+mod wolfe;
 
 pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, MembershipStatus};
+pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport, TIE_BREAK};
+pub use pre_sliding_reference::{PreSlidingOutcome, ReferencePreSlidingSolver};
 pub use problem::{
     skew, FrictionContact, FrictionSolution, FrictionState, Matrix6, SolverError,
     StaticFrictionProblem, StaticFrictionSolver, Vector6,

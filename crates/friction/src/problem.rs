@@ -18,6 +18,11 @@ pub struct FrictionContact {
     pub normal_force: f64,
     /// Coulomb friction coefficient `μ ≥ 0`.
     pub friction_coefficient: f64,
+    /// Tangential offset of the simulation object's material point at this
+    /// contact from the contact's stick anchor, world frame (m): the slip
+    /// accumulated since the contact last stuck. Only the pre-sliding model
+    /// ([`crate::FastPreSlidingSolver`]) reads it; zero for a new contact.
+    pub slip: Vector3<f64>,
 }
 
 impl FrictionContact {

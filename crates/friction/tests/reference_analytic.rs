@@ -49,6 +49,7 @@ fn box_on_plane(mu: f64, sides: usize, push: Vector3<f64>) -> StaticFrictionProb
             normal: Vector3::z(),
             normal_force: WEIGHT / 4.0,
             friction_coefficient: mu,
+            slip: Vector3::zeros(),
         })
         .into();
     // Normal forces and coupling cancel (their torques cancel by symmetry).
@@ -211,6 +212,7 @@ fn one_contact(n: Vector3<f64>, mu: f64, sides: usize, f: Vector6) -> StaticFric
         normal: n.normalize(),
         normal_force: 5.0,
         friction_coefficient: mu,
+        slip: Vector3::zeros(),
     }];
     StaticFrictionProblem {
         wrench: f,

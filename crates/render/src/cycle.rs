@@ -1,14 +1,17 @@
 //! One servo cycle's rendering stage (seed 002 §3–§4.2), top to bottom in
 //! [`RenderingCycle::step`].
 
+use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
 use haptic_contact::{
     displaced, ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject,
-    PenaltyParameters, SceneError, StaticCoupling, StiffnessScaling, VirtualCoupling,
+    PenaltyContact, PenaltyParameters, SceneError, StaticCoupling, StiffnessScaling,
+    VirtualCoupling,
 };
 use haptic_friction::{
-    FastStaticFrictionSolver, FrictionSolution, FrictionState, ReferenceLpSolver,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
+    PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver, StaticFrictionProblem,
+    StaticFrictionSolver, Vector6,
 };
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, Vector3};
@@ -17,8 +20,18 @@ use std::time::{Duration, Instant};
 /// How friction enters the cycle.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FrictionModel {
-    /// Static Coulomb friction by the LP of eqs 32–37 (seed 002 §4), with
-    /// the frictionless equilibrium when it is infeasible.
+    /// Static Coulomb friction with bounded pre-sliding (the default; see
+    /// [`haptic_friction::FastPreSlidingSolver`] and docs/rendering.md):
+    /// each contact keeps a stick anchor, and the object is static while
+    /// the equilibrium nearest the anchors slips them by at most
+    /// `displacement` (load-weighted RMS). Otherwise it slides to that
+    /// equilibrium, with friction at its Coulomb limit, and re-anchors.
+    PreSliding {
+        /// `ε`, the pre-sliding displacement (m).
+        displacement: f64,
+    },
+    /// Seed 002's rule as stated: static iff the LP of eqs 32–37 is
+    /// feasible, otherwise the frictionless equilibrium (§4).
     StaticLp,
     /// Yamane & Nakamura's anchored friction springs (seed 002 ref \[6\],
     /// compared in §5.6), integrated implicitly in eqs 7–8; see
@@ -29,13 +42,15 @@ pub enum FrictionModel {
     },
 }
 
-/// Which LP solver decides static friction.
+/// Which solver decides static friction.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum SolverChoice {
-    /// [`FastStaticFrictionSolver`]: allocation-free, microseconds.
+    /// [`FastPreSlidingSolver`] or [`FastStaticFrictionSolver`]:
+    /// allocation-free, microseconds.
     #[default]
     Fast,
-    /// [`ReferenceLpSolver`] (clarabel): allocates, for cross-checks.
+    /// [`ReferencePreSlidingSolver`] or [`ReferenceLpSolver`] (clarabel):
+    /// allocates, for cross-checks.
     Reference,
 }
 
@@ -57,9 +72,12 @@ pub struct RenderParameters {
     pub pyramid_sides: usize,
     /// Static damping `α ∈ [0, 1)` (§4.2). Default 0.6, the seed's value.
     pub static_damping: f64,
-    /// Drop separating contacts from the LP (§4.1). Default on.
+    /// Drop separating contacts from friction (§4.1). Default on. With
+    /// [`FrictionModel::StaticLp`] the rule is §4.1's as printed; with
+    /// [`FrictionModel::PreSliding`] a contact separates only if the
+    /// frictionless step would carry it out of contact.
     pub anti_stickiness: bool,
-    /// Default [`FrictionModel::StaticLp`].
+    /// Default [`FrictionModel::PreSliding`] with 5 µm.
     pub friction: FrictionModel,
     /// Default [`SolverChoice::Fast`].
     pub solver: SolverChoice,
@@ -89,7 +107,9 @@ impl Default for RenderParameters {
             pyramid_sides: 8,
             static_damping: 0.6,
             anti_stickiness: true,
-            friction: FrictionModel::StaticLp,
+            friction: FrictionModel::PreSliding {
+                displacement: PreSlidingParameters::default().displacement,
+            },
             solver: SolverChoice::Fast,
             budget: TraversalBudget::default(),
         }
@@ -224,6 +244,8 @@ pub struct RenderingCycle {
     solution: FrictionSolution,
     solver: Box<dyn StaticFrictionSolver + Send>,
     springs: YamaneSprings,
+    /// The pre-sliding model's stick anchors.
+    anchors: ContactAnchors,
     pose: Isometry3<f64>,
 }
 
@@ -238,6 +260,7 @@ impl RenderingCycle {
     ) -> Result<Self, SceneError> {
         let shell_points = moving.shell.as_ref().map_or(0, |s| s.shell().len());
         let springs = YamaneSprings::new(&environment, shell_points);
+        let anchors = ContactAnchors::new(&environment, shell_points);
         let scene = ContactScene::new(moving, environment, parameters.penalty)?;
         let statics = StaticCoupling {
             coupling: parameters.coupling,
@@ -246,13 +269,24 @@ impl RenderingCycle {
             pyramid_sides: parameters.pyramid_sides,
         };
         let capacity = scene.max_contacts();
-        let solver: Box<dyn StaticFrictionSolver + Send> = match parameters.solver {
-            SolverChoice::Fast => Box::new(FastStaticFrictionSolver::new(
-                capacity,
-                parameters.pyramid_sides,
-            )),
-            SolverChoice::Reference => Box::new(ReferenceLpSolver::default()),
-        };
+        let sides = parameters.pyramid_sides;
+        let solver: Box<dyn StaticFrictionSolver + Send> =
+            match (parameters.friction, parameters.solver) {
+                (FrictionModel::PreSliding { displacement }, choice) => {
+                    let params = PreSlidingParameters {
+                        displacement,
+                        ..PreSlidingParameters::default()
+                    };
+                    match choice {
+                        SolverChoice::Fast => {
+                            Box::new(FastPreSlidingSolver::new(capacity, sides, params))
+                        }
+                        SolverChoice::Reference => Box::new(ReferencePreSlidingSolver::new(params)),
+                    }
+                }
+                (_, SolverChoice::Fast) => Box::new(FastStaticFrictionSolver::new(capacity, sides)),
+                (_, SolverChoice::Reference) => Box::new(ReferenceLpSolver::default()),
+            };
         Ok(Self {
             problem: statics.problem_for(&scene),
             solution: FrictionSolution::with_capacity(capacity),
@@ -261,6 +295,7 @@ impl RenderingCycle {
             statics,
             solver,
             springs,
+            anchors,
             pose,
         })
     }
@@ -280,8 +315,8 @@ impl RenderingCycle {
     }
 
     /// Moves environment object `index` to `pose` (object frame → world)
-    /// from the next [`step`](Self::step) on. Yamane spring anchors already
-    /// placed stay where they are in the world.
+    /// from the next [`step`](Self::step) on. Stick anchors already placed
+    /// stay where they are in the world.
     ///
     /// # Panics
     /// If `index` is out of range.
@@ -304,17 +339,35 @@ impl RenderingCycle {
         self.statics
             .assemble(&self.scene, manipulandum, &mut self.problem);
         let coupling_force = self.statics.coupling.wrench(manipulandum, &self.pose);
+        let coupling_force = coupling_force.fixed_rows::<3>(0).into_owned();
         let mut separating_dropped = 0;
         let frictionless;
         match p.friction {
+            FrictionModel::PreSliding { .. } => {
+                self.anchors.next_cycle();
+                for (contact, friction) in
+                    self.scene.contacts().iter().zip(&mut self.problem.contacts)
+                {
+                    let anchor = self.anchors.anchor(contact, &self.pose);
+                    let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
+                    let n = contact.normal;
+                    let offset = moved - anchor.world;
+                    friction.slip = offset - n * n.dot(&offset);
+                }
+                frictionless = self.problem.frictionless_displacement();
+                if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
+                    separating_dropped = drop_leaving(
+                        &mut self.problem,
+                        self.scene.contacts(),
+                        &dq,
+                        &coupling_force,
+                    );
+                }
+            }
             FrictionModel::StaticLp => {
                 frictionless = self.problem.frictionless_displacement();
                 if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
-                    separating_dropped = drop_separating(
-                        &mut self.problem,
-                        &dq,
-                        &coupling_force.fixed_rows::<3>(0).into_owned(),
-                    );
+                    separating_dropped = drop_separating(&mut self.problem, &dq, &coupling_force);
                 }
             }
             FrictionModel::YamaneSprings { stiffness } => {
@@ -326,24 +379,16 @@ impl RenderingCycle {
         let frictionless = frictionless.unwrap_or_else(Vector6::zeros);
         let assembled = Instant::now();
 
-        // Friction: static iff the LP of eqs 32–37 is feasible; otherwise the
-        // frictionless equilibrium Δq₀ (§4). The springs are already in f, H.
-        let (verdict, mut dq, iterations) = match p.friction {
-            FrictionModel::StaticLp => match self.solver.solve(&self.problem, &mut self.solution) {
-                Ok(()) if self.solution.state == FrictionState::Static => (
-                    FrictionVerdict::of(&self.solution),
-                    self.solution.displacement,
-                    self.solution.iterations,
-                ),
-                Ok(()) => (
-                    FrictionVerdict::of(&self.solution),
-                    frictionless,
-                    self.solution.iterations,
-                ),
-                Err(_) if contacts == 0 => (FrictionVerdict::Free, frictionless, 0),
-                Err(_) => (FrictionVerdict::SolverFailed, frictionless, 0),
-            },
-            FrictionModel::YamaneSprings { .. } => {
+        // Friction. The LP (§4): static iff eqs 32–37 are feasible, otherwise
+        // the frictionless equilibrium Δq₀. Pre-sliding: the equilibrium
+        // nearest the anchors either way; sliding re-anchors. The springs
+        // are already in f and H.
+        let solved = match p.friction {
+            FrictionModel::YamaneSprings { .. } => Ok(()),
+            _ => self.solver.solve(&self.problem, &mut self.solution),
+        };
+        let (verdict, mut dq, iterations) = match (p.friction, solved) {
+            (FrictionModel::YamaneSprings { .. }, _) => {
                 let verdict = if contacts == 0 {
                     FrictionVerdict::Free
                 } else if self.springs.sliding() > 0 {
@@ -353,7 +398,24 @@ impl RenderingCycle {
                 };
                 (verdict, frictionless, 0)
             }
+            (_, Err(_)) if contacts == 0 => (FrictionVerdict::Free, frictionless, 0),
+            (_, Err(_)) => (FrictionVerdict::SolverFailed, frictionless, 0),
+            (FrictionModel::StaticLp, Ok(())) if self.solution.state != FrictionState::Static => (
+                FrictionVerdict::of(&self.solution),
+                frictionless,
+                self.solution.iterations,
+            ),
+            (_, Ok(())) => (
+                FrictionVerdict::of(&self.solution),
+                self.solution.displacement,
+                self.solution.iterations,
+            ),
         };
+        if matches!(p.friction, FrictionModel::PreSliding { .. })
+            && verdict.state() != FrictionState::Static
+        {
+            self.anchors.release_all();
+        }
         let solved = Instant::now();
 
         // Static damping (§4.2) in cycles with contacts, then the update
@@ -365,6 +427,7 @@ impl RenderingCycle {
         let quarantined = !is_finite(&self.pose);
         if quarantined {
             self.pose = *manipulandum;
+            self.anchors.release_all();
         }
         let coupling_wrench = -self.statics.coupling.wrench(manipulandum, &self.pose);
         let finished = Instant::now();
@@ -388,6 +451,29 @@ impl RenderingCycle {
             },
         }
     }
+}
+
+/// The pre-sliding model's §4.1: a contact separates when the frictionless
+/// step `Δq₀` carries it out of contact, `N·(Δx + Δθ × r) > −d` (its
+/// penetration), while moving along the coupling force `F_vc`. A step that
+/// merely tilts or shifts the tool within its contacts (a peg in a tight
+/// hole) leaves friction everywhere. Returns how many were dropped.
+fn drop_leaving(
+    problem: &mut StaticFrictionProblem,
+    contacts: &[PenaltyContact],
+    frictionless: &Vector6,
+    coupling_force: &Vector3<f64>,
+) -> usize {
+    let dx = frictionless.fixed_rows::<3>(0).into_owned();
+    let dtheta = frictionless.fixed_rows::<3>(3).into_owned();
+    let before = problem.contacts.len();
+    let mut penetration = contacts.iter().map(|c| -c.distance);
+    problem.contacts.retain(|c| {
+        let depth = penetration.next().unwrap_or(0.0);
+        let moved = dx + dtheta.cross(&c.handle);
+        !(moved.dot(&c.normal) > depth && moved.dot(coupling_force) > 0.0)
+    });
+    before - problem.contacts.len()
 }
 
 fn is_finite(pose: &Isometry3<f64>) -> bool {

@@ -16,11 +16,13 @@
 //! simulation object, out of the environment; the coupling wrench reported
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
+mod anchors;
 pub mod cycle;
 pub mod scenario;
 pub mod yamane;
 
 pub use cycle::{
-    CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice, StageTimings,
+    CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice,
+    StageTimings,
 };
 pub use yamane::YamaneSprings;

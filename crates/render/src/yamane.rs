@@ -22,28 +22,15 @@
 //! ∂τ/∂x = [r_b]× G   ∂τ/∂θ = [r_b]× ∂F/∂θ + [F]× [r_b]×
 //! ```
 
-use haptic_contact::{ContactScene, EnvironmentGeometry, EnvironmentObject, Role};
+use crate::anchors::ContactAnchors;
+use haptic_contact::{ContactScene, EnvironmentObject, Role};
 use haptic_friction::{skew, Matrix6, StaticFrictionProblem, Vector6};
-use nalgebra::{Matrix3, Vector3};
+use nalgebra::Matrix3;
 
-/// One shell point's anchor.
-#[derive(Clone, Copy, Debug, Default)]
-struct Anchor {
-    /// `w`, world frame (m).
-    world: Vector3<f64>,
-    /// `b`, simulation-object frame (m).
-    body: Vector3<f64>,
-    /// The cycle that last saw this contact.
-    seen: u64,
-}
-
-/// The anchors of every possible contact, sized at construction.
+/// The springs' anchors, sized at construction.
 #[derive(Clone, Debug)]
 pub struct YamaneSprings {
-    /// First anchor of each environment object's (role's) shell points.
-    base: Vec<usize>,
-    anchors: Vec<Anchor>,
-    cycle: u64,
+    anchors: ContactAnchors,
     sliding: usize,
 }
 
@@ -51,19 +38,8 @@ impl YamaneSprings {
     /// Room for every shell point of every (environment object, role) pair;
     /// `moving_shell_points` is the moving object's shell size (role A).
     pub fn new(environment: &[EnvironmentObject], moving_shell_points: usize) -> Self {
-        let mut base = Vec::with_capacity(environment.len());
-        let mut total = 0;
-        for object in environment {
-            base.push(total);
-            total += match &object.geometry {
-                EnvironmentGeometry::Field(_) => moving_shell_points,
-                EnvironmentGeometry::Shell(shell) => shell.shell().len(),
-            };
-        }
         Self {
-            base,
-            anchors: vec![Anchor::default(); total],
-            cycle: 1,
+            anchors: ContactAnchors::new(environment, moving_shell_points),
             sliding: 0,
         }
     }
@@ -83,18 +59,12 @@ impl YamaneSprings {
         stiffness: f64,
         problem: &mut StaticFrictionProblem,
     ) {
-        self.cycle += 1;
+        self.anchors.next_cycle();
         self.sliding = 0;
         let pose = scene.pose();
         let (x, rotation) = (pose.translation.vector, pose.rotation);
         for (contact, friction) in scene.contacts().iter().zip(&problem.contacts) {
-            let anchor =
-                &mut self.anchors[self.base[contact.environment as usize] + contact.point as usize];
-            if anchor.seen + 1 != self.cycle {
-                anchor.world = x + contact.handle;
-                anchor.body = rotation.inverse_transform_vector(&contact.handle);
-            }
-            anchor.seen = self.cycle;
+            let anchor = self.anchors.anchor(contact, pose);
 
             let n = contact.normal;
             let projector = Matrix3::identity() - n * n.transpose();

@@ -64,6 +64,7 @@ pub fn build_problem(
                 normal: s.normal,
                 normal_force: s.stiffness * s.depth,
                 friction_coefficient: s.friction,
+                slip: Vector3::zeros(),
             })
             .collect(),
         pyramid_sides: sides,
@@ -133,6 +134,7 @@ pub fn random_problem(
                         normal: plane_normal,
                         normal_force: 0.0,
                         friction_coefficient: 0.0,
+                        slip: Vector3::zeros(),
                     }
                     .tangents();
                     u * rng.gen_range(-1.0..1.0) + v * rng.gen_range(-1.0..1.0) - 0.3 * plane_normal

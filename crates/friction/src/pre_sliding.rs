@@ -1,0 +1,293 @@
+//! Static friction with bounded pre-sliding: a decision that is continuous in
+//! the geometry and renders Coulomb's law on real contact (docs/rendering.md,
+//! "Static friction with bounded pre-sliding").
+//!
+//! **Why not eqs 32–37 alone.** The LP of seed 002 asks friction to balance
+//! every wrench direction in `range(W)` with `Δq` restricted to
+//! `M̄⁻¹Kᵀnull(Wᵀ)`. Contact points that are not exactly coplanar (any tilt,
+//! any sampled field) give `W` full rank, so `Δq = 0`: the tool may not tilt,
+//! its normal forces cannot shift towards the leading edge, and friction
+//! would have to cancel the push's torque through lever arms as short as the
+//! spread of penetration depths. The LP then reports sliding far below `μ`.
+//!
+//! **The model.** Each contact keeps a stick anchor, placed where the
+//! simulation object's material point was when the contact last stuck, and
+//! `s_i` is that point's tangential offset from it. A cycle's displacement
+//! `Δq` and friction forces `β_i` in the pyramids of eq 13 must balance the
+//! wrench to first order, `f + HΔq + Wβ = 0` (eqs 35–36). Among these
+//! equilibria the solver takes the one nearest the anchors,
+//!
+//! ```text
+//! minimise  J(Δq) = Σ_i w_i ‖s_i + W_iᵀΔq‖² + ρ L² ‖(Δx/L, Δθ)‖²
+//! subject to  f + HΔq + Wβ = 0,  β_i ∈ P_i,
+//! ```
+//!
+//! with load weights `w_i = ‖F_n^i‖ / Σ_j ‖F_n^j‖` (`W_iᵀΔq` is contact `i`'s
+//! tangential slip, eq 30's columns) and a tie-breaking `ρ = 10⁻⁸`. The
+//! object is **static** iff that equilibrium keeps the load-weighted RMS slip
+//! `√(Σ w_i ‖s_i + W_iᵀΔq‖²)` within the pre-sliding displacement `ε`;
+//! otherwise it **slides** to that same equilibrium (friction at its limit,
+//! the kinetic Coulomb force) and the render cycle re-anchors its contacts.
+//! Motions that do not slip (pressing, tilting about the contact plane) cost
+//! nothing, so the tool tilts and its load shifts; a tilt that slips points
+//! by the tiny spread of their heights costs almost nothing, so the decision
+//! varies continuously with the geometry. While static, `Δq` only returns
+//! the contacts towards their anchors: a held load does not creep.
+//!
+//! **Solver.** With `K = −H` invertible, `Δq = K⁻¹(f + Wβ)`, so in the
+//! length-scaled displacement `q̃ = (Δx/L, Δθ)` and with `G = LLᵀ` the
+//! Cholesky factor of `J`'s Hessian, `y = Lᵀq̃ + L⁻¹b` (`b` the linear term of `J`) ranges over
+//! `a + Σ_i B_i P_i` with `B_i = LᵀK̃⁻¹W̃_i`: the minimiser is the
+//! minimum-norm point of a Minkowski sum of polygons, which Wolfe's
+//! iteration ([`crate::wolfe`]) finds exactly, and `β` comes with it.
+//! Everything is sized at construction: `solve` never allocates.
+
+use nalgebra::{Matrix6x2, Vector2};
+
+use crate::fast::{frictionless, LengthScale};
+use crate::problem::{
+    FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
+    StaticFrictionSolver, Vector6,
+};
+use crate::wolfe::{End, PolygonSum};
+
+/// The tie-breaking weight `ρ` of `J` on the length-scaled displacement.
+pub const TIE_BREAK: f64 = 1e-8;
+
+/// Parameters of the pre-sliding model and its real-time solver.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PreSlidingParameters {
+    /// `ε`, the pre-sliding displacement (m): the largest load-weighted RMS
+    /// slip of the contacts from their stick anchors that static friction
+    /// allows. Default 5 µm.
+    pub displacement: f64,
+    /// Wolfe's iteration stops once `‖y‖ ≤ tolerance · ε` (the contacts sit
+    /// on their anchors). Default 1e-9.
+    pub tolerance: f64,
+    /// Support-function evaluations per solve (O(kℓ) each). Default 200.
+    pub max_iterations: u32,
+}
+
+impl Default for PreSlidingParameters {
+    fn default() -> Self {
+        Self {
+            displacement: 5e-6,
+            tolerance: 1e-9,
+            max_iterations: 200,
+        }
+    }
+}
+
+/// What the last [`FastPreSlidingSolver::solve`] found.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PreSlidingReport {
+    /// Load-weighted RMS slip from the anchors at the chosen equilibrium (m).
+    pub rms_slip: f64,
+    /// Support-function evaluations.
+    pub iterations: u32,
+    /// Wolfe's optimality test held (or the anchors themselves balance the
+    /// wrench): the equilibrium is the minimiser of `J`.
+    pub optimal: bool,
+    /// `L` (m).
+    pub length_scale: f64,
+}
+
+/// The objective `J / L²` in length-scaled units (module docs):
+/// `q̃ᵀGq̃ + 2bᵀq̃ + c` with `G = Σ w_i W̃_iW̃_iᵀ + ρI` and `b = Σ w_i W̃_i s̃_i`.
+/// `W̃_i` has torque rows divided by `L`, `s̃_i = s_i / L` in contact `i`'s
+/// tangent basis.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct SlipObjective {
+    pub(crate) hessian: Matrix6,
+    pub(crate) linear: Vector6,
+}
+
+/// `w_i`, the load weights of `J`.
+pub(crate) fn load_weights<'a>(
+    problem: &'a StaticFrictionProblem,
+) -> impl Iterator<Item = f64> + 'a {
+    let total: f64 = problem
+        .contacts
+        .iter()
+        .map(|c| c.normal_force.max(0.0))
+        .sum();
+    let k = problem.contacts.len() as f64;
+    problem.contacts.iter().map(move |c| {
+        if total > 0.0 {
+            c.normal_force.max(0.0) / total
+        } else {
+            1.0 / k
+        }
+    })
+}
+
+/// `(W̃_i, s̃_i)` of one contact.
+pub(crate) fn scaled_contact(
+    contact: &crate::FrictionContact,
+    length: f64,
+) -> (Matrix6x2<f64>, Vector2<f64>) {
+    let mut w = contact.wrench_basis();
+    for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
+        column /= length;
+    }
+    let (u, v) = contact.tangents();
+    let slip = Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length;
+    (w, slip)
+}
+
+impl SlipObjective {
+    pub(crate) fn new(problem: &StaticFrictionProblem, length: f64) -> Self {
+        let mut hessian = Matrix6::identity() * TIE_BREAK;
+        let mut linear = Vector6::zeros();
+        for (contact, weight) in problem.contacts.iter().zip(load_weights(problem)) {
+            let (w, s) = scaled_contact(contact, length);
+            hessian += w * w.transpose() * weight;
+            linear += w * s * weight;
+        }
+        Self { hessian, linear }
+    }
+
+    /// `√(Σ w_i ‖s̃_i + W̃_iᵀq̃‖²) · L`, the RMS slip (m) after `Δq = E⁻¹q̃`.
+    pub(crate) fn rms_slip(problem: &StaticFrictionProblem, length: f64, q: &Vector6) -> f64 {
+        let sum: f64 = problem
+            .contacts
+            .iter()
+            .zip(load_weights(problem))
+            .map(|(contact, weight)| {
+                let (w, s) = scaled_contact(contact, length);
+                weight * (s + w.tr_mul(q)).norm_squared()
+            })
+            .sum();
+        sum.sqrt() * length
+    }
+}
+
+/// The pre-sliding model's real-time solver (module docs).
+pub struct FastPreSlidingSolver {
+    params: PreSlidingParameters,
+    /// `Σ_i B_i P_i`, `B_i` scaled by `s/ε̃` and the radii divided by `s`.
+    sum: PolygonSum,
+    report: PreSlidingReport,
+}
+
+impl FastPreSlidingSolver {
+    /// A solver for up to `max_contacts` contacts and `max_sides`-sided pyramids.
+    pub fn new(max_contacts: usize, max_sides: usize, params: PreSlidingParameters) -> Self {
+        Self {
+            params,
+            sum: PolygonSum::new(max_contacts, max_sides),
+            report: PreSlidingReport::default(),
+        }
+    }
+
+    pub fn parameters(&self) -> &PreSlidingParameters {
+        &self.params
+    }
+
+    /// What the last solve found.
+    pub fn report(&self) -> &PreSlidingReport {
+        &self.report
+    }
+}
+
+impl StaticFrictionSolver for FastPreSlidingSolver {
+    fn solve(
+        &mut self,
+        problem: &StaticFrictionProblem,
+        solution: &mut FrictionSolution,
+    ) -> Result<(), SolverError> {
+        let k = problem.contacts.len();
+        self.sum.prepare(k, problem.pyramid_sides)?;
+        let scale = LengthScale::new(problem);
+        let length = scale.length;
+        let f = problem.wrench.component_mul(&scale.wrench);
+        let h = scale.stiffness(&problem.stiffness);
+        self.report = PreSlidingReport {
+            length_scale: length,
+            ..PreSlidingReport::default()
+        };
+        solution.beta.clear();
+        solution.iterations = 0;
+        solution.decided_in_band = false;
+        if k == 0 {
+            solution.state = FrictionState::Free;
+            solution.displacement = frictionless(&h, &f, &scale)?;
+            return Ok(());
+        }
+        let epsilon = self.params.displacement / length;
+        if !(epsilon > 0.0 && epsilon.is_finite()) {
+            return Err(SolverError::Backend(format!(
+                "pre-sliding displacement {} m must be positive",
+                self.params.displacement
+            )));
+        }
+
+        let objective = SlipObjective::new(problem, length);
+        // G = LLᵀ and J/L² = ‖Lᵀq̃ + L⁻¹b‖² + c: L⁻¹b stays of the size of
+        // the slips, where G⁻¹b would blow up along G's near-null directions.
+        let factor = objective
+            .hessian
+            .cholesky()
+            .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?
+            .l();
+        let offset = factor
+            .solve_lower_triangular(&objective.linear)
+            .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?;
+        let compliance = (-h).try_inverse().ok_or(SolverError::SingularStiffness)?;
+        let mut force: f64 = f.norm();
+        for ((contact, b), radius) in problem
+            .contacts
+            .iter()
+            .zip(&mut self.sum.bases)
+            .zip(&mut self.sum.radii)
+        {
+            *b = scaled_contact(contact, length).0;
+            *radius = contact.friction_limit().max(0.0);
+            force = force.max(*radius);
+        }
+        if !force.is_finite() || !factor.iter().all(|v| v.is_finite()) {
+            return Err(SolverError::Backend("non-finite problem data".into()));
+        }
+        let force = if force > 0.0 { force } else { 1.0 };
+        // y/ε̃ = (Lᵀq̃ + L⁻¹b)/ε̃ over a + Σ B_i β_i/s.
+        let map = factor.transpose() * compliance / epsilon;
+        let target = -(map * f + offset / epsilon);
+        let vertex = 1.0 / (force * (std::f64::consts::PI / problem.pyramid_sides as f64).cos());
+        for (b, radius) in self.sum.bases[..k].iter_mut().zip(&mut self.sum.radii) {
+            *b = map * *b * force;
+            *radius *= vertex;
+        }
+        let p = self.params;
+        let outcome = self
+            .sum
+            .nearest(k, 6, &target, p.tolerance, p.max_iterations, false);
+        let y = outcome.atoms.iterate();
+        let q = factor
+            .transpose()
+            .solve_upper_triangular(&(y * epsilon - offset))
+            .ok_or(SolverError::SingularStiffness)?;
+        let rms = SlipObjective::rms_slip(problem, length, &q);
+        let optimal = matches!(outcome.end, End::Reached | End::Optimal);
+        let holds = rms <= self.params.displacement;
+        self.report.rms_slip = rms;
+        self.report.iterations = outcome.iterations;
+        self.report.optimal = optimal;
+
+        solution.state = if holds {
+            FrictionState::Static
+        } else {
+            FrictionState::Sliding
+        };
+        // An iterate is always an equilibrium, so a slip within ε certifies
+        // static; a larger one is certain only at the optimum.
+        solution.decided_in_band = !holds && !optimal;
+        solution.iterations = outcome.iterations;
+        solution.displacement = q.component_mul(&scale.displacement);
+        self.sum
+            .write_beta(&outcome.atoms, k, force, &mut solution.beta);
+        if !solution.displacement.iter().all(|v| v.is_finite()) {
+            return Err(SolverError::Backend("non-finite displacement".into()));
+        }
+        Ok(())
+    }
+}
