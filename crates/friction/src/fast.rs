@@ -208,6 +208,8 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
         solution.beta.clear();
         solution.iterations = 0;
         solution.decided_in_band = false;
+        solution.slip = 0.0;
+        solution.held_in_place = false;
         if k == 0 {
             solution.state = FrictionState::Free;
             solution.displacement = frictionless(&h, &f, &scale)?;
@@ -265,7 +267,7 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
         let p = self.params;
         let outcome = self
             .sum
-            .nearest(k, rank, &g, p.tolerance, p.max_iterations, true);
+            .nearest(k, rank, &g, p.tolerance, p.max_iterations, true, false);
         let status = match outcome.end {
             End::Reached => MembershipStatus::Contained,
             End::Separated => MembershipStatus::Separated,

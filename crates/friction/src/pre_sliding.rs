@@ -15,30 +15,33 @@
 //! `s_i` is that point's tangential offset from it. A cycle's displacement
 //! `Δq` and friction forces `β_i` in the pyramids of eq 13 must balance the
 //! wrench to first order, `f + HΔq + Wβ = 0` (eqs 35–36). Among these
-//! equilibria the solver takes the one nearest the anchors,
+//! equilibria the solver takes the one that slips the contacts least,
 //!
 //! ```text
-//! minimise  J(Δq) = Σ_i w_i ‖s_i + W_iᵀΔq‖² + ρ L² ‖(Δx/L, Δθ)‖²
+//! minimise  J(Δq) = Σ_i w_i ‖W_iᵀΔq‖² + ρ L² ‖(Δx/L, Δθ)‖²
 //! subject to  f + HΔq + Wβ = 0,  β_i ∈ P_i,
 //! ```
 //!
 //! with load weights `w_i = ‖F_n^i‖ / Σ_j ‖F_n^j‖` (`W_iᵀΔq` is contact `i`'s
 //! tangential slip, eq 30's columns) and a tie-breaking `ρ = 10⁻⁸`. The
 //! object is **static** iff that equilibrium keeps the load-weighted RMS slip
-//! `√(Σ w_i ‖s_i + W_iᵀΔq‖²)` within the pre-sliding displacement `ε`;
-//! otherwise it **slides** to that same equilibrium (friction at its limit,
-//! the kinetic Coulomb force) and the render cycle re-anchors its contacts.
-//! Motions that do not slip (pressing, tilting about the contact plane) cost
-//! nothing, so the tool tilts and its load shifts; a tilt that slips points
-//! by the tiny spread of their heights costs almost nothing, so the decision
-//! varies continuously with the geometry. While static, `Δq` only returns
-//! the contacts towards their anchors: a held load does not creep.
+//! from the anchors, `√(Σ w_i ‖s_i + W_iᵀΔq‖²)`, within the pre-sliding
+//! displacement `ε`; otherwise it **slides** to that same equilibrium
+//! (friction at its limit: the kinetic Coulomb force) and the render cycle
+//! re-anchors its contacts. When friction can balance the wrench in place,
+//! `Δq = 0`: a held load does not creep, and friction never pulls the object
+//! back towards its anchors, which would spend its capacity. Motions that do
+//! not slip (pressing, tilting about the contact plane) cost nothing, so the
+//! tool tilts and its load shifts to the leading edge; a tilt that slips
+//! points by the tiny spread of their heights costs almost nothing, so the
+//! decision varies continuously with the geometry. Slip accumulates only
+//! while the load sits at the cone's edge, and `ε` bounds it.
 //!
 //! **Solver.** With `K = −H` invertible, `Δq = K⁻¹(f + Wβ)`, so in the
 //! length-scaled displacement `q̃ = (Δx/L, Δθ)` and with `G = LLᵀ` the
-//! Cholesky factor of `J`'s Hessian, `y = Lᵀq̃ + L⁻¹b` (`b` the linear term of `J`) ranges over
-//! `a + Σ_i B_i P_i` with `B_i = LᵀK̃⁻¹W̃_i`: the minimiser is the
-//! minimum-norm point of a Minkowski sum of polygons, which Wolfe's
+//! Cholesky factor of `J`'s Hessian, `y = Lᵀq̃` ranges over
+//! `a + Σ_i B_i P_i` with `a = LᵀK̃⁻¹f̃`, `B_i = LᵀK̃⁻¹W̃_i`: the minimiser is
+//! the minimum-norm point of a Minkowski sum of polygons, which Wolfe's
 //! iteration ([`crate::wolfe`]) finds exactly, and `β` comes with it.
 //! Everything is sized at construction: `solve` never allocates.
 
@@ -61,8 +64,8 @@ pub struct PreSlidingParameters {
     /// slip of the contacts from their stick anchors that static friction
     /// allows. Default 5 µm.
     pub displacement: f64,
-    /// Wolfe's iteration stops once `‖y‖ ≤ tolerance · ε` (the contacts sit
-    /// on their anchors). Default 1e-9.
+    /// Wolfe's iteration stops once `‖y‖ ≤ tolerance · ε` (friction balances
+    /// the wrench in place). Default 1e-9.
     pub tolerance: f64,
     /// Support-function evaluations per solve (O(kℓ) each). Default 200.
     pub max_iterations: u32,
@@ -92,71 +95,68 @@ pub struct PreSlidingReport {
     pub length_scale: f64,
 }
 
-/// The objective `J / L²` in length-scaled units (module docs):
-/// `q̃ᵀGq̃ + 2bᵀq̃ + c` with `G = Σ w_i W̃_iW̃_iᵀ + ρI` and `b = Σ w_i W̃_i s̃_i`.
-/// `W̃_i` has torque rows divided by `L`, `s̃_i = s_i / L` in contact `i`'s
-/// tangent basis.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct SlipObjective {
-    pub(crate) hessian: Matrix6,
-    pub(crate) linear: Vector6,
+/// Each contact's terms of `J` in length-scaled units (module docs): `W̃_i`
+/// (torque rows divided by `L`), the anchor offset `s̃_i = s_i / L` in the
+/// contact's tangent basis and the load weight `w_i`. Sized once; filling
+/// never allocates within that size.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct SlipTerms {
+    pub(crate) wrench: Vec<Matrix6x2<f64>>,
+    slip: Vec<Vector2<f64>>,
+    weight: Vec<f64>,
 }
 
-/// `w_i`, the load weights of `J`.
-pub(crate) fn load_weights<'a>(
-    problem: &'a StaticFrictionProblem,
-) -> impl Iterator<Item = f64> + 'a {
-    let total: f64 = problem
-        .contacts
-        .iter()
-        .map(|c| c.normal_force.max(0.0))
-        .sum();
-    let k = problem.contacts.len() as f64;
-    problem.contacts.iter().map(move |c| {
-        if total > 0.0 {
-            c.normal_force.max(0.0) / total
-        } else {
-            1.0 / k
+impl SlipTerms {
+    pub(crate) fn with_capacity(contacts: usize) -> Self {
+        Self {
+            wrench: Vec::with_capacity(contacts),
+            slip: Vec::with_capacity(contacts),
+            weight: Vec::with_capacity(contacts),
         }
-    })
-}
-
-/// `(W̃_i, s̃_i)` of one contact.
-pub(crate) fn scaled_contact(
-    contact: &crate::FrictionContact,
-    length: f64,
-) -> (Matrix6x2<f64>, Vector2<f64>) {
-    let mut w = contact.wrench_basis();
-    for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
-        column /= length;
-    }
-    let (u, v) = contact.tangents();
-    let slip = Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length;
-    (w, slip)
-}
-
-impl SlipObjective {
-    pub(crate) fn new(problem: &StaticFrictionProblem, length: f64) -> Self {
-        let mut hessian = Matrix6::identity() * TIE_BREAK;
-        let mut linear = Vector6::zeros();
-        for (contact, weight) in problem.contacts.iter().zip(load_weights(problem)) {
-            let (w, s) = scaled_contact(contact, length);
-            hessian += w * w.transpose() * weight;
-            linear += w * s * weight;
-        }
-        Self { hessian, linear }
     }
 
-    /// `√(Σ w_i ‖s̃_i + W̃_iᵀq̃‖²) · L`, the RMS slip (m) after `Δq = E⁻¹q̃`.
-    pub(crate) fn rms_slip(problem: &StaticFrictionProblem, length: f64, q: &Vector6) -> f64 {
-        let sum: f64 = problem
+    /// The terms of `problem`'s contacts, and `G = Σ w_i W̃_iW̃_iᵀ + ρI`, the
+    /// Hessian of `J / L² = q̃ᵀGq̃`.
+    pub(crate) fn fill(&mut self, problem: &StaticFrictionProblem, length: f64) -> Matrix6 {
+        let total: f64 = problem
             .contacts
             .iter()
-            .zip(load_weights(problem))
-            .map(|(contact, weight)| {
-                let (w, s) = scaled_contact(contact, length);
-                weight * (s + w.tr_mul(q)).norm_squared()
-            })
+            .map(|c| c.normal_force.max(0.0))
+            .sum();
+        let k = problem.contacts.len() as f64;
+        self.wrench.clear();
+        self.slip.clear();
+        self.weight.clear();
+        let mut hessian = Matrix6::identity() * TIE_BREAK;
+        for contact in &problem.contacts {
+            let weight = if total > 0.0 {
+                contact.normal_force.max(0.0) / total
+            } else {
+                1.0 / k
+            };
+            let (u, v) = contact.tangents();
+            let mut w = contact.wrench_basis();
+            for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
+                column /= length;
+            }
+            hessian += w * w.transpose() * weight;
+            self.wrench.push(w);
+            self.slip
+                .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length);
+            self.weight.push(weight);
+        }
+        hessian
+    }
+
+    /// `√(Σ w_i ‖s̃_i + W̃_iᵀq̃‖²) · L`, the RMS slip (m) from the anchors
+    /// after `Δq = E⁻¹q̃`.
+    pub(crate) fn rms_slip(&self, length: f64, q: &Vector6) -> f64 {
+        let sum: f64 = self
+            .wrench
+            .iter()
+            .zip(&self.slip)
+            .zip(&self.weight)
+            .map(|((w, s), weight)| weight * (s + w.tr_mul(q)).norm_squared())
             .sum();
         sum.sqrt() * length
     }
@@ -167,6 +167,7 @@ pub struct FastPreSlidingSolver {
     params: PreSlidingParameters,
     /// `Σ_i B_i P_i`, `B_i` scaled by `s/ε̃` and the radii divided by `s`.
     sum: PolygonSum,
+    terms: SlipTerms,
     report: PreSlidingReport,
 }
 
@@ -176,6 +177,7 @@ impl FastPreSlidingSolver {
         Self {
             params,
             sum: PolygonSum::new(max_contacts, max_sides),
+            terms: SlipTerms::with_capacity(max_contacts),
             report: PreSlidingReport::default(),
         }
     }
@@ -209,6 +211,8 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
         solution.beta.clear();
         solution.iterations = 0;
         solution.decided_in_band = false;
+        solution.slip = 0.0;
+        solution.held_in_place = false;
         if k == 0 {
             solution.state = FrictionState::Free;
             solution.displacement = frictionless(&h, &f, &scale)?;
@@ -222,26 +226,16 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             )));
         }
 
-        let objective = SlipObjective::new(problem, length);
-        // G = LLᵀ and J/L² = ‖Lᵀq̃ + L⁻¹b‖² + c: L⁻¹b stays of the size of
-        // the slips, where G⁻¹b would blow up along G's near-null directions.
-        let factor = objective
-            .hessian
+        // G = LLᵀ and J/L² = ‖Lᵀq̃‖².
+        let factor = self
+            .terms
+            .fill(problem, length)
             .cholesky()
             .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?
             .l();
-        let offset = factor
-            .solve_lower_triangular(&objective.linear)
-            .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?;
         let compliance = (-h).try_inverse().ok_or(SolverError::SingularStiffness)?;
         let mut force: f64 = f.norm();
-        for ((contact, b), radius) in problem
-            .contacts
-            .iter()
-            .zip(&mut self.sum.bases)
-            .zip(&mut self.sum.radii)
-        {
-            *b = scaled_contact(contact, length).0;
+        for (contact, radius) in problem.contacts.iter().zip(&mut self.sum.radii) {
             *radius = contact.friction_limit().max(0.0);
             force = force.max(*radius);
         }
@@ -249,24 +243,28 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             return Err(SolverError::Backend("non-finite problem data".into()));
         }
         let force = if force > 0.0 { force } else { 1.0 };
-        // y/ε̃ = (Lᵀq̃ + L⁻¹b)/ε̃ over a + Σ B_i β_i/s.
+        // y/ε̃ = Lᵀq̃/ε̃ over a + Σ B_i β_i/s.
         let map = factor.transpose() * compliance / epsilon;
-        let target = -(map * f + offset / epsilon);
+        let target = -(map * f);
         let vertex = 1.0 / (force * (std::f64::consts::PI / problem.pyramid_sides as f64).cos());
-        for (b, radius) in self.sum.bases[..k].iter_mut().zip(&mut self.sum.radii) {
-            *b = map * *b * force;
+        for ((b, w), radius) in self.sum.bases[..k]
+            .iter_mut()
+            .zip(&self.terms.wrench)
+            .zip(&mut self.sum.radii)
+        {
+            *b = map * w * force;
             *radius *= vertex;
         }
         let p = self.params;
         let outcome = self
             .sum
-            .nearest(k, 6, &target, p.tolerance, p.max_iterations, false);
+            .nearest(k, 6, &target, p.tolerance, p.max_iterations, false, true);
         let y = outcome.atoms.iterate();
         let q = factor
             .transpose()
-            .solve_upper_triangular(&(y * epsilon - offset))
+            .solve_upper_triangular(&(y * epsilon))
             .ok_or(SolverError::SingularStiffness)?;
-        let rms = SlipObjective::rms_slip(problem, length, &q);
+        let rms = self.terms.rms_slip(length, &q);
         let optimal = matches!(outcome.end, End::Reached | End::Optimal);
         let holds = rms <= self.params.displacement;
         self.report.rms_slip = rms;
@@ -282,6 +280,8 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
         // static; a larger one is certain only at the optimum.
         solution.decided_in_band = !holds && !optimal;
         solution.iterations = outcome.iterations;
+        solution.slip = rms;
+        solution.held_in_place = outcome.end == End::Reached;
         solution.displacement = q.component_mul(&scale.displacement);
         self.sum
             .write_beta(&outcome.atoms, k, force, &mut solution.beta);

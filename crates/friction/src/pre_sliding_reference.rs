@@ -8,8 +8,8 @@
 //! of order one:
 //!
 //! ```text
-//! minimise   ‖y‖²,  y = Lᵀu + L⁻¹b/σ             (J/L² of the module docs / σ²,
-//!                                                  G = LLᵀ, up to a constant)
+//! minimise   ‖y‖²,  y = Lᵀu                       (J/L² of the module docs / σ²,
+//!                                                  G = LLᵀ)
 //! subject to f̃/F₀ + (σ/F₀) H̃ u + W̃ β/F₀ = 0      (eqs 35–36, rows · D/F₀)
 //!            ⟨(cos θ_j, sin θ_j), β_i⟩ ≤ μ_i‖F_n^i‖   (eq 37)
 //! ```
@@ -20,7 +20,7 @@ use clarabel::solver::{
 };
 
 use crate::fast::LengthScale;
-use crate::pre_sliding::{scaled_contact, PreSlidingParameters, SlipObjective};
+use crate::pre_sliding::{PreSlidingParameters, SlipTerms};
 use crate::problem::{
     FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
     Vector6,
@@ -39,6 +39,8 @@ pub struct PreSlidingOutcome {
     pub beta: Vec<[f64; 2]>,
     /// Interior-point iterations.
     pub iterations: u32,
+    /// No contact slips at the optimum (`J ≤ (10⁻⁹ ε)²`).
+    pub held_in_place: bool,
 }
 
 /// Solves the pre-sliding QP with clarabel. Allocates: for tests and
@@ -61,31 +63,27 @@ impl ReferencePreSlidingSolver {
         let k = problem.contacts.len();
         let scale = LengthScale::new(problem);
         let length = scale.length;
-        let objective = SlipObjective::new(problem, length);
+        let mut terms = SlipTerms::with_capacity(k);
+        let hessian = terms.fill(problem, length);
         let unit = Some(problem.contacts.iter().map(|c| c.normal_force).sum::<f64>())
             .filter(|f| *f > 0.0 && f.is_finite())
             .unwrap_or(1.0);
         let f = problem.wrench.component_mul(&scale.wrench) / unit;
         let stiffness = scale.stiffness(&problem.stiffness);
-        // y = Lᵀu + L⁻¹b/ε̃ with G = LLᵀ: the objective becomes ‖y‖², which
-        // clarabel meets far more accurately than the nearly singular G.
-        let factor = objective
-            .hessian
+        // y = Lᵀu with G = LLᵀ: the objective becomes ‖y‖², which clarabel
+        // meets far more accurately than the nearly singular G.
+        let factor = hessian
             .cholesky()
             .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?
             .l();
-        let offset = factor
-            .solve_lower_triangular(&objective.linear)
-            .ok_or_else(|| SolverError::Backend("non-finite problem data".into()))?;
         // The unit of u and y: ‖y‖ at β = 0 bounds the optimum's.
         let free = stiffness
             .lu()
             .solve(&-problem.wrench.component_mul(&scale.wrench))
             .ok_or(SolverError::SingularStiffness)?;
-        let unit_slip = Some((factor.transpose() * free + offset).norm())
+        let unit_slip = Some((factor.transpose() * free).norm())
             .filter(|u| *u > 0.0 && u.is_finite())
             .unwrap_or(1.0);
-        let offset = offset / unit_slip;
         let h = stiffness * (unit_slip / unit);
         let (nb, n) = (2 * k, 2 * k + 12);
         let p = CscMatrix::new_from_triplets(
@@ -102,8 +100,7 @@ impl ReferencePreSlidingSolver {
         let (mut ai, mut aj, mut av) = (Vec::new(), Vec::new(), Vec::new());
         let mut b = Vec::with_capacity(rows);
         for row in 0..6 {
-            for (i, contact) in problem.contacts.iter().enumerate() {
-                let (w, _) = scaled_contact(contact, length);
+            for (i, w) in terms.wrench.iter().enumerate() {
                 for c in 0..2 {
                     ai.push(row);
                     aj.push(2 * i + c);
@@ -117,7 +114,7 @@ impl ReferencePreSlidingSolver {
             }
             b.push(-f[row]);
         }
-        // Lᵀu − y = −L⁻¹b/ε̃.
+        // Lᵀu − y = 0.
         for row in 0..6 {
             for c in row..6 {
                 ai.push(6 + row);
@@ -127,7 +124,7 @@ impl ReferencePreSlidingSolver {
             ai.push(6 + row);
             aj.push(nb + 6 + row);
             av.push(-1.0);
-            b.push(-offset[row]);
+            b.push(0.0);
         }
         for (i, contact) in problem.contacts.iter().enumerate() {
             for side in &sides {
@@ -161,7 +158,8 @@ impl ReferencePreSlidingSolver {
         }
         let x = &solver.solution.x;
         let q_scaled = Vector6::from_column_slice(&x[nb..nb + 6]) * unit_slip;
-        let rms_slip = SlipObjective::rms_slip(problem, length, &q_scaled);
+        let rms_slip = terms.rms_slip(length, &q_scaled);
+        let slip_increment = q_scaled.dot(&(hessian * q_scaled)).max(0.0).sqrt() * length;
         Ok(PreSlidingOutcome {
             static_friction: rms_slip <= self.params.displacement,
             rms_slip,
@@ -170,6 +168,7 @@ impl ReferencePreSlidingSolver {
                 .map(|i| [x[2 * i] * unit, x[2 * i + 1] * unit])
                 .collect(),
             iterations,
+            held_in_place: slip_increment <= 1e-9 * self.params.displacement,
         })
     }
 }
@@ -181,6 +180,8 @@ impl StaticFrictionSolver for ReferencePreSlidingSolver {
         solution: &mut FrictionSolution,
     ) -> Result<(), SolverError> {
         solution.decided_in_band = false;
+        solution.slip = 0.0;
+        solution.held_in_place = false;
         if problem.contacts.is_empty() {
             return crate::reference::write_frictionless(problem, solution, FrictionState::Free, 0);
         }
@@ -194,6 +195,8 @@ impl StaticFrictionSolver for ReferencePreSlidingSolver {
         solution.beta.extend_from_slice(&outcome.beta);
         solution.displacement = outcome.displacement;
         solution.iterations = outcome.iterations;
+        solution.slip = outcome.rms_slip;
+        solution.held_in_place = outcome.held_in_place;
         Ok(())
     }
 }

@@ -121,6 +121,12 @@ pub struct FrictionSolution {
     /// The solver could not certify `state` to its tolerance (an iteration
     /// cap or working precision) and decided it within its band.
     pub decided_in_band: bool,
+    /// The pre-sliding model's load-weighted RMS slip of the contacts from
+    /// their stick anchors after `displacement` (m); zero for the LP.
+    pub slip: f64,
+    /// The pre-sliding model found friction balancing the wrench in place:
+    /// no contact slips this cycle, so every contact sticks where it is.
+    pub held_in_place: bool,
 }
 
 impl FrictionSolution {
@@ -132,6 +138,8 @@ impl FrictionSolution {
             displacement: Vector6::zeros(),
             iterations: 0,
             decided_in_band: false,
+            slip: 0.0,
+            held_in_place: false,
         }
     }
 }

@@ -207,6 +207,8 @@ impl StaticFrictionSolver for QpSolver {
         solution.displacement = outcome.displacement;
         solution.iterations = outcome.iterations;
         solution.decided_in_band = false;
+        solution.slip = 0.0;
+        solution.held_in_place = false;
         Ok(())
     }
 }

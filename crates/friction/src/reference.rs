@@ -457,6 +457,8 @@ pub(crate) fn write_frictionless(
         .ok_or(SolverError::SingularStiffness)?;
     solution.iterations = iterations;
     solution.decided_in_band = false;
+    solution.slip = 0.0;
+    solution.held_in_place = false;
     Ok(())
 }
 
@@ -476,6 +478,8 @@ fn write_static(
     solution.displacement = scaled.displacement_si(displacement);
     solution.iterations = iterations;
     solution.decided_in_band = false;
+    solution.slip = 0.0;
+    solution.held_in_place = false;
 }
 
 impl StaticFrictionSolver for ReferenceLpSolver {

@@ -200,6 +200,9 @@ pub(crate) struct PolygonSum {
     sides: usize,
     /// `choices[a · max_contacts + i]`: the vertex of `P_i` in atom slot `a`.
     choices: Vec<u16>,
+    /// The slots of the last iteration's final atoms, the warm start of the
+    /// next ([`nearest`](Self::nearest) with `warm`).
+    last: [Option<usize>; MAX_ATOMS],
 }
 
 impl PolygonSum {
@@ -215,6 +218,7 @@ impl PolygonSum {
             vertex_directions: vec![Vector2::zeros(); max_sides],
             sides: 0,
             choices: vec![0; MAX_ATOMS * max_contacts],
+            last: [None; MAX_ATOMS],
         }
     }
 
@@ -234,6 +238,7 @@ impl PolygonSum {
             )));
         }
         if sides != self.sides {
+            self.last = [None; MAX_ATOMS];
             let step = std::f64::consts::TAU / sides as f64;
             for (m, v) in self.vertex_directions[..sides].iter_mut().enumerate() {
                 let (sin, cos) = (step * m as f64).sin_cos();
@@ -273,11 +278,26 @@ impl PolygonSum {
         z
     }
 
+    /// The point of `Z` whose vertex choices row `slot` holds.
+    fn point_of(&self, k: usize, slot: usize) -> Vector6 {
+        let directions = &self.vertex_directions[..self.sides];
+        let row = &self.choices[slot * self.max_contacts..][..k];
+        let mut z = Vector6::zeros();
+        for ((w, &radius), &choice) in self.bases[..k].iter().zip(&self.radii[..k]).zip(row) {
+            z += w * (directions[usize::from(choice)] * radius);
+        }
+        z
+    }
+
     /// Wolfe's iteration on `Z − g` (first `k` polygons), from the atom
-    /// `β = 0`. It stops when `‖x‖ ≤ tolerance`, at optimality, when it
-    /// stalls, after `max_iterations` support evaluations or with `rank + 1`
-    /// atoms; and, if `stop_on_separation`, as soon as a support point
-    /// certifies `dist(g, Z) > tolerance`.
+    /// `β = 0` and, if `warm`, the vertex choices of the last iteration's
+    /// final atoms re-evaluated in this `Z` (any choice of vertices is a
+    /// point of `Z`; one that does not bring the iterate closer is dropped).
+    /// It stops when `‖x‖ ≤ tolerance`, at optimality, when it stalls, after
+    /// `max_iterations` support evaluations or with `rank + 1` atoms; and,
+    /// if `stop_on_separation`, as soon as a support point certifies
+    /// `dist(g, Z) > tolerance`.
+    #[allow(clippy::too_many_arguments)]
     pub(crate) fn nearest(
         &mut self,
         k: usize,
@@ -286,6 +306,32 @@ impl PolygonSum {
         tolerance: f64,
         max_iterations: u32,
         stop_on_separation: bool,
+        warm: bool,
+    ) -> Outcome {
+        let out = self.iterate(
+            k,
+            rank,
+            g,
+            tolerance,
+            max_iterations,
+            stop_on_separation,
+            warm,
+        );
+        self.last = [None; MAX_ATOMS];
+        self.last[..out.atoms.len].copy_from_slice(&out.atoms.slot[..out.atoms.len]);
+        out
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn iterate(
+        &mut self,
+        k: usize,
+        rank: usize,
+        g: &Vector6,
+        tolerance: f64,
+        max_iterations: u32,
+        stop_on_separation: bool,
+        warm: bool,
     ) -> Outcome {
         let mut out = Outcome {
             end: End::Capped,
@@ -296,6 +342,30 @@ impl PolygonSum {
         };
         let mut x = -g;
         let mut largest = x.norm();
+        if warm {
+            for slot in self.last.into_iter().flatten() {
+                if out.atoms.len > rank {
+                    break;
+                }
+                let point = self.point_of(k, slot) - g;
+                if x.dot(&point) >= x.norm_squared() {
+                    continue;
+                }
+                largest = largest.max(point.norm());
+                let before = out.atoms;
+                out.atoms.push(point, slot);
+                let next = if out.atoms.minor_cycles() {
+                    out.atoms.iterate()
+                } else {
+                    x
+                };
+                if next.norm().is_nan() || next.norm() >= x.norm() {
+                    out.atoms = before;
+                } else {
+                    x = next;
+                }
+            }
+        }
         loop {
             let norm = x.norm();
             out.residual = norm;

@@ -25,9 +25,10 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "MU", allow_hyphen_values = true)]
     mu: Option<f64>,
 
-    /// Friction model: the static-friction LP (seed 002 §4) or Yamane's
-    /// springs (§5.6), whose stiffness is the scenario's per-point `k_n`.
-    #[arg(long, value_enum, default_value_t = Friction::Lp)]
+    /// Friction model: static friction with bounded pre-sliding, seed 002's
+    /// LP (§4) as stated, or Yamane's springs (§5.6), whose stiffness is the
+    /// scenario's per-point `k_n`.
+    #[arg(long, value_enum, default_value_t = Friction::PreSliding)]
     friction: Friction,
 
     /// Run at most the path's first N cycles.
@@ -41,7 +42,11 @@ pub struct ScenarioArgs {
 
 #[derive(Clone, Copy, clap::ValueEnum)]
 enum Friction {
+    /// Static friction with bounded pre-sliding (the default).
+    PreSliding,
+    /// Seed 002's LP as stated.
     Lp,
+    /// Yamane's springs.
     Yamane,
 }
 
@@ -131,9 +136,13 @@ pub fn run_scenario(args: &ScenarioArgs) -> anyhow::Result<()> {
         bail!("--mu {mu}: the friction coefficient must be finite and ≥ 0");
     }
     let mut scenario = (built_in.build)(mu);
-    if let Friction::Yamane = args.friction {
-        let stiffness = scenario.parameters.penalty.stiffness;
-        scenario = scenario.with_friction(FrictionModel::YamaneSprings { stiffness });
+    match args.friction {
+        Friction::PreSliding => {}
+        Friction::Lp => scenario = scenario.with_friction(FrictionModel::StaticLp),
+        Friction::Yamane => {
+            let stiffness = scenario.parameters.penalty.stiffness;
+            scenario = scenario.with_friction(FrictionModel::YamaneSprings { stiffness });
+        }
     }
     if let Some(cycles) = args.cycles {
         scenario = scenario.truncated(cycles);

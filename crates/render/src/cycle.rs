@@ -222,6 +222,10 @@ pub struct CycleReport {
     /// Contacts §4.1 removed from the LP.
     pub separating_dropped: usize,
     pub solver_iterations: u32,
+    /// The pre-sliding model's load-weighted RMS slip of the contacts from
+    /// their stick anchors after this cycle's equilibrium (before static
+    /// damping; m). Zero for the other models.
+    pub slip: f64,
     /// `Δq₀ = −H⁻¹f` (eqs 7–8 without friction; zero when `H` is singular).
     pub frictionless_displacement: Vector6,
     /// The displacement applied, after static damping (m, rad).
@@ -387,6 +391,7 @@ impl RenderingCycle {
             FrictionModel::YamaneSprings { .. } => Ok(()),
             _ => self.solver.solve(&self.problem, &mut self.solution),
         };
+        let solved_ok = solved.is_ok();
         let (verdict, mut dq, iterations) = match (p.friction, solved) {
             (FrictionModel::YamaneSprings { .. }, _) => {
                 let verdict = if contacts == 0 {
@@ -411,8 +416,13 @@ impl RenderingCycle {
                 self.solution.iterations,
             ),
         };
+        // Sliding re-anchors every contact; so does a cycle in which
+        // friction holds the object in place: its contacts stick where they
+        // are, and slip accumulates only over an uninterrupted run of cycles
+        // that needed it.
         if matches!(p.friction, FrictionModel::PreSliding { .. })
-            && verdict.state() != FrictionState::Static
+            && (verdict.state() != FrictionState::Static
+                || (solved_ok && self.solution.held_in_place))
         {
             self.anchors.release_all();
         }
@@ -439,6 +449,10 @@ impl RenderingCycle {
             contacts,
             separating_dropped,
             solver_iterations: iterations,
+            slip: match p.friction {
+                FrictionModel::PreSliding { .. } if solved_ok => self.solution.slip,
+                _ => 0.0,
+            },
             frictionless_displacement: frictionless,
             displacement: dq,
             coupling_wrench,

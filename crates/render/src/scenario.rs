@@ -2,7 +2,9 @@
 //! a [`Trace`], and the built-in scenes of seed 002 §4.1, §4.2, §5.3 and
 //! §5.4 from generated geometry.
 
-use crate::cycle::{FrictionModel, RenderParameters, RenderingCycle, StageTimings};
+use crate::cycle::{
+    FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, StageTimings,
+};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SceneError, SharedField,
     ShellTree,
@@ -168,8 +170,12 @@ pub struct TraceRow {
     /// After this cycle's update.
     pub simulation: Isometry3<f64>,
     pub state: FrictionState,
+    /// The friction stage's decision, with band decisions and failures.
+    pub verdict: FrictionVerdict,
     pub contacts: usize,
     pub separating_dropped: usize,
+    /// [`CycleReport::slip`](crate::CycleReport::slip) (m).
+    pub slip: f64,
     /// Coupling force and torque on the manipulandum (rendered; N, N·m).
     pub coupling_force: Vector3<f64>,
     pub coupling_torque: Vector3<f64>,
@@ -204,8 +210,10 @@ pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
                 manipulandum: *manipulandum,
                 simulation: report.simulation_pose,
                 state: report.state,
+                verdict: report.verdict,
                 contacts: report.contacts,
                 separating_dropped: report.separating_dropped,
+                slip: report.slip,
                 coupling_force: Vector3::new(w[0], w[1], w[2]),
                 coupling_torque: Vector3::new(w[3], w[4], w[5]),
                 frictionless_step: report.frictionless_displacement.fixed_rows::<3>(0).norm(),
@@ -217,7 +225,7 @@ pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
     Ok(Trace { rows })
 }
 
-const COLUMNS: [&str; 32] = [
+const COLUMNS: [&str; 34] = [
     "cycle",
     "segment",
     "time",
@@ -250,6 +258,8 @@ const COLUMNS: [&str; 32] = [
     "assembly_us",
     "friction_us",
     "coupling_us",
+    "verdict",
+    "slip",
 ];
 
 fn pose_values(pose: &Isometry3<f64>) -> [f64; 7] {
@@ -299,6 +309,8 @@ impl TraceRow {
         for d in [t.collision, t.assembly, t.friction, t.coupling] {
             fields.push(format!("{:.3}", micros(d)));
         }
+        fields.push(self.verdict.name().to_owned());
+        fields.push(format!("{:e}", self.slip));
         fields
     }
 }

@@ -1,6 +1,9 @@
 //! Seed 002 §5.4 and §5.6 (Fig 16): a cube in a 90° corner under a
 //! tangential load inside the friction cone stays exactly put with the LP,
 //! creeps with Yamane's springs, and slides once the load leaves the cone.
+//! With bounded pre-sliding it stays static, moves only while the load
+//! first reaches each extreme (within the pre-sliding displacement), and not
+//! at all when a load it has held comes again.
 
 use haptic_render::scenario::{cube_corner, run, Trace};
 use haptic_render::FrictionModel;
@@ -26,7 +29,7 @@ fn settled(trace: &Trace) -> Isometry3<f64> {
 
 #[test]
 fn static_friction_holds_the_cube_and_yamane_creeps() {
-    let ours = run(&cube_corner(0.5)).unwrap();
+    let ours = run(&cube_corner(0.5).with_friction(FrictionModel::StaticLp)).unwrap();
     let home = settled(&ours);
     let (translation, rotation) = creep(&ours, &home);
     let in_cone: Vec<_> = (2..=4).flat_map(|s| ours.segment(s)).collect();
@@ -92,4 +95,47 @@ fn static_friction_holds_the_cube_and_yamane_creeps() {
         "Yamane (k_f = 100 N/m per contact): creep {y_translation:.2e} m, {y_rotation:.2e} rad"
     );
     assert!(y_translation > 100.0 * translation.max(1e-9));
+}
+
+#[test]
+fn pre_sliding_holds_the_cube_without_creep() {
+    let trace = run(&cube_corner(0.5)).unwrap();
+    let home = settled(&trace);
+    let (translation, rotation) = creep(&trace, &home);
+    let in_cone: Vec<_> = (2..=4).flat_map(|s| trace.segment(s)).collect();
+    let static_cycles = in_cone
+        .iter()
+        .filter(|r| r.state == haptic_friction::FrictionState::Static)
+        .count();
+    // The last ramp brings back loads the cube has already held.
+    let start = trace.segment(4).next().unwrap().simulation;
+    let (again, again_rotation) = trace
+        .segment(4)
+        .map(|r| {
+            let d = start.inverse() * r.simulation;
+            (d.translation.vector.norm(), d.rotation.angle())
+        })
+        .fold((0.0, 0.0), |(a, b), (x, y)| {
+            (f64::max(a, x), f64::max(b, y))
+        });
+    let slip = in_cone.iter().map(|r| r.slip).fold(0.0, f64::max);
+    let friction: Vec<Duration> = trace.rows.iter().map(|r| r.timings.friction).collect();
+    let mean = friction.iter().sum::<Duration>() / friction.len() as u32;
+    println!(
+        "pre-sliding: {static_cycles} of {} cycles in the cone static; from the settled pose          up to {translation:.2e} m, {rotation:.2e} rad; RMS slip up to {slip:.2e} m; over the          last ramp {again:.2e} m, {again_rotation:.2e} rad; friction stage mean {:.1} µs",
+        in_cone.len(),
+        mean.as_secs_f64() * 1e6
+    );
+    assert_eq!(static_cycles, in_cone.len());
+    assert!(slip <= 5e-6);
+    assert!(translation < 1e-5 && rotation < 1e-3);
+    assert!(again < 1e-9 && again_rotation < 1e-9);
+
+    let slid = settled(&trace).inverse() * trace.rows.last().unwrap().simulation;
+    let slid = slid.translation.vector.norm();
+    println!(
+        "pre-sliding: 6 N tangential load: slid {:.2} mm",
+        slid * 1e3
+    );
+    assert!(slid > 2e-3);
 }
