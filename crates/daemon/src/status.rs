@@ -14,7 +14,9 @@ pub struct StatusSnapshot {
     pub contacts: u32,
     /// Force written to the device (N).
     pub force: f64,
-    /// `free`, `sliding`, `static` or `not rendered`.
+    /// The friction verdict's name (`free`, `sliding`, `static`,
+    /// `static_in_band`, `sliding_in_band`, `solver_failed`) or
+    /// `not rendered`.
     pub state: &'static str,
     pub dropped: u64,
     pub safety_trips: u64,
@@ -25,7 +27,7 @@ impl StatusSnapshot {
     pub fn line(&self) -> String {
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         format!(
-            "servo {:6.1} Hz | cycle {:5.1} µs (p99 {:5.1}) | contacts {:4} | force {:6.3} N | {:<12} | trips {} | dropped {}",
+            "servo {:6.1} Hz | cycle {:5.1} µs (p99 {:5.1}) | contacts {:4} | force {:6.3} N | {:<15} | trips {} | dropped {}",
             self.rate_hz,
             us(self.compute_p50),
             us(self.compute_p99),

@@ -9,10 +9,9 @@ use crate::pacer::Pacer;
 use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
+use haptic_friction::FrictionState;
 use haptic_handoff::TickConsumer;
-use haptic_servo::{
-    ThreadSchedule, TickRecord, STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
-};
+use haptic_servo::{ThreadSchedule, TickRecord};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use std::io;
@@ -50,13 +49,12 @@ pub struct StateCounts {
 }
 
 impl StateCounts {
-    fn add(&mut self, state: u8) {
-        match state {
-            STATE_FREE => self.free += 1,
-            STATE_SLIDING => self.sliding += 1,
-            STATE_STATIC => self.r#static += 1,
-            STATE_NOT_RENDERED => self.not_rendered += 1,
-            _ => {}
+    fn add(&mut self, record: &TickRecord) {
+        match record.friction_state() {
+            Some(FrictionState::Free) => self.free += 1,
+            Some(FrictionState::Sliding) => self.sliding += 1,
+            Some(FrictionState::Static) => self.r#static += 1,
+            None => self.not_rendered += 1,
         }
     }
 }
@@ -132,13 +130,22 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
 }
 
-fn state_name(state: u8) -> &'static str {
-    match state {
-        STATE_FREE => "free",
-        STATE_SLIDING => "sliding",
-        STATE_STATIC => "static",
-        _ => "not rendered",
+/// `free`, `sliding`, `static` or `not rendered`.
+fn state_name(record: &TickRecord) -> &'static str {
+    match record.friction_state() {
+        Some(FrictionState::Free) => "free",
+        Some(FrictionState::Sliding) => "sliding",
+        Some(FrictionState::Static) => "static",
+        None => "not rendered",
     }
+}
+
+/// The friction verdict's name (`static_in_band`, `solver_failed`, …) or
+/// `not rendered`.
+fn verdict_name(record: &TickRecord) -> &'static str {
+    record
+        .friction_verdict()
+        .map_or("not rendered", |verdict| verdict.name())
 }
 
 fn norm(v: [f64; 3]) -> f64 {
@@ -161,8 +168,12 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
         "tool": { "position_m": tool.translation.vector.as_slice(), "orientation_wijk": q(&tool) },
         "force_n": record.force,
         "torque_n_m": record.torque,
+        "rendered_force_n": record.rendered_force,
+        "rendered_torque_n_m": record.rendered_torque,
         "contacts": record.contacts,
-        "state": state_name(record.state),
+        "state": state_name(record),
+        "verdict": verdict_name(record),
+        "quarantined": record.quarantined,
         "wake_latency_us": record.wake_latency_ns as f64 / 1e3,
         "compute_us": compute_ns(record) as f64 / 1e3,
         "physics_sequence": record.physics_sequence,
@@ -222,7 +233,7 @@ fn run(
         let stopping = stop.load(Ordering::Acquire);
         for record in consumer.drain() {
             report.received += 1;
-            report.states.add(record.state);
+            report.states.add(&record);
             report.max_contacts = report.max_contacts.max(record.contacts);
             report.max_force = report.max_force.max(norm(record.force));
             report.max_torque = report.max_torque.max(norm(record.torque));
@@ -286,7 +297,7 @@ fn run(
                     compute_p99: Duration::from_nanos(window_compute.value_at_quantile(0.99)),
                     contacts: last.contacts,
                     force: norm(last.force),
-                    state: state_name(last.state),
+                    state: verdict_name(last),
                     dropped: report.dropped,
                     safety_trips: report.safety_trips,
                 });

@@ -2,6 +2,9 @@
 //! in a temporary directory, stopped by signals or by the end of a
 //! recording, its recordings and summaries read back.
 
+use haptic_friction::FrictionState;
+use haptic_render::FrictionVerdict;
+use nalgebra::Vector3;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -106,35 +109,42 @@ struct Row {
     position: [f64; 3],
     force: [f64; 3],
     torque: [f64; 3],
+    rendered_force: [f64; 3],
     contacts: u32,
     state: u8,
+    verdict: u8,
 }
 
-/// Reads a tick recording, checking its header and that every line is
-/// whole.
+/// Reads a tick recording with the library's reader, checking that every
+/// line is whole.
 fn read_ticks(path: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.ends_with('\n'), "{} ends mid-line", path.display());
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("# hapticd-ticks: 1"));
-    assert!(lines
-        .next()
-        .unwrap()
-        .starts_with("# columns: tick,time_ns,"));
-    lines
-        .map(|line| {
-            let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
-            assert_eq!(v.len(), 18, "{line}");
-            Row {
-                time_s: v[1] * 1e-9,
-                position: [v[2], v[3], v[4]],
-                force: [v[9], v[10], v[11]],
-                torque: [v[12], v[13], v[14]],
-                contacts: v[15] as u32,
-                state: v[16] as u8,
-            }
+    haptic_devices::read_ticks(&text, &path.display().to_string())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|r| Row {
+            time_s: r.time.as_secs_f64(),
+            position: r.pose.translation.vector.into(),
+            force: r.wrench.force.into(),
+            torque: r.wrench.torque.into(),
+            rendered_force: r.rendered.force.into(),
+            contacts: r.contacts,
+            state: r.state,
+            verdict: r.verdict,
         })
         .collect()
+}
+
+impl Row {
+    /// The friction verdict; `None` when nothing was rendered.
+    fn verdict(&self) -> Option<FrictionVerdict> {
+        FrictionVerdict::from_code(self.verdict)
+    }
+
+    fn friction_state(&self) -> Option<FrictionState> {
+        self.verdict().map(FrictionVerdict::state)
+    }
 }
 
 fn norm(v: [f64; 3]) -> f64 {
@@ -349,6 +359,14 @@ fn telemetry_streams_ticks_and_latency_over_udp() {
         assert_eq!(tick["force_n"].as_array().unwrap().len(), 3);
         assert!(["free", "sliding", "static", "not rendered"]
             .contains(&tick["state"].as_str().unwrap()));
+        let verdict = tick["verdict"].as_str().unwrap();
+        assert!(
+            verdict == "not rendered" || FrictionVerdict::ALL.iter().any(|v| v.name() == verdict),
+            "{tick}"
+        );
+        assert_eq!(tick["rendered_force_n"].as_array().unwrap().len(), 3);
+        assert_eq!(tick["rendered_torque_n_m"].as_array().unwrap().len(), 3);
+        assert_eq!(tick["quarantined"], false);
     }
     assert!(ticks.iter().any(|t| t["contacts"].as_u64().unwrap() > 0));
     for digest in &digests {
@@ -426,7 +444,20 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     );
 
     // The peg is in the hole throughout: always in contact.
-    assert!(rows.iter().all(|r| r.contacts > 0 || r.state == 255));
+    assert!(rows.iter().all(|r| r.contacts > 0 || r.verdict().is_none()));
+    // The state column is the verdict's state.
+    for row in &rows {
+        let state = row.friction_state().map(|s| match s {
+            FrictionState::Free => FrictionVerdict::Free,
+            FrictionState::Sliding => FrictionVerdict::Sliding,
+            FrictionState::Static => FrictionVerdict::Static,
+        });
+        assert_eq!(
+            state.map_or(255, FrictionVerdict::code),
+            row.state,
+            "{row:?}"
+        );
+    }
 
     // While the peg slides in (the deep push, 2.5–5 s), the force on the
     // hand resists the insertion (+z), at the minimal insertion force of
@@ -458,7 +489,9 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     eprintln!("insertion force: mean {fz:.4} N, peak {peak:.4} N, lateral {lateral:.5} N over {travel:.4} m");
     assert!(travel > 0.009, "the handle moved {travel} m");
     assert!(peak < 3.0 * high, "peak {peak} N");
-    assert!(sliding.iter().any(|r| r.state == 1));
+    assert!(sliding
+        .iter()
+        .any(|r| r.friction_state() == Some(FrictionState::Sliding)));
 }
 
 /// The physics thread, live: the daemon pushes config/push-block.toml's
@@ -632,4 +665,54 @@ fn replay_is_deterministic_to_the_byte() {
         std::fs::read(&outs[0]).unwrap(),
         std::fs::read(&outs[1]).unwrap()
     );
+}
+
+/// A kinematic emulator's output is masked: it is written zero, yet the
+/// recording shows the wrench rendered, and the tool pose.
+#[test]
+fn a_kinematic_replay_records_the_rendered_wrench() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        "segments = [{ type = \"line\", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 }, { type = \"hold\", duration_s = 0.2 }]\n",
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let config = dir.path().join("kinematic.toml");
+    std::fs::write(
+        &config,
+        format!("{text}\n[device.emulator]\nmode = \"kinematic\"\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("ticks.csv");
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let rows = read_ticks(&out);
+    assert!(rows.len() > 400);
+    assert!(rows
+        .iter()
+        .all(|r| norm(r.force) == 0.0 && norm(r.torque) == 0.0));
+    // Pressed 2 mm into the floor and the wall through the 1 kN/m coupling.
+    let last = rows.last().unwrap();
+    assert!(
+        last.rendered_force[0] > 0.5 && last.rendered_force[2] > 0.5,
+        "{last:?}"
+    );
+    assert!(matches!(
+        last.friction_state(),
+        Some(FrictionState::Static | FrictionState::Sliding)
+    ));
+    // The tool stopped at the surfaces, short of the handle.
+    let records = haptic_devices::load_ticks(&out).unwrap();
+    let tool = records.last().unwrap().tool_pose.translation.vector;
+    let handle =
+        records.last().unwrap().pose.translation.vector + Vector3::new(0.0255, 0.0, 0.0255);
+    assert!(tool.z - handle.z > 0.001, "tool {tool:?} handle {handle:?}");
 }

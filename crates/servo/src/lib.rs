@@ -15,5 +15,5 @@ pub use thread::{
 pub use tick::{
     PhysicsSnapshot, ServoTick, TickFaults, TickRecord, ToolState, WorkspaceMapping, SAFETY_OFF,
     SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, SAFETY_TRIPPED, SAFETY_WAITING,
-    STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
+    STATE_NOT_RENDERED,
 };

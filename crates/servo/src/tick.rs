@@ -5,7 +5,7 @@ use haptic_devices::{
 };
 use haptic_friction::FrictionState;
 use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
-use haptic_render::RenderingCycle;
+use haptic_render::{FrictionVerdict, RenderingCycle};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
@@ -135,13 +135,9 @@ impl ToolState {
     }
 }
 
-/// [`TickRecord::state`]: no contact.
-pub const STATE_FREE: u8 = 0;
-/// [`TickRecord::state`]: in contact, sliding.
-pub const STATE_SLIDING: u8 = 1;
-/// [`TickRecord::state`]: in contact, held by static friction.
-pub const STATE_STATIC: u8 = 2;
-/// [`TickRecord::state`]: the device read failed; nothing was rendered.
+/// [`TickRecord::verdict`] (and the recordings' `state` and `verdict`
+/// columns) when the device read failed and nothing was rendered; every
+/// other value is a [`FrictionVerdict::code`].
 pub const STATE_NOT_RENDERED: u8 = 255;
 
 /// [`TickRecord::safety_state`]: [`SafetyState::Running`], full limits.
@@ -169,8 +165,12 @@ pub struct TickRecord {
     /// Scheduled time of the tick since the servo started.
     pub time: Duration,
     pub contacts: u32,
-    /// One of the `STATE_*` codes.
-    pub state: u8,
+    /// The friction stage's [`FrictionVerdict::code`], or
+    /// [`STATE_NOT_RENDERED`].
+    pub verdict: u8,
+    /// The simulation pose came out non-finite and the rendering cycle
+    /// reset it to the manipulandum (`CycleReport::quarantined`).
+    pub quarantined: bool,
     /// Sequence of the last physics snapshot applied.
     pub physics_sequence: u64,
     /// Handle position read this tick, device frame (m); zero when the read
@@ -183,6 +183,13 @@ pub struct TickRecord {
     pub tool_position: [f64; 3],
     /// Simulation object orientation after the tick, world frame.
     pub tool_orientation: [f64; 4],
+    /// Force rendered this tick, device frame (N): the coupling wrench mapped
+    /// to the device, as requested of the safety layer, before its limits
+    /// and the device's output mask. Zero while clutched or when nothing was
+    /// rendered; not finite when the rendering was not.
+    pub rendered_force: [f64; 3],
+    /// Torque rendered this tick, device frame (N·m), as `rendered_force`.
+    pub rendered_torque: [f64; 3],
     /// Force written to the device after the safety layer, device frame (N).
     pub force: [f64; 3],
     /// Torque written to the device after the safety layer, device frame (N·m).
@@ -225,11 +232,28 @@ fn wijk(q: &UnitQuaternion<f64>) -> [f64; 4] {
     [q.w, q.i, q.j, q.k]
 }
 
-fn state_code(state: FrictionState) -> u8 {
-    match state {
-        FrictionState::Free => STATE_FREE,
-        FrictionState::Sliding => STATE_SLIDING,
-        FrictionState::Static => STATE_STATIC,
+impl TickRecord {
+    /// The friction verdict; `None` when nothing was rendered.
+    pub fn friction_verdict(&self) -> Option<FrictionVerdict> {
+        FrictionVerdict::from_code(self.verdict)
+    }
+
+    /// What the tool did, free, sliding or static; `None` when nothing was
+    /// rendered.
+    pub fn friction_state(&self) -> Option<FrictionState> {
+        self.friction_verdict().map(FrictionVerdict::state)
+    }
+
+    /// [`friction_state`](Self::friction_state) as the code of the
+    /// certified verdict of that state (0 free, 1 sliding, 2 static), or
+    /// [`STATE_NOT_RENDERED`]: the recordings' `state` column.
+    pub fn state_code(&self) -> u8 {
+        match self.friction_state() {
+            Some(FrictionState::Free) => FrictionVerdict::Free.code(),
+            Some(FrictionState::Sliding) => FrictionVerdict::Sliding.code(),
+            Some(FrictionState::Static) => FrictionVerdict::Static.code(),
+            None => STATE_NOT_RENDERED,
+        }
     }
 }
 
@@ -338,7 +362,7 @@ impl<D: HapticDevice> ServoTick<D> {
         let mut record = TickRecord {
             tick: self.ticks,
             time,
-            state: STATE_NOT_RENDERED,
+            verdict: STATE_NOT_RENDERED,
             device_orientation: wijk(&UnitQuaternion::identity()),
             wake_latency_ns: nanos(wake_latency),
             ..TickRecord::default()
@@ -375,7 +399,8 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 let report = self.cycle.step(&self.manipulandum);
                 record.contacts = report.contacts as u32;
-                record.state = state_code(report.state);
+                record.verdict = report.verdict.code();
+                record.quarantined = report.quarantined;
                 record.collision_ns = nanos(report.timings.collision);
                 record.assembly_ns = nanos(report.timings.assembly);
                 record.friction_ns = nanos(report.timings.friction);
@@ -402,6 +427,8 @@ impl<D: HapticDevice> ServoTick<D> {
                 Wrench::ZERO
             }
         };
+        record.rendered_force = request.force.into();
+        record.rendered_torque = request.torque.into();
         let write_started = Instant::now();
         if self.device.write(&request).is_err() {
             self.faults.write += 1;
