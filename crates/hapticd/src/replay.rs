@@ -31,13 +31,17 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     config.device.trajectory_file = Some(cwd.join(&args.trajectory));
     config.revalidate(&args.config, &base)?;
     let report = haptic_daemon::replay::replay(&config, &base, &args.out)?;
+    let f = &report.faults;
     println!(
-        "replayed {} ticks into {}: max force {:.3} N, max {} contacts, {} render faults",
+        "replayed {} ticks into {}: max force {:.3} N, max {} contacts; faults: render {}, solver failed {}, quarantined {}; {} decisions in the solver's band",
         report.ticks,
         args.out.display(),
         report.max_force,
         report.max_contacts,
-        report.faults.render
+        f.render,
+        f.solver_failed,
+        f.quarantined,
+        report.verdicts.band_decisions()
     );
     Ok(())
 }

@@ -178,6 +178,19 @@ fn stops_cleanly_on(signal: i32, name: &str) {
 
     let summary = read_summary(&summary);
     assert_eq!(summary["reason"], name);
+    for key in ["solver_failed", "quarantined"] {
+        assert!(summary["faults"][key].is_u64(), "{summary}");
+    }
+    for key in ["static_in_band", "sliding_in_band"] {
+        assert!(summary["band_decisions"][key].is_u64(), "{summary}");
+    }
+    let verdicts: u64 = summary["verdicts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(verdicts, summary["recorded_ticks"].as_u64().unwrap());
     let ticks = summary["ticks"].as_u64().unwrap();
     let elapsed = summary["elapsed_s"].as_f64().unwrap();
     assert!(elapsed > 1.5, "{summary}");
@@ -367,6 +380,10 @@ fn telemetry_streams_ticks_and_latency_over_udp() {
         assert_eq!(tick["rendered_force_n"].as_array().unwrap().len(), 3);
         assert_eq!(tick["rendered_torque_n_m"].as_array().unwrap().len(), 3);
         assert_eq!(tick["quarantined"], false);
+        for fault in ["read", "render", "write", "solver_failed", "quarantined"] {
+            assert!(tick["faults"][fault].is_u64(), "{fault}: {tick}");
+        }
+        assert!(tick["band_decisions"].is_u64(), "{tick}");
     }
     assert!(ticks.iter().any(|t| t["contacts"].as_u64().unwrap() > 0));
     for digest in &digests {

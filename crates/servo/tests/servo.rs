@@ -870,3 +870,68 @@ fn reindexing_keeps_the_workspace_axes() {
     let turned = mapping.manipulandum(&sample(0.0, 1.0));
     assert!((turned.rotation.angle_to(&held.rotation) - 0.2).abs() < 1e-12);
 }
+
+/// Plays a [`SimulatedDevice`] but reports the handle `far` metres away on
+/// read `at`: finite, so the safety layer passes it, but far enough that
+/// the coupling force overflows and the simulation pose comes out
+/// non-finite.
+struct Flung {
+    device: SimulatedDevice,
+    reads: u32,
+    at: u32,
+    far: f64,
+}
+
+impl HapticDevice for Flung {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        let read = self.reads;
+        self.reads += 1;
+        let mut sample = self.device.read()?;
+        if read == self.at {
+            sample.position.x = self.far;
+        }
+        Ok(sample)
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn a_quarantined_pose_is_flagged_and_counted() {
+    let device = Flung {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT)),
+        reads: 0,
+        at: 20,
+        far: 1e306,
+    };
+    let mut rig = rig(device, 1024);
+    let records: Vec<_> = (0..400)
+        .map(|i| rig.tick.run(DT * i, Duration::ZERO))
+        .collect();
+    let faults = rig.tick.faults();
+    let flagged = records.iter().filter(|r| r.quarantined).count() as u64;
+    assert!(records[20].quarantined);
+    assert!(faults.quarantined >= 1);
+    assert_eq!(faults.quarantined, flagged);
+    assert_eq!(records.last().unwrap().faults, faults);
+    for record in records.iter().filter(|r| r.quarantined) {
+        // Reset to the handle: nothing to render, and nothing non-finite
+        // reached the device or the record.
+        assert!(record.tool_position.iter().all(|v| v.is_finite()));
+        assert_eq!(record.rendered_force, [0.0; 3], "{record:?}");
+        assert_eq!(record.force, [0.0; 3]);
+    }
+    assert_eq!(faults.render, 0);
+    // The run goes on: the cube ends pressed into the corner.
+    let pressed = rig.tool.read().contact_wrenches[0];
+    assert!(pressed.norm() > 0.1, "{pressed:?}");
+    let verdicts = rig.tick.verdicts();
+    assert_eq!(verdicts.total(), 400);
+    assert_eq!(verdicts.not_rendered, 0);
+}
