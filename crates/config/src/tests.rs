@@ -319,3 +319,36 @@ fn keeping_cpus_awake_is_the_default_and_can_be_turned_off() {
     let text = format!("{MINIMAL}\n[threads]\nkeep_cpus_awake = false\n");
     assert!(!parse(&text).unwrap().threads.keep_cpus_awake);
 }
+
+#[test]
+fn overrides_apply_before_validation() {
+    let emulator = MINIMAL.replace(
+        "motion = { segments = [{ type = \"hold\", duration_s = 1.0 }] }",
+        "kind = \"emulator\"",
+    );
+    let e = error(
+        &emulator,
+        line_of(&emulator, "kind = \"emulator\""),
+        "device.kind",
+    );
+    assert!(e.message.contains("trajectory_file"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = dir.path().join("walk.traj");
+    std::fs::write(&trajectory, "not read by validation").unwrap();
+    let config = Config::parse_with(&emulator, Path::new("bad.toml"), dir.path(), |config| {
+        config.device.trajectory_file = Some(trajectory.clone());
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.device.trajectory_file.as_ref(), Some(&trajectory));
+    // Errors in the file still name their line.
+    let text = emulator.replace("role = \"field\"", "role = \"field\"\nfield_resolution = 1");
+    let e = Config::parse_with(&text, Path::new("bad.toml"), dir.path(), |config| {
+        config.device.trajectory_file = Some(trajectory.clone());
+    })
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("objects[1].field_resolution"));
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&text, "field_resolution"))
+    );
+}

@@ -733,3 +733,55 @@ fn a_kinematic_replay_records_the_rendered_wrench() {
         records.last().unwrap().pose.translation.vector + Vector3::new(0.0255, 0.0, 0.0255);
     assert!(tool.z - handle.z > 0.001, "tool {tool:?} handle {handle:?}");
 }
+
+/// A config for the emulator that leaves the trajectory to the command
+/// line: `hapticd replay --trajectory` and `hapticd run --trajectory` take
+/// it, though the file names no `trajectory_file` (nor a motion).
+#[test]
+fn the_command_line_gives_the_trajectory_a_config_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        "segments = [{ type = \"line\", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 }]\n",
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let device = &text[text.find("[device]").unwrap()..];
+    let emulator_only = text.replace(
+        device,
+        "[device]\nkind = \"emulator\"\nworkspace_offset_m = [0.0255, 0.0, 0.0255]\n",
+    );
+    assert!(!emulator_only.contains("trajectory_file") && !emulator_only.contains("segments"));
+    let config = dir.path().join("emulator.toml");
+    std::fs::write(&config, &emulator_only).unwrap();
+    // On its own it cannot run, and says why.
+    let output = hapticd().arg("check-config").arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("trajectory_file"));
+
+    let out = dir.path().join("ticks.csv");
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let rows = read_ticks(&out);
+    assert!((301..=302).contains(&rows.len()), "{} ticks", rows.len());
+    assert!(rows.iter().any(|r| r.contacts > 0 && norm(r.force) > 0.1));
+
+    let output = hapticd()
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .args(["--until-end", "--duration", "60"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout.contains("end of recording"), "{stdout}");
+}
