@@ -281,6 +281,66 @@ fn emulator_settings_are_checked() {
 }
 
 #[test]
+fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
+    use haptic_devices::{EmulatorMode, RotationParams};
+    let hand = |text: &str| match parse(text).unwrap().device.emulator.mode() {
+        EmulatorMode::Hand(hand) => hand,
+        other => panic!("{other:?}"),
+    };
+    // On by default, with the documented handle.
+    assert_eq!(
+        hand(MINIMAL).rotation,
+        Some(RotationParams {
+            inertia: 1e-4,
+            k_hand: 1.0,
+            c_hand: 0.02,
+            damping: 0.001,
+        })
+    );
+    let text = format!(
+        "{MINIMAL}\n[device.emulator]\nhandle_inertia_kg_m2 = 2e-4\nhand_rotational_stiffness_n_m_per_rad = 3.0\nhand_rotational_damping_n_m_s_per_rad = 0.05\nhandle_rotational_damping_n_m_s_per_rad = 0.0\n"
+    );
+    assert_eq!(
+        hand(&text).rotation,
+        Some(RotationParams {
+            inertia: 2e-4,
+            k_hand: 3.0,
+            c_hand: 0.05,
+            damping: 0.0,
+        })
+    );
+    let text = format!("{MINIMAL}\n[device.emulator]\nrotation = \"kinematic\"\n");
+    assert_eq!(hand(&text).rotation, None);
+    let text = format!("{MINIMAL}\n[device.emulator]\nrotation = \"free\"\n");
+    let e = error(
+        &text,
+        line_of(&text, "rotation ="),
+        "device.emulator.rotation",
+    );
+    assert!(e.message.contains("kinematic"), "{e}");
+
+    for (field, value) in [
+        ("handle_inertia_kg_m2", "0.0"),
+        ("handle_inertia_kg_m2", "nan"),
+        ("hand_rotational_stiffness_n_m_per_rad", "-1.0"),
+        ("hand_rotational_stiffness_n_m_per_rad", "inf"),
+        ("hand_rotational_damping_n_m_s_per_rad", "-0.01"),
+        ("handle_rotational_damping_n_m_s_per_rad", "inf"),
+    ] {
+        let text = format!("{MINIMAL}\n[device.emulator]\n{field} = {value}\n");
+        let e = error(
+            &text,
+            line_of(&text, &format!("{field} =")),
+            &format!("device.emulator.{field}"),
+        );
+        assert!(
+            e.message.contains("positive") || e.message.contains("≥ 0"),
+            "{field} = {value}: {e}"
+        );
+    }
+}
+
+#[test]
 fn thread_tables_may_be_partial_and_are_checked() {
     let text = format!("{MINIMAL}\n[threads.servo]\ncpu = 1\n[threads.physics]\npriority = 40\n");
     let threads = parse(&text).unwrap().threads;

@@ -785,3 +785,81 @@ fn the_command_line_gives_the_trajectory_a_config_leaves_out() {
     assert!(output.status.success(), "{output:?}");
     assert!(stdout.contains("end of recording"), "{stdout}");
 }
+
+/// Torque in the loop: in hand mode the emulator's handle turns (by
+/// default) under the rendered torque. The handle presses the cube into
+/// the corner and then twists 0.2 rad about z; friction and the wall hold
+/// the cube back, so the coupling twists and its torque turns the handle
+/// back against the hand, until `k_hand (θ_rec − θ) = −τ`. With
+/// `rotation = "kinematic"` the handle follows the recording and no torque
+/// is written.
+#[test]
+fn a_rendered_torque_turns_the_emulated_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        r#"segments = [
+    { type = "line", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 },
+    { type = "hold", duration_s = 0.2 },
+    { type = "rotate", axis = [0.0, 0.0, 1.0], angle_rad = 0.2, duration_s = 0.5 },
+    { type = "hold", duration_s = 0.7 },
+]
+"#,
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let replay = |name: &str, emulator: &str| {
+        let config = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&config, format!("{text}\n[device.emulator]\n{emulator}\n")).unwrap();
+        let out = dir.path().join(format!("{name}.csv"));
+        let output = hapticd()
+            .args(["replay", "--config"])
+            .arg(&config)
+            .arg("--trajectory")
+            .arg(&trajectory)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        haptic_devices::load_ticks(&out).unwrap()
+    };
+    let yaw = |r: &haptic_devices::TickRecord| r.pose.rotation.scaled_axis().z;
+
+    let turning = replay("hand", "mode = \"hand\"");
+    let last = turning.last().unwrap();
+    let (torque, rendered) = (last.wrench.torque.z, last.rendered.torque.z);
+    let lag = 0.2 - yaw(last);
+    eprintln!(
+        "hand: yaw {:.4} rad, torque {torque:.4} N·m written, {rendered:.4} rendered",
+        yaw(last)
+    );
+    // The coupling pulls the handle back (−z), and the hand balances it
+    // (k_hand = 1 N·m/rad by default), the handle at rest.
+    assert!(torque < -0.005, "{torque}");
+    assert!((torque - rendered).abs() < 1e-6, "{torque} {rendered}");
+    assert!(lag > 0.005, "{lag}");
+    assert!(
+        (lag + torque).abs() < 0.02 * lag,
+        "lag {lag} against {}",
+        -torque
+    );
+    // Turned about z only.
+    let axis = last.pose.rotation.scaled_axis();
+    assert!(axis.x.abs() < 1e-3 && axis.y.abs() < 1e-3, "{axis:?}");
+
+    let following = replay("kinematic", "mode = \"hand\"\nrotation = \"kinematic\"");
+    let last = following.last().unwrap();
+    eprintln!(
+        "kinematic rotation: yaw {:.4} rad, torque {:.4} N·m rendered",
+        yaw(last),
+        last.rendered.torque.z
+    );
+    assert!((yaw(last) - 0.2).abs() < 1e-9, "{}", yaw(last));
+    assert!(following.iter().all(|r| r.wrench.torque.norm() == 0.0));
+    // Rendered all the same, but masked.
+    assert!(
+        last.rendered.torque.z < -0.005,
+        "{}",
+        last.rendered.torque.z
+    );
+}
