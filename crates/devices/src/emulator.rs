@@ -1,5 +1,5 @@
-//! A device that replays a recorded [`Trajectory`], and a recorder of what
-//! the servo loop did each tick.
+//! A device that replays a recorded [`Trajectory`], and a recorder (and
+//! reader) of what the servo loop did each tick.
 //!
 //! [`TrajectoryEmulator`] is the device CI drives the daemon with. In
 //! [`EmulatorMode::Kinematic`] the handle is the recording. In

@@ -33,7 +33,8 @@ pub struct RunArgs {
     /// is held until a signal.
     #[arg(long)]
     until_end: bool,
-    /// Record every tick (device pose, wrench, contacts, state) to FILE.
+    /// Record every tick (device pose, the wrench written and rendered, tool
+    /// pose, contacts, friction state and verdict) to FILE.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Stop after this many seconds.
