@@ -45,6 +45,17 @@ fn field_prefix(field: &Option<String>) -> String {
 impl Config {
     /// Reads, parses and validates the config at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
+        Config::load_with(path, |_| {})
+    }
+
+    /// Reads and parses the config at `path`, applies `overrides` (the
+    /// command line's, say), then validates the result: a file may leave
+    /// out what the overrides supply, such as the trajectory of an
+    /// emulator. Errors in fields written in the file name their line.
+    pub fn load_with(
+        path: impl AsRef<Path>,
+        overrides: impl FnOnce(&mut Config),
+    ) -> Result<Config, ConfigError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: path.to_owned(),
@@ -53,19 +64,30 @@ impl Config {
             message: format!("cannot read: {e}"),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Config::parse(&text, path, base)
+        Config::parse_with(&text, path, base, overrides)
     }
 
     /// Parses and validates `text`; `file` names it in errors and `base` is
     /// the directory its relative paths start from.
     pub fn parse(text: &str, file: &Path, base: &Path) -> Result<Config, ConfigError> {
+        Config::parse_with(text, file, base, |_| {})
+    }
+
+    /// [`Config::parse`], applying `overrides` between parsing and
+    /// validation (see [`Config::load_with`]).
+    pub fn parse_with(
+        text: &str,
+        file: &Path,
+        base: &Path,
+        overrides: impl FnOnce(&mut Config),
+    ) -> Result<Config, ConfigError> {
         let error = |offset: Option<usize>, field: Option<String>, message: String| ConfigError {
             file: file.to_owned(),
             at: offset.map(|o| Location::of(text, o)),
             field,
             message,
         };
-        let config: Config = toml::from_str(text).map_err(|e| {
+        let mut config: Config = toml::from_str(text).map_err(|e| {
             let spans = FieldSpans::of(text);
             let offset = e.span().map(|s| s.start);
             let mut field = offset.and_then(|o| spans.path_at(o)).map(str::to_owned);
@@ -82,6 +104,7 @@ impl Config {
             }
             error(offset, field.filter(|f| !f.is_empty()), message)
         })?;
+        overrides(&mut config);
         if let Err(invalid) = validate::validate(&config, base) {
             let offset = FieldSpans::of(text).start_of(&invalid.field);
             return Err(error(offset, Some(invalid.field), invalid.message));

@@ -4,7 +4,7 @@
 use haptic_contact::{
     GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
-use haptic_devices::{EmulatorMode, HandParams, Motion};
+use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams};
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
 use haptic_pointshell::PointShell;
@@ -446,6 +446,26 @@ pub struct EmulatorSettings {
     pub hand_damping_n_s_per_m: f64,
     /// The handle's own damping to ground (N·s/m). Default 1 N·s/m.
     pub handle_damping_n_s_per_m: f64,
+    /// How the handle turns in `mode = "hand"`. Default `hand`: it has an
+    /// inertia, is held by a rotational spring-damper hand driven by the
+    /// recorded orientation, and rendered torques turn it (the emulator
+    /// outputs 6 DoF). `kinematic`: the orientation follows the recording
+    /// and rendered torques are not written (3 DoF out).
+    pub rotation: EmulatorModeConfig,
+    /// Handle inertia about every axis (kg·m²). Default 1e-4 kg·m²: the
+    /// default 0.2 kg handle as a 10 cm grip of 1.5 cm radius (1.8e-4
+    /// across it, 2.3e-5 about its axis).
+    pub handle_inertia_kg_m2: f64,
+    /// Hand rotational stiffness (N·m/rad). Default 1 N·m/rad, a relaxed
+    /// wrist; it equals the default coupling torsional stiffness, so a
+    /// handle twisting a blocked tool turns half as far as the hand.
+    pub hand_rotational_stiffness_n_m_per_rad: f64,
+    /// Hand rotational damping (N·m·s/rad). Default 0.02 N·m·s/rad,
+    /// critical for the default inertia and stiffness (2√(k I)).
+    pub hand_rotational_damping_n_m_s_per_rad: f64,
+    /// The handle's own rotational damping to ground (N·m·s/rad). Default
+    /// 0.001 N·m·s/rad.
+    pub handle_rotational_damping_n_m_s_per_rad: f64,
 }
 
 impl Default for EmulatorSettings {
@@ -456,12 +476,18 @@ impl Default for EmulatorSettings {
             hand_stiffness_n_per_m: 300.0,
             hand_damping_n_s_per_m: 15.0,
             handle_damping_n_s_per_m: 1.0,
+            rotation: EmulatorModeConfig::Hand,
+            handle_inertia_kg_m2: 1e-4,
+            hand_rotational_stiffness_n_m_per_rad: 1.0,
+            hand_rotational_damping_n_m_s_per_rad: 0.02,
+            handle_rotational_damping_n_m_s_per_rad: 0.001,
         }
     }
 }
 
 impl EmulatorSettings {
-    /// The emulator's mode; hand mode keeps the orientation kinematic.
+    /// The emulator's mode; in hand mode the orientation has rotational
+    /// dynamics unless `rotation = "kinematic"`.
     pub fn mode(&self) -> EmulatorMode {
         match self.mode {
             EmulatorModeConfig::Kinematic => EmulatorMode::Kinematic,
@@ -470,13 +496,19 @@ impl EmulatorSettings {
                 k_hand: self.hand_stiffness_n_per_m,
                 c_hand: self.hand_damping_n_s_per_m,
                 damping: self.handle_damping_n_s_per_m,
-                rotation: None,
+                rotation: (self.rotation == EmulatorModeConfig::Hand).then_some(RotationParams {
+                    inertia: self.handle_inertia_kg_m2,
+                    k_hand: self.hand_rotational_stiffness_n_m_per_rad,
+                    c_hand: self.hand_rotational_damping_n_m_s_per_rad,
+                    damping: self.handle_rotational_damping_n_m_s_per_rad,
+                }),
             }),
         }
     }
 }
 
-/// [`EmulatorMode`] in a config.
+/// [`EmulatorMode`] in a config, and whether a hand-mode handle turns
+/// (`rotation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum EmulatorModeConfig {

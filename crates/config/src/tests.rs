@@ -281,6 +281,66 @@ fn emulator_settings_are_checked() {
 }
 
 #[test]
+fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
+    use haptic_devices::{EmulatorMode, RotationParams};
+    let hand = |text: &str| match parse(text).unwrap().device.emulator.mode() {
+        EmulatorMode::Hand(hand) => hand,
+        other => panic!("{other:?}"),
+    };
+    // On by default, with the documented handle.
+    assert_eq!(
+        hand(MINIMAL).rotation,
+        Some(RotationParams {
+            inertia: 1e-4,
+            k_hand: 1.0,
+            c_hand: 0.02,
+            damping: 0.001,
+        })
+    );
+    let text = format!(
+        "{MINIMAL}\n[device.emulator]\nhandle_inertia_kg_m2 = 2e-4\nhand_rotational_stiffness_n_m_per_rad = 3.0\nhand_rotational_damping_n_m_s_per_rad = 0.05\nhandle_rotational_damping_n_m_s_per_rad = 0.0\n"
+    );
+    assert_eq!(
+        hand(&text).rotation,
+        Some(RotationParams {
+            inertia: 2e-4,
+            k_hand: 3.0,
+            c_hand: 0.05,
+            damping: 0.0,
+        })
+    );
+    let text = format!("{MINIMAL}\n[device.emulator]\nrotation = \"kinematic\"\n");
+    assert_eq!(hand(&text).rotation, None);
+    let text = format!("{MINIMAL}\n[device.emulator]\nrotation = \"free\"\n");
+    let e = error(
+        &text,
+        line_of(&text, "rotation ="),
+        "device.emulator.rotation",
+    );
+    assert!(e.message.contains("kinematic"), "{e}");
+
+    for (field, value) in [
+        ("handle_inertia_kg_m2", "0.0"),
+        ("handle_inertia_kg_m2", "nan"),
+        ("hand_rotational_stiffness_n_m_per_rad", "-1.0"),
+        ("hand_rotational_stiffness_n_m_per_rad", "inf"),
+        ("hand_rotational_damping_n_m_s_per_rad", "-0.01"),
+        ("handle_rotational_damping_n_m_s_per_rad", "inf"),
+    ] {
+        let text = format!("{MINIMAL}\n[device.emulator]\n{field} = {value}\n");
+        let e = error(
+            &text,
+            line_of(&text, &format!("{field} =")),
+            &format!("device.emulator.{field}"),
+        );
+        assert!(
+            e.message.contains("positive") || e.message.contains("≥ 0"),
+            "{field} = {value}: {e}"
+        );
+    }
+}
+
+#[test]
 fn thread_tables_may_be_partial_and_are_checked() {
     let text = format!("{MINIMAL}\n[threads.servo]\ncpu = 1\n[threads.physics]\npriority = 40\n");
     let threads = parse(&text).unwrap().threads;
@@ -318,4 +378,37 @@ fn keeping_cpus_awake_is_the_default_and_can_be_turned_off() {
     assert!(parse(MINIMAL).unwrap().threads.keep_cpus_awake);
     let text = format!("{MINIMAL}\n[threads]\nkeep_cpus_awake = false\n");
     assert!(!parse(&text).unwrap().threads.keep_cpus_awake);
+}
+
+#[test]
+fn overrides_apply_before_validation() {
+    let emulator = MINIMAL.replace(
+        "motion = { segments = [{ type = \"hold\", duration_s = 1.0 }] }",
+        "kind = \"emulator\"",
+    );
+    let e = error(
+        &emulator,
+        line_of(&emulator, "kind = \"emulator\""),
+        "device.kind",
+    );
+    assert!(e.message.contains("trajectory_file"), "{e}");
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = dir.path().join("walk.traj");
+    std::fs::write(&trajectory, "not read by validation").unwrap();
+    let config = Config::parse_with(&emulator, Path::new("bad.toml"), dir.path(), |config| {
+        config.device.trajectory_file = Some(trajectory.clone());
+    })
+    .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.device.trajectory_file.as_ref(), Some(&trajectory));
+    // Errors in the file still name their line.
+    let text = emulator.replace("role = \"field\"", "role = \"field\"\nfield_resolution = 1");
+    let e = Config::parse_with(&text, Path::new("bad.toml"), dir.path(), |config| {
+        config.device.trajectory_file = Some(trajectory.clone());
+    })
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("objects[1].field_resolution"));
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&text, "field_resolution"))
+    );
 }

@@ -374,11 +374,27 @@ fn device(config: &Config, base: &Path) -> Check {
         field("emulator.hand_stiffness_n_per_m"),
         e.hand_stiffness_n_per_m,
     )?;
+    positive(
+        field("emulator.handle_inertia_kg_m2"),
+        e.handle_inertia_kg_m2,
+    )?;
+    positive(
+        field("emulator.hand_rotational_stiffness_n_m_per_rad"),
+        e.hand_rotational_stiffness_n_m_per_rad,
+    )?;
     for (name, value) in [
         ("emulator.hand_damping_n_s_per_m", e.hand_damping_n_s_per_m),
         (
             "emulator.handle_damping_n_s_per_m",
             e.handle_damping_n_s_per_m,
+        ),
+        (
+            "emulator.hand_rotational_damping_n_m_s_per_rad",
+            e.hand_rotational_damping_n_m_s_per_rad,
+        ),
+        (
+            "emulator.handle_rotational_damping_n_m_s_per_rad",
+            e.handle_rotational_damping_n_m_s_per_rad,
         ),
     ] {
         if !(value >= 0.0 && value.is_finite()) {

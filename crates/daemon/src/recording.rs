@@ -115,7 +115,8 @@ impl TickFile {
     }
 
     /// Appends one tick: the device pose read, the wrench written to the
-    /// device, contacts and state.
+    /// device and the wrench rendered, the tool pose, contacts, the friction
+    /// state and verdict, and whether the tool pose was quarantined.
     pub fn record(&mut self, record: &TickRecord) -> io::Result<()> {
         self.ticks += 1;
         self.recorder.record(&RecordedTick {
@@ -126,8 +127,15 @@ impl TickFile {
                 force: record.force.into(),
                 torque: record.torque.into(),
             },
+            rendered: Wrench {
+                force: record.rendered_force.into(),
+                torque: record.rendered_torque.into(),
+            },
+            tool_pose: tool_pose(record),
             contacts: record.contacts,
-            state: record.state,
+            state: record.state_code(),
+            verdict: record.verdict,
+            quarantined: record.quarantined,
             cycle_time_ns: if self.measured_time {
                 compute_ns(record)
             } else {

@@ -12,7 +12,7 @@ use crate::scene::Scene;
 use haptic_config::Config;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState};
+use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState, VerdictCounts};
 use std::path::Path;
 use std::time::Duration;
 
@@ -24,6 +24,8 @@ pub struct ReplayReport {
     pub max_force: f64,
     pub max_contacts: u32,
     pub faults: TickFaults,
+    /// Ticks per friction verdict.
+    pub verdicts: VerdictCounts,
     /// The movable objects at the end.
     pub movable: Vec<MovableBody>,
 }
@@ -54,6 +56,7 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         max_force: 0.0,
         max_contacts: 0,
         faults: TickFaults::default(),
+        verdicts: VerdictCounts::default(),
         movable: Vec::new(),
     };
     let mut time = Duration::ZERO;
@@ -75,6 +78,7 @@ pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, 
         time += period;
     }
     report.faults = tick.faults();
+    report.verdicts = tick.verdicts();
     report.movable = world.bodies;
     file.finish()
         .map_err(io(format!("finishing {}", out.display())))?;

@@ -14,10 +14,14 @@ pub struct StatusSnapshot {
     pub contacts: u32,
     /// Force written to the device (N).
     pub force: f64,
-    /// `free`, `sliding`, `static` or `not rendered`.
+    /// The friction verdict's name (`free`, `sliding`, `static`,
+    /// `static_in_band`, `sliding_in_band`, `solver_failed`) or
+    /// `not rendered`.
     pub state: &'static str,
     pub dropped: u64,
     pub safety_trips: u64,
+    /// The servo's faults so far, every kind (`TickFaults::total`).
+    pub faults: u64,
 }
 
 impl StatusSnapshot {
@@ -25,7 +29,7 @@ impl StatusSnapshot {
     pub fn line(&self) -> String {
         let us = |d: Duration| d.as_secs_f64() * 1e6;
         format!(
-            "servo {:6.1} Hz | cycle {:5.1} µs (p99 {:5.1}) | contacts {:4} | force {:6.3} N | {:<12} | trips {} | dropped {}",
+            "servo {:6.1} Hz | cycle {:5.1} µs (p99 {:5.1}) | contacts {:4} | force {:6.3} N | {:<15} | trips {} | faults {} | dropped {}",
             self.rate_hz,
             us(self.compute_p50),
             us(self.compute_p99),
@@ -33,6 +37,7 @@ impl StatusSnapshot {
             self.force,
             self.state,
             self.safety_trips,
+            self.faults,
             self.dropped,
         )
     }
@@ -86,6 +91,7 @@ mod tests {
             state: "static",
             dropped: 0,
             safety_trips: 1,
+            faults: 3,
         }
         .line();
         for part in [
@@ -96,6 +102,7 @@ mod tests {
             "1.988 N",
             "static",
             "trips 1",
+            "faults 3",
         ] {
             assert!(line.contains(part), "{part:?} missing from {line:?}");
         }

@@ -3,7 +3,8 @@
 use crate::physics::PhysicsReport;
 use crate::signals::signal_name;
 use crate::telemetry::TelemetryReport;
-use haptic_servo::{LatencyHistogram, ServoStats, StageTimer};
+use haptic_render::FrictionVerdict;
+use haptic_servo::{LatencyHistogram, ServoStats, StageTimer, VerdictCounts};
 use serde_json::{json, Value};
 use std::fmt;
 use std::io;
@@ -120,7 +121,14 @@ impl RunSummary {
             "tick_time_us": histogram_json(&s.tick_time),
             "stages_us": stages_json(s),
             "telemetry_dropped": s.telemetry_dropped,
-            "faults": { "read": faults.read, "render": faults.render, "write": faults.write },
+            "faults": {
+                "read": faults.read, "render": faults.render, "write": faults.write,
+                "solver_failed": faults.solver_failed, "quarantined": faults.quarantined,
+            },
+            "band_decisions": {
+                "static_in_band": s.verdicts.get(FrictionVerdict::StaticInBand),
+                "sliding_in_band": s.verdicts.get(FrictionVerdict::SlidingInBand),
+            },
             "safety_trips": {
                 "stale": safety.stale, "sample_not_finite": safety.sample_not_finite,
                 "request_not_finite": safety.request_not_finite, "overrun": safety.overrun,
@@ -136,9 +144,12 @@ impl RunSummary {
                 "free": t.states.free, "sliding": t.states.sliding,
                 "static": t.states.r#static, "not_rendered": t.states.not_rendered,
             });
+            value["verdicts"] = verdicts_json(&t.verdicts);
             value["max_contacts"] = json!(t.max_contacts);
             value["max_force_n"] = json!(t.max_force);
             value["max_torque_n_m"] = json!(t.max_torque);
+            value["max_rendered_force_n"] = json!(t.max_rendered_force);
+            value["max_rendered_torque_n_m"] = json!(t.max_rendered_torque);
             value["telemetry_send_failures"] = json!(t.send_failures);
             if let Some((ticks, path)) = &t.recorded {
                 value["recorded_ticks"] = json!(ticks);
@@ -158,6 +169,16 @@ impl RunSummary {
         }
         value
     }
+}
+
+/// Ticks per verdict by name, and `not_rendered`.
+fn verdicts_json(counts: &VerdictCounts) -> Value {
+    let mut map: serde_json::Map<String, Value> = FrictionVerdict::ALL
+        .iter()
+        .map(|&v| (v.name().to_owned(), json!(counts.get(v))))
+        .collect();
+    map.insert("not_rendered".to_owned(), json!(counts.not_rendered));
+    map.into()
 }
 
 fn us(d: Duration) -> f64 {
@@ -252,8 +273,14 @@ impl fmt::Display for RunSummary {
         let trips = s.safety.total() - s.safety.shutdown;
         writeln!(
             f,
-            "safety trips: {trips} (besides shutdown); faults: read {}, render {}, write {}",
-            s.faults.read, s.faults.render, s.faults.write
+            "safety trips: {trips} (besides shutdown); faults: read {}, render {}, write {}, solver failed {}, quarantined {}",
+            s.faults.read, s.faults.render, s.faults.write, s.faults.solver_failed, s.faults.quarantined
+        )?;
+        writeln!(
+            f,
+            "friction decided in the solver's band: static {}, sliding {}",
+            s.verdicts.get(FrictionVerdict::StaticInBand),
+            s.verdicts.get(FrictionVerdict::SlidingInBand)
         )?;
         if let Some(error) = &self.recording_error {
             writeln!(f, "recording failed: {error}")?;
@@ -268,10 +295,20 @@ impl fmt::Display for RunSummary {
                 percent(t.states.sliding, seen),
                 percent(t.states.r#static, seen)
             )?;
+            let verdicts: Vec<String> = FrictionVerdict::ALL
+                .iter()
+                .map(|&v| format!("{} {}", v.name(), t.verdicts.get(v)))
+                .collect();
             writeln!(
                 f,
-                "output: max force {:.3} N, max torque {:.4} N·m; telemetry dropped {}",
-                t.max_force, t.max_torque, s.telemetry_dropped
+                "verdicts (ticks): {}, not rendered {}",
+                verdicts.join(", "),
+                t.verdicts.not_rendered
+            )?;
+            writeln!(
+                f,
+                "output: max force {:.3} N, max torque {:.4} N·m (rendered {:.3} N, {:.4} N·m); telemetry dropped {}",
+                t.max_force, t.max_torque, t.max_rendered_force, t.max_rendered_torque, s.telemetry_dropped
             )?;
             if let Some((ticks, path)) = &t.recorded {
                 writeln!(f, "recorded {ticks} ticks to {}", path.display())?;
@@ -288,5 +325,92 @@ impl fmt::Display for RunSummary {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use haptic_servo::{TickRecord, STATE_NOT_RENDERED};
+
+    /// Records with band decisions, solver failures and quarantined poses,
+    /// fed through the servo's counting and the telemetry's, come out in
+    /// both forms of the summary.
+    #[test]
+    fn verdicts_and_friction_faults_reach_the_summary() {
+        use FrictionVerdict::*;
+        let verdicts = [
+            (Free, 3, false),
+            (Sliding, 5, false),
+            (Static, 7, false),
+            (StaticInBand, 4, false),
+            (SlidingInBand, 2, true),
+            (SolverFailed, 6, false),
+            (Static, 1, true),
+        ];
+        let mut records = Vec::new();
+        for (verdict, ticks, quarantined) in verdicts {
+            for _ in 0..ticks {
+                records.push(TickRecord {
+                    tick: records.len() as u64,
+                    verdict: verdict.code(),
+                    quarantined,
+                    ..TickRecord::default()
+                });
+            }
+        }
+        records.push(TickRecord {
+            verdict: STATE_NOT_RENDERED,
+            ..TickRecord::default()
+        });
+        let mut servo = ServoStats::default();
+        let mut telemetry = TelemetryReport::default();
+        for record in &records {
+            if let Some(verdict) = record.friction_verdict() {
+                servo.faults.count_cycle(verdict, record.quarantined);
+            }
+            servo.verdicts.add(record.verdict);
+            servo.ticks += 1;
+            telemetry.add(record);
+        }
+        let summary = RunSummary {
+            reason: EndReason::DeviceEnded,
+            rate_hz: 1000.0,
+            servo,
+            telemetry: Some(telemetry),
+            physics: None,
+            recording_error: None,
+        };
+
+        let json = summary.to_json();
+        assert_eq!(json["faults"]["solver_failed"], 6);
+        assert_eq!(json["faults"]["quarantined"], 3);
+        assert_eq!(json["band_decisions"]["static_in_band"], 4);
+        assert_eq!(json["band_decisions"]["sliding_in_band"], 2);
+        let expected = [
+            ("free", 3),
+            ("sliding", 5),
+            ("static", 8),
+            ("static_in_band", 4),
+            ("sliding_in_band", 2),
+            ("solver_failed", 6),
+            ("not_rendered", 1),
+        ];
+        for (name, count) in expected {
+            assert_eq!(json["verdicts"][name], count, "{name}: {json}");
+        }
+        // The states fold the verdicts: in-band static is static, in-band
+        // sliding and failed solves slide.
+        assert_eq!(json["states"]["static"], 12);
+        assert_eq!(json["states"]["sliding"], 13);
+
+        let text = summary.to_string();
+        for part in [
+            "solver failed 6, quarantined 3",
+            "friction decided in the solver's band: static 4, sliding 2",
+            "free 3, sliding 5, static 8, static_in_band 4, sliding_in_band 2, solver_failed 6, not rendered 1",
+        ] {
+            assert!(text.contains(part), "{part:?} not in\n{text}");
+        }
     }
 }

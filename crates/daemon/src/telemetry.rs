@@ -9,10 +9,9 @@ use crate::pacer::Pacer;
 use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
+use haptic_friction::FrictionState;
 use haptic_handoff::TickConsumer;
-use haptic_servo::{
-    ThreadSchedule, TickRecord, STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
-};
+use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use std::io;
@@ -50,13 +49,12 @@ pub struct StateCounts {
 }
 
 impl StateCounts {
-    fn add(&mut self, state: u8) {
-        match state {
-            STATE_FREE => self.free += 1,
-            STATE_SLIDING => self.sliding += 1,
-            STATE_STATIC => self.r#static += 1,
-            STATE_NOT_RENDERED => self.not_rendered += 1,
-            _ => {}
+    fn add(&mut self, record: &TickRecord) {
+        match record.friction_state() {
+            Some(FrictionState::Free) => self.free += 1,
+            Some(FrictionState::Sliding) => self.sliding += 1,
+            Some(FrictionState::Static) => self.r#static += 1,
+            None => self.not_rendered += 1,
         }
     }
 }
@@ -69,11 +67,17 @@ pub struct TelemetryReport {
     /// Records the tick stream dropped because this thread fell behind.
     pub dropped: u64,
     pub states: StateCounts,
+    /// Ticks per friction verdict among the records received.
+    pub verdicts: VerdictCounts,
     pub max_contacts: u32,
     /// Largest force written to the device (N).
     pub max_force: f64,
     /// Largest torque written to the device (N·m).
     pub max_torque: f64,
+    /// Largest force rendered, before the safety layer (N).
+    pub max_rendered_force: f64,
+    /// Largest torque rendered, before the safety layer (N·m).
+    pub max_rendered_torque: f64,
     /// Safety trips seen.
     pub safety_trips: u64,
     /// Ticks recorded, and the file.
@@ -84,6 +88,47 @@ pub struct TelemetryReport {
     pub compute_time: Histogram<u64>,
     /// The last record received.
     pub last: Option<TickRecord>,
+}
+
+impl Default for TelemetryReport {
+    fn default() -> Self {
+        Self {
+            received: 0,
+            dropped: 0,
+            states: StateCounts::default(),
+            verdicts: VerdictCounts::default(),
+            max_contacts: 0,
+            max_force: 0.0,
+            max_torque: 0.0,
+            max_rendered_force: 0.0,
+            max_rendered_torque: 0.0,
+            safety_trips: 0,
+            recorded: None,
+            send_failures: 0,
+            compute_time: histogram(),
+            last: None,
+        }
+    }
+}
+
+impl TelemetryReport {
+    /// Counts one record received: its state, verdict, extremes
+    /// and compute time; it becomes [`last`](Self::last). Safety trips and
+    /// the recording are the thread's business.
+    pub fn add(&mut self, record: &TickRecord) {
+        self.received += 1;
+        self.states.add(record);
+        self.verdicts.add(record.verdict);
+        self.max_contacts = self.max_contacts.max(record.contacts);
+        self.max_force = self.max_force.max(norm(record.force));
+        self.max_torque = self.max_torque.max(norm(record.torque));
+        // NaN (a non-finite render) leaves the maxima as they were.
+        self.max_rendered_force = self.max_rendered_force.max(norm(record.rendered_force));
+        self.max_rendered_torque = self.max_rendered_torque.max(norm(record.rendered_torque));
+        let compute = compute_ns(record).clamp(1, HISTOGRAM_MAX_NS);
+        self.compute_time.saturating_record(compute);
+        self.last = Some(*record);
+    }
 }
 
 /// A running telemetry thread.
@@ -132,13 +177,22 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
 }
 
-fn state_name(state: u8) -> &'static str {
-    match state {
-        STATE_FREE => "free",
-        STATE_SLIDING => "sliding",
-        STATE_STATIC => "static",
-        _ => "not rendered",
+/// `free`, `sliding`, `static` or `not rendered`.
+fn state_name(record: &TickRecord) -> &'static str {
+    match record.friction_state() {
+        Some(FrictionState::Free) => "free",
+        Some(FrictionState::Sliding) => "sliding",
+        Some(FrictionState::Static) => "static",
+        None => "not rendered",
     }
+}
+
+/// The friction verdict's name (`static_in_band`, `solver_failed`, …) or
+/// `not rendered`.
+fn verdict_name(record: &TickRecord) -> &'static str {
+    record
+        .friction_verdict()
+        .map_or("not rendered", |verdict| verdict.name())
 }
 
 fn norm(v: [f64; 3]) -> f64 {
@@ -161,12 +215,22 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
         "tool": { "position_m": tool.translation.vector.as_slice(), "orientation_wijk": q(&tool) },
         "force_n": record.force,
         "torque_n_m": record.torque,
+        "rendered_force_n": record.rendered_force,
+        "rendered_torque_n_m": record.rendered_torque,
         "contacts": record.contacts,
-        "state": state_name(record.state),
+        "state": state_name(record),
+        "verdict": verdict_name(record),
+        "quarantined": record.quarantined,
         "wake_latency_us": record.wake_latency_ns as f64 / 1e3,
         "compute_us": compute_ns(record) as f64 / 1e3,
         "physics_sequence": record.physics_sequence,
         "safety_trips": record.safety_trips,
+        "faults": {
+            "read": record.faults.read, "render": record.faults.render,
+            "write": record.faults.write, "solver_failed": record.faults.solver_failed,
+            "quarantined": record.faults.quarantined,
+        },
+        "band_decisions": record.band_decisions,
         "dropped": dropped,
     })
     .to_string()
@@ -186,6 +250,28 @@ fn latency_datagram(latency: &Histogram<u64>, compute: &Histogram<u64>) -> Vec<u
     .into_bytes()
 }
 
+/// Logs the first friction solver failure and the first quarantined pose
+/// the servo counted (from the record's running counts, so that a dropped
+/// record hides neither); later ones are counted in the status line, the
+/// stream and the summary.
+fn log_first_faults(record: &TickRecord, logged: &mut haptic_servo::TickFaults) {
+    let faults = &record.faults;
+    if faults.solver_failed > 0 && logged.solver_failed == 0 {
+        tracing::warn!(
+            tick = record.tick,
+            "the friction solver failed: the tick slid without friction (further failures are counted, not logged)"
+        );
+        logged.solver_failed = faults.solver_failed;
+    }
+    if faults.quarantined > 0 && logged.quarantined == 0 {
+        tracing::warn!(
+            tick = record.tick,
+            "the simulation pose came out non-finite and was reset to the handle (further ones are counted, not logged)"
+        );
+        logged.quarantined = faults.quarantined;
+    }
+}
+
 fn run(
     mut consumer: TickConsumer<TickRecord>,
     mut options: TelemetryOptions,
@@ -195,19 +281,7 @@ fn run(
     options.schedule.apply("telemetry");
     let mut pacer = Pacer::new(options.rate_hz);
     let status_period = Duration::from_secs_f64(1.0 / options.status_rate_hz);
-    let mut report = TelemetryReport {
-        received: 0,
-        dropped: 0,
-        states: StateCounts::default(),
-        max_contacts: 0,
-        max_force: 0.0,
-        max_torque: 0.0,
-        safety_trips: 0,
-        recorded: None,
-        send_failures: 0,
-        compute_time: histogram(),
-        last: None,
-    };
+    let mut report = TelemetryReport::default();
     // Since the last status refresh or latency datagram.
     let mut window_latency = histogram();
     let mut window_compute = histogram();
@@ -216,16 +290,14 @@ fn run(
     let mut record_error: Option<io::Error> = None;
     // Records received when the last tick datagram was sent.
     let mut sent_up_to = 0;
+    // Faults already logged; later ones are counted, not logged.
+    let mut logged = haptic_servo::TickFaults::default();
     loop {
         // Acquire: once the stop is seen, so is everything the servo (joined
         // before the stop) pushed, and the drain below takes it all.
         let stopping = stop.load(Ordering::Acquire);
         for record in consumer.drain() {
-            report.received += 1;
-            report.states.add(record.state);
-            report.max_contacts = report.max_contacts.max(record.contacts);
-            report.max_force = report.max_force.max(norm(record.force));
-            report.max_torque = report.max_torque.max(norm(record.torque));
+            report.add(&record);
             if record.safety_trips > report.safety_trips {
                 match record.last_trip {
                     Some(TripCause::Shutdown) => {
@@ -241,8 +313,8 @@ fn run(
                 }
                 report.safety_trips = record.safety_trips;
             }
+            log_first_faults(&record, &mut logged);
             let compute = compute_ns(&record).clamp(1, HISTOGRAM_MAX_NS);
-            report.compute_time.saturating_record(compute);
             window_compute.saturating_record(compute);
             window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
             window_ticks += 1;
@@ -252,7 +324,6 @@ fn run(
                     record_error = Some(error);
                 }
             }
-            report.last = Some(record);
         }
         report.dropped = consumer.dropped();
         let fresh = report.received > sent_up_to;
@@ -286,9 +357,10 @@ fn run(
                     compute_p99: Duration::from_nanos(window_compute.value_at_quantile(0.99)),
                     contacts: last.contacts,
                     force: norm(last.force),
-                    state: state_name(last.state),
+                    state: verdict_name(last),
                     dropped: report.dropped,
                     safety_trips: report.safety_trips,
+                    faults: last.faults.total(),
                 });
             }
             window_latency.reset();

@@ -1,5 +1,5 @@
-//! A device that replays a recorded [`Trajectory`], and a recorder of what
-//! the servo loop did each tick.
+//! A device that replays a recorded [`Trajectory`], and a recorder (and
+//! reader) of what the servo loop did each tick.
 //!
 //! [`TrajectoryEmulator`] is the device CI drives the daemon with. In
 //! [`EmulatorMode::Kinematic`] the handle is the recording. In
@@ -18,7 +18,7 @@
 
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 use crate::trajectory::Trajectory;
-use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::Path;
@@ -302,12 +302,23 @@ pub struct TickRecord {
     pub time: Duration,
     /// Device pose read this tick.
     pub pose: Isometry3<f64>,
-    /// Wrench commanded this tick.
+    /// Wrench written to the device this tick, after the safety layer.
     pub wrench: Wrench,
+    /// Wrench rendered this tick, in the device frame: what the servo asked
+    /// for before the safety layer and before any output mask of the device
+    /// (a kinematic emulator writes nothing, but this shows what it would
+    /// have felt).
+    pub rendered: Wrench,
+    /// The simulation object (tool) after the tick, scene frame.
+    pub tool_pose: Isometry3<f64>,
     /// Number of contacts.
     pub contacts: u32,
     /// Servo state code (defined by the caller).
     pub state: u8,
+    /// Friction verdict code (defined by the caller).
+    pub verdict: u8,
+    /// The tool pose came out non-finite and was reset this tick.
+    pub quarantined: bool,
     /// Duration of the tick's computation (ns); pass a deterministic value
     /// (e.g. 0) when runs are compared byte for byte.
     pub cycle_time_ns: u64,
@@ -323,12 +334,22 @@ impl TickRecord {
     }
 }
 
-/// Column layout of a tick recording.
+/// The tick format version the [`Recorder`] writes and [`read_ticks`] reads.
+pub const TICK_FORMAT_VERSION: u32 = 2;
+
+/// Column layout of a tick recording: version 1's columns, then (since
+/// version 2) the rendered wrench, the tool pose, the friction verdict and
+/// the quarantine flag.
 pub const TICK_COLUMNS: &str =
-    "tick,time_ns,x,y,z,qw,qx,qy,qz,fx,fy,fz,tx,ty,tz,contacts,state,cycle_time_ns";
+    "tick,time_ns,x,y,z,qw,qx,qy,qz,fx,fy,fz,tx,ty,tz,contacts,state,cycle_time_ns,\
+rendered_fx,rendered_fy,rendered_fz,rendered_tx,rendered_ty,rendered_tz,\
+tool_x,tool_y,tool_z,tool_qw,tool_qx,tool_qy,tool_qz,verdict,quarantined";
+
+/// Number of columns of [`TICK_COLUMNS`].
+const TICK_COLUMN_COUNT: usize = 33;
 
 /// Writes one line per [`TickRecord`] in a text format like the trajectory
-/// format: `# hapticd-ticks: 1` and `# columns:` [`TICK_COLUMNS`], then
+/// format: `# hapticd-ticks: 2` and `# columns:` [`TICK_COLUMNS`], then
 /// comma-separated values, positions in metres, floats as the shortest
 /// decimal that round-trips. Equal records give equal bytes.
 pub struct Recorder<W: Write> {
@@ -345,7 +366,7 @@ impl Recorder<BufWriter<File>> {
 impl<W: Write> Recorder<W> {
     /// Starts a recording on `out` by writing the header.
     pub fn new(mut out: W) -> io::Result<Self> {
-        writeln!(out, "# hapticd-ticks: 1")?;
+        writeln!(out, "# hapticd-ticks: {TICK_FORMAT_VERSION}")?;
         writeln!(out, "# columns: {TICK_COLUMNS}")?;
         Ok(Recorder { out })
     }
@@ -355,9 +376,13 @@ impl<W: Write> Recorder<W> {
         let p = r.pose.translation.vector;
         let q = r.pose.rotation;
         let (f, t) = (r.wrench.force, r.wrench.torque);
+        let (rf, rt) = (r.rendered.force, r.rendered.torque);
+        let s = r.tool_pose.translation.vector;
+        let sq = r.tool_pose.rotation;
         writeln!(
             self.out,
-            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},\
+             {},{},{},{},{},{},{},{},{},{},{},{},{},{},{}",
             r.tick,
             r.time.as_nanos(),
             p.x,
@@ -375,7 +400,22 @@ impl<W: Write> Recorder<W> {
             t.z,
             r.contacts,
             r.state,
-            r.cycle_time_ns
+            r.cycle_time_ns,
+            rf.x,
+            rf.y,
+            rf.z,
+            rt.x,
+            rt.y,
+            rt.z,
+            s.x,
+            s.y,
+            s.z,
+            sq.w,
+            sq.i,
+            sq.j,
+            sq.k,
+            r.verdict,
+            u8::from(r.quarantined),
         )
     }
 
@@ -389,4 +429,144 @@ impl<W: Write> Recorder<W> {
         self.out.flush()?;
         Ok(self.out)
     }
+}
+
+/// A tick recording that could not be read: the file, the 1-based line
+/// (`None` for the whole file) and the cause.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{file}:{}{message}", line.map_or(String::new(), |l| format!("{l}: ")))]
+pub struct TickFileError {
+    pub file: String,
+    pub line: Option<usize>,
+    pub message: String,
+}
+
+/// Parses a tick recording written by [`Recorder`] (version
+/// [`TICK_FORMAT_VERSION`]); `file` names it in errors. Every value comes
+/// back with the bits it was written with; quaternions are taken as
+/// written, not renormalised.
+pub fn read_ticks(text: &str, file: &str) -> Result<Vec<TickRecord>, TickFileError> {
+    let error = |line: Option<usize>, message: String| TickFileError {
+        file: file.to_owned(),
+        line,
+        message,
+    };
+    let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l));
+    let version = format!("# hapticd-ticks: {TICK_FORMAT_VERSION}");
+    match lines.next() {
+        Some((_, line)) if line.trim_end() == version => {}
+        Some((n, line)) if line.starts_with("# hapticd-ticks:") => {
+            return Err(error(
+                Some(n),
+                format!(
+                    "unsupported tick format `{}` (supported: {TICK_FORMAT_VERSION})",
+                    line["# hapticd-ticks:".len()..].trim()
+                ),
+            ))
+        }
+        _ => {
+            return Err(error(
+                Some(1),
+                format!("the first line must be `{version}`"),
+            ))
+        }
+    }
+    let columns = format!("# columns: {TICK_COLUMNS}");
+    match lines.next() {
+        Some((_, line)) if line.trim_end() == columns => {}
+        Some((n, _)) => return Err(error(Some(n), format!("expected `{columns}`"))),
+        None => return Err(error(None, format!("missing `{columns}`"))),
+    }
+    let names: Vec<&str> = TICK_COLUMNS.split(',').collect();
+    lines
+        .map(|(n, line)| {
+            let fields: Vec<&str> = line.trim_end().split(',').map(str::trim).collect();
+            if fields.len() != TICK_COLUMN_COUNT {
+                return Err(error(
+                    Some(n),
+                    format!(
+                        "expected {TICK_COLUMN_COUNT} columns, found {}",
+                        fields.len()
+                    ),
+                ));
+            }
+            let float = |i: usize| {
+                fields[i].parse::<f64>().map_err(|_| {
+                    error(
+                        Some(n),
+                        format!("bad number `{}` in column `{}`", fields[i], names[i]),
+                    )
+                })
+            };
+            let integer = |i: usize| {
+                fields[i].parse::<u64>().map_err(|_| {
+                    error(
+                        Some(n),
+                        format!("bad integer `{}` in column `{}`", fields[i], names[i]),
+                    )
+                })
+            };
+            let code = |i: usize| {
+                fields[i].parse::<u8>().map_err(|_| {
+                    error(
+                        Some(n),
+                        format!("bad code `{}` in column `{}`", fields[i], names[i]),
+                    )
+                })
+            };
+            let vector = |i: usize| -> Result<Vector3<f64>, TickFileError> {
+                Ok(Vector3::new(float(i)?, float(i + 1)?, float(i + 2)?))
+            };
+            let pose = |i: usize| -> Result<Isometry3<f64>, TickFileError> {
+                let q = Quaternion::new(float(i + 3)?, float(i + 4)?, float(i + 5)?, float(i + 6)?);
+                Ok(Isometry3::from_parts(
+                    Translation3::from(vector(i)?),
+                    UnitQuaternion::new_unchecked(q),
+                ))
+            };
+            let quarantined = match fields[32] {
+                "0" => false,
+                "1" => true,
+                other => {
+                    return Err(error(
+                        Some(n),
+                        format!("bad flag `{other}` in column `quarantined` (0 or 1)"),
+                    ))
+                }
+            };
+            let contacts = u32::try_from(integer(15)?)
+                .map_err(|_| error(Some(n), format!("contacts `{}` out of range", fields[15])))?;
+            Ok(TickRecord {
+                tick: integer(0)?,
+                time: Duration::from_nanos(integer(1)?),
+                pose: pose(2)?,
+                wrench: Wrench {
+                    force: vector(9)?,
+                    torque: vector(12)?,
+                },
+                contacts,
+                state: code(16)?,
+                cycle_time_ns: integer(17)?,
+                rendered: Wrench {
+                    force: vector(18)?,
+                    torque: vector(21)?,
+                },
+                tool_pose: pose(24)?,
+                verdict: code(31)?,
+                quarantined,
+            })
+        })
+        .collect()
+}
+
+/// Reads and parses a tick recording file ([`read_ticks`]).
+pub fn load_ticks(path: impl AsRef<Path>) -> Result<Vec<TickRecord>, TickFileError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|e| TickFileError {
+        file: file.clone(),
+        line: None,
+        message: format!("cannot read: {e}"),
+    })?;
+    read_ticks(&text, &file)
 }

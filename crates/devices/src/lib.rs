@@ -14,8 +14,9 @@ pub mod trajectory;
 
 pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 pub use emulator::{
-    AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, Recorder, RotationParams, TickRecord,
-    TrajectoryEmulator,
+    load_ticks, read_ticks, AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, Recorder,
+    RotationParams, TickFileError, TickRecord, TrajectoryEmulator, TICK_COLUMNS,
+    TICK_FORMAT_VERSION,
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
 pub use motion::{Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig};

@@ -19,7 +19,6 @@ pub struct ReplayArgs {
 }
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
-    let mut config = Config::load(&args.config)?;
     let base = args
         .config
         .parent()
@@ -27,17 +26,24 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         .unwrap_or(Path::new("."))
         .to_owned();
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    config.device.kind = DeviceKind::Emulator;
-    config.device.trajectory_file = Some(cwd.join(&args.trajectory));
-    config.revalidate(&args.config, &base)?;
+    // Before validation: the config need not name a trajectory or an
+    // emulator, and whatever device it names is not opened.
+    let config = Config::load_with(&args.config, |config| {
+        config.device.kind = DeviceKind::Emulator;
+        config.device.trajectory_file = Some(cwd.join(&args.trajectory));
+    })?;
     let report = haptic_daemon::replay::replay(&config, &base, &args.out)?;
+    let f = &report.faults;
     println!(
-        "replayed {} ticks into {}: max force {:.3} N, max {} contacts, {} render faults",
+        "replayed {} ticks into {}: max force {:.3} N, max {} contacts; faults: render {}, solver failed {}, quarantined {}; {} decisions in the solver's band",
         report.ticks,
         args.out.display(),
         report.max_force,
         report.max_contacts,
-        report.faults.render
+        f.render,
+        f.solver_failed,
+        f.quarantined,
+        report.verdicts.band_decisions()
     );
     Ok(())
 }

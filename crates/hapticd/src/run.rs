@@ -33,7 +33,8 @@ pub struct RunArgs {
     /// is held until a signal.
     #[arg(long)]
     until_end: bool,
-    /// Record every tick (device pose, wrench, contacts, state) to FILE.
+    /// Record every tick (device pose, the wrench written and rendered, tool
+    /// pose, contacts, friction state and verdict) to FILE.
     #[arg(long, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Stop after this many seconds.
@@ -63,9 +64,30 @@ impl RunArgs {
 /// The config, its base directory and the name its errors carry, with the
 /// command line's overrides applied and checked.
 fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
-    let (mut config, file, base) = match &args.config {
+    let cwd = std::env::current_dir().context("reading the current directory")?;
+    // Applied before validation, so that a config may leave out what the
+    // command line supplies (an emulator's trajectory, say).
+    let overrides = |config: &mut Config| {
+        if let Some(trajectory) = &args.trajectory {
+            config.device.kind = DeviceKind::Emulator;
+            config.device.trajectory_file = Some(cwd.join(trajectory));
+        }
+        match args.device {
+            Some(DeviceChoice::Simulated) => config.device.kind = DeviceKind::Simulated,
+            Some(DeviceChoice::Emulator) => config.device.kind = DeviceKind::Emulator,
+            Some(DeviceChoice::Hid) => config.device.kind = DeviceKind::Hid,
+            None => {}
+        }
+        if let Some(cpu) = args.servo_cpu {
+            config.threads.servo.cpu = Some(cpu);
+        }
+        if let Some(priority) = args.servo_priority {
+            config.threads.servo.priority = (priority > 0).then_some(priority);
+        }
+    };
+    let (config, file, base) = match &args.config {
         Some(path) => {
-            let config = Config::load(path)?;
+            let config = Config::load_with(path, overrides)?;
             let base = path
                 .parent()
                 .filter(|p| !p.as_os_str().is_empty())
@@ -73,31 +95,16 @@ fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
                 .to_owned();
             (config, path.clone(), base)
         }
-        None => (
-            Config::embedded_default(),
-            PathBuf::from(EMBEDDED_DEFAULT_NAME),
-            PathBuf::from("."),
-        ),
+        None => {
+            let mut config = Config::embedded_default();
+            overrides(&mut config);
+            let (file, base) = (PathBuf::from(EMBEDDED_DEFAULT_NAME), PathBuf::from("."));
+            config.revalidate(&file, &base)?;
+            (config, file, base)
+        }
     };
-    let cwd = std::env::current_dir().context("reading the current directory")?;
-    if let Some(trajectory) = &args.trajectory {
-        config.device.kind = DeviceKind::Emulator;
-        config.device.trajectory_file = Some(cwd.join(trajectory));
-    }
-    match args.device {
-        Some(DeviceChoice::Simulated) => config.device.kind = DeviceKind::Simulated,
-        Some(DeviceChoice::Emulator) => config.device.kind = DeviceKind::Emulator,
-        Some(DeviceChoice::Hid) => config.device.kind = DeviceKind::Hid,
-        None => {}
-    }
     if args.until_end && config.device.kind != DeviceKind::Emulator {
         anyhow::bail!("--until-end needs the emulator (`--device emulator --trajectory FILE`)");
-    }
-    if let Some(cpu) = args.servo_cpu {
-        config.threads.servo.cpu = Some(cpu);
-    }
-    if let Some(priority) = args.servo_priority {
-        config.threads.servo.priority = (priority > 0).then_some(priority);
     }
     if config.rendering.solver == Solver::Reference {
         anyhow::bail!(
@@ -105,7 +112,6 @@ fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
             file.display()
         );
     }
-    config.revalidate(&file, &base)?;
     Ok((config, base))
 }
 

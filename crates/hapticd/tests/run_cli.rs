@@ -2,6 +2,9 @@
 //! in a temporary directory, stopped by signals or by the end of a
 //! recording, its recordings and summaries read back.
 
+use haptic_friction::FrictionState;
+use haptic_render::FrictionVerdict;
+use nalgebra::Vector3;
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
@@ -106,35 +109,42 @@ struct Row {
     position: [f64; 3],
     force: [f64; 3],
     torque: [f64; 3],
+    rendered_force: [f64; 3],
     contacts: u32,
     state: u8,
+    verdict: u8,
 }
 
-/// Reads a tick recording, checking its header and that every line is
-/// whole.
+/// Reads a tick recording with the library's reader, checking that every
+/// line is whole.
 fn read_ticks(path: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.ends_with('\n'), "{} ends mid-line", path.display());
-    let mut lines = text.lines();
-    assert_eq!(lines.next(), Some("# hapticd-ticks: 1"));
-    assert!(lines
-        .next()
-        .unwrap()
-        .starts_with("# columns: tick,time_ns,"));
-    lines
-        .map(|line| {
-            let v: Vec<f64> = line.split(',').map(|x| x.parse().unwrap()).collect();
-            assert_eq!(v.len(), 18, "{line}");
-            Row {
-                time_s: v[1] * 1e-9,
-                position: [v[2], v[3], v[4]],
-                force: [v[9], v[10], v[11]],
-                torque: [v[12], v[13], v[14]],
-                contacts: v[15] as u32,
-                state: v[16] as u8,
-            }
+    haptic_devices::read_ticks(&text, &path.display().to_string())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .into_iter()
+        .map(|r| Row {
+            time_s: r.time.as_secs_f64(),
+            position: r.pose.translation.vector.into(),
+            force: r.wrench.force.into(),
+            torque: r.wrench.torque.into(),
+            rendered_force: r.rendered.force.into(),
+            contacts: r.contacts,
+            state: r.state,
+            verdict: r.verdict,
         })
         .collect()
+}
+
+impl Row {
+    /// The friction verdict; `None` when nothing was rendered.
+    fn verdict(&self) -> Option<FrictionVerdict> {
+        FrictionVerdict::from_code(self.verdict)
+    }
+
+    fn friction_state(&self) -> Option<FrictionState> {
+        self.verdict().map(FrictionVerdict::state)
+    }
 }
 
 fn norm(v: [f64; 3]) -> f64 {
@@ -168,6 +178,19 @@ fn stops_cleanly_on(signal: i32, name: &str) {
 
     let summary = read_summary(&summary);
     assert_eq!(summary["reason"], name);
+    for key in ["solver_failed", "quarantined"] {
+        assert!(summary["faults"][key].is_u64(), "{summary}");
+    }
+    for key in ["static_in_band", "sliding_in_band"] {
+        assert!(summary["band_decisions"][key].is_u64(), "{summary}");
+    }
+    let verdicts: u64 = summary["verdicts"]
+        .as_object()
+        .unwrap()
+        .values()
+        .map(|v| v.as_u64().unwrap())
+        .sum();
+    assert_eq!(verdicts, summary["recorded_ticks"].as_u64().unwrap());
     let ticks = summary["ticks"].as_u64().unwrap();
     let elapsed = summary["elapsed_s"].as_f64().unwrap();
     assert!(elapsed > 1.5, "{summary}");
@@ -349,6 +372,18 @@ fn telemetry_streams_ticks_and_latency_over_udp() {
         assert_eq!(tick["force_n"].as_array().unwrap().len(), 3);
         assert!(["free", "sliding", "static", "not rendered"]
             .contains(&tick["state"].as_str().unwrap()));
+        let verdict = tick["verdict"].as_str().unwrap();
+        assert!(
+            verdict == "not rendered" || FrictionVerdict::ALL.iter().any(|v| v.name() == verdict),
+            "{tick}"
+        );
+        assert_eq!(tick["rendered_force_n"].as_array().unwrap().len(), 3);
+        assert_eq!(tick["rendered_torque_n_m"].as_array().unwrap().len(), 3);
+        assert_eq!(tick["quarantined"], false);
+        for fault in ["read", "render", "write", "solver_failed", "quarantined"] {
+            assert!(tick["faults"][fault].is_u64(), "{fault}: {tick}");
+        }
+        assert!(tick["band_decisions"].is_u64(), "{tick}");
     }
     assert!(ticks.iter().any(|t| t["contacts"].as_u64().unwrap() > 0));
     for digest in &digests {
@@ -426,7 +461,20 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     );
 
     // The peg is in the hole throughout: always in contact.
-    assert!(rows.iter().all(|r| r.contacts > 0 || r.state == 255));
+    assert!(rows.iter().all(|r| r.contacts > 0 || r.verdict().is_none()));
+    // The state column is the verdict's state.
+    for row in &rows {
+        let state = row.friction_state().map(|s| match s {
+            FrictionState::Free => FrictionVerdict::Free,
+            FrictionState::Sliding => FrictionVerdict::Sliding,
+            FrictionState::Static => FrictionVerdict::Static,
+        });
+        assert_eq!(
+            state.map_or(255, FrictionVerdict::code),
+            row.state,
+            "{row:?}"
+        );
+    }
 
     // While the peg slides in (the deep push, 2.5–5 s), the force on the
     // hand resists the insertion (+z), at the minimal insertion force of
@@ -458,7 +506,9 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     eprintln!("insertion force: mean {fz:.4} N, peak {peak:.4} N, lateral {lateral:.5} N over {travel:.4} m");
     assert!(travel > 0.009, "the handle moved {travel} m");
     assert!(peak < 3.0 * high, "peak {peak} N");
-    assert!(sliding.iter().any(|r| r.state == 1));
+    assert!(sliding
+        .iter()
+        .any(|r| r.friction_state() == Some(FrictionState::Sliding)));
 }
 
 /// The physics thread, live: the daemon pushes config/push-block.toml's
@@ -631,5 +681,185 @@ fn replay_is_deterministic_to_the_byte() {
     assert_eq!(
         std::fs::read(&outs[0]).unwrap(),
         std::fs::read(&outs[1]).unwrap()
+    );
+}
+
+/// A kinematic emulator's output is masked: it is written zero, yet the
+/// recording shows the wrench rendered, and the tool pose.
+#[test]
+fn a_kinematic_replay_records_the_rendered_wrench() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        "segments = [{ type = \"line\", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 }, { type = \"hold\", duration_s = 0.2 }]\n",
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let config = dir.path().join("kinematic.toml");
+    std::fs::write(
+        &config,
+        format!("{text}\n[device.emulator]\nmode = \"kinematic\"\n"),
+    )
+    .unwrap();
+    let out = dir.path().join("ticks.csv");
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let rows = read_ticks(&out);
+    assert!(rows.len() > 400);
+    assert!(rows
+        .iter()
+        .all(|r| norm(r.force) == 0.0 && norm(r.torque) == 0.0));
+    // Pressed 2 mm into the floor and the wall through the 1 kN/m coupling.
+    let last = rows.last().unwrap();
+    assert!(
+        last.rendered_force[0] > 0.5 && last.rendered_force[2] > 0.5,
+        "{last:?}"
+    );
+    assert!(matches!(
+        last.friction_state(),
+        Some(FrictionState::Static | FrictionState::Sliding)
+    ));
+    // The tool stopped at the surfaces, short of the handle.
+    let records = haptic_devices::load_ticks(&out).unwrap();
+    let tool = records.last().unwrap().tool_pose.translation.vector;
+    let handle =
+        records.last().unwrap().pose.translation.vector + Vector3::new(0.0255, 0.0, 0.0255);
+    assert!(tool.z - handle.z > 0.001, "tool {tool:?} handle {handle:?}");
+}
+
+/// A config for the emulator that leaves the trajectory to the command
+/// line: `hapticd replay --trajectory` and `hapticd run --trajectory` take
+/// it, though the file names no `trajectory_file` (nor a motion).
+#[test]
+fn the_command_line_gives_the_trajectory_a_config_leaves_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        "segments = [{ type = \"line\", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 }]\n",
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let device = &text[text.find("[device]").unwrap()..];
+    let emulator_only = text.replace(
+        device,
+        "[device]\nkind = \"emulator\"\nworkspace_offset_m = [0.0255, 0.0, 0.0255]\n",
+    );
+    assert!(!emulator_only.contains("trajectory_file") && !emulator_only.contains("segments"));
+    let config = dir.path().join("emulator.toml");
+    std::fs::write(&config, &emulator_only).unwrap();
+    // On its own it cannot run, and says why.
+    let output = hapticd().arg("check-config").arg(&config).output().unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("trajectory_file"));
+
+    let out = dir.path().join("ticks.csv");
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .arg("--out")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let rows = read_ticks(&out);
+    assert!((301..=302).contains(&rows.len()), "{} ticks", rows.len());
+    assert!(rows.iter().any(|r| r.contacts > 0 && norm(r.force) > 0.1));
+
+    let output = hapticd()
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .args(["--until-end", "--duration", "60"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(stdout.contains("end of recording"), "{stdout}");
+}
+
+/// Torque in the loop: in hand mode the emulator's handle turns (by
+/// default) under the rendered torque. The handle presses the cube into
+/// the corner and then twists 0.2 rad about z; friction and the wall hold
+/// the cube back, so the coupling twists and its torque turns the handle
+/// back against the hand, until `k_hand (θ_rec − θ) = −τ`. With
+/// `rotation = "kinematic"` the handle follows the recording and no torque
+/// is written.
+#[test]
+fn a_rendered_torque_turns_the_emulated_handle() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        r#"segments = [
+    { type = "line", to_m = [-0.002, 0.0, -0.002], duration_s = 0.3 },
+    { type = "hold", duration_s = 0.2 },
+    { type = "rotate", axis = [0.0, 0.0, 1.0], angle_rad = 0.2, duration_s = 0.5 },
+    { type = "hold", duration_s = 0.7 },
+]
+"#,
+        dir.path(),
+    );
+    let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
+    let replay = |name: &str, emulator: &str| {
+        let config = dir.path().join(format!("{name}.toml"));
+        std::fs::write(&config, format!("{text}\n[device.emulator]\n{emulator}\n")).unwrap();
+        let out = dir.path().join(format!("{name}.csv"));
+        let output = hapticd()
+            .args(["replay", "--config"])
+            .arg(&config)
+            .arg("--trajectory")
+            .arg(&trajectory)
+            .arg("--out")
+            .arg(&out)
+            .output()
+            .unwrap();
+        assert!(output.status.success(), "{output:?}");
+        haptic_devices::load_ticks(&out).unwrap()
+    };
+    let yaw = |r: &haptic_devices::TickRecord| r.pose.rotation.scaled_axis().z;
+
+    let turning = replay("hand", "mode = \"hand\"");
+    let last = turning.last().unwrap();
+    let (torque, rendered) = (last.wrench.torque.z, last.rendered.torque.z);
+    let lag = 0.2 - yaw(last);
+    eprintln!(
+        "hand: yaw {:.4} rad, torque {torque:.4} N·m written, {rendered:.4} rendered",
+        yaw(last)
+    );
+    // The coupling pulls the handle back (−z), and the hand balances it
+    // (k_hand = 1 N·m/rad by default), the handle at rest.
+    assert!(torque < -0.005, "{torque}");
+    assert!((torque - rendered).abs() < 1e-6, "{torque} {rendered}");
+    assert!(lag > 0.005, "{lag}");
+    assert!(
+        (lag + torque).abs() < 0.02 * lag,
+        "lag {lag} against {}",
+        -torque
+    );
+    // Turned about z only.
+    let axis = last.pose.rotation.scaled_axis();
+    assert!(axis.x.abs() < 1e-3 && axis.y.abs() < 1e-3, "{axis:?}");
+
+    let following = replay("kinematic", "mode = \"hand\"\nrotation = \"kinematic\"");
+    let last = following.last().unwrap();
+    eprintln!(
+        "kinematic rotation: yaw {:.4} rad, torque {:.4} N·m rendered",
+        yaw(last),
+        last.rendered.torque.z
+    );
+    assert!((yaw(last) - 0.2).abs() < 1e-9, "{}", yaw(last));
+    assert!(following.iter().all(|r| r.wrench.torque.norm() == 0.0));
+    // Rendered all the same, but masked.
+    assert!(
+        last.rendered.torque.z < -0.005,
+        "{}",
+        last.rendered.torque.z
     );
 }

@@ -13,7 +13,7 @@ pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
-    PhysicsSnapshot, ServoTick, TickFaults, TickRecord, ToolState, WorkspaceMapping, SAFETY_OFF,
-    SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, SAFETY_TRIPPED, SAFETY_WAITING,
-    STATE_FREE, STATE_NOT_RENDERED, STATE_SLIDING, STATE_STATIC,
+    PhysicsSnapshot, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
+    SAFETY_OFF, SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, SAFETY_TRIPPED,
+    SAFETY_WAITING, STATE_NOT_RENDERED,
 };

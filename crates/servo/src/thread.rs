@@ -26,7 +26,7 @@
 //! the caller wrote before a request is visible to the servo once it sees
 //! the request.
 use crate::schedule::ThreadSchedule;
-use crate::tick::{ServoTick, TickFaults, TickRecord};
+use crate::tick::{ServoTick, TickFaults, TickRecord, VerdictCounts};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
 use hdrhistogram::Histogram;
 use std::fmt;
@@ -205,6 +205,8 @@ pub struct ServoStats {
     pub tick_time: LatencyHistogram,
     pub stages: StageTimers,
     pub faults: TickFaults,
+    /// Ticks per friction verdict.
+    pub verdicts: VerdictCounts,
     pub safety: SafetyCounters,
     pub telemetry_dropped: u64,
 }
@@ -355,6 +357,7 @@ fn run<D: HapticDevice>(
         tick_time: LatencyHistogram::default(),
         stages: StageTimers::default(),
         faults: TickFaults::default(),
+        verdicts: VerdictCounts::default(),
         safety: SafetyCounters::default(),
         telemetry_dropped: 0,
     };
@@ -405,6 +408,7 @@ fn run<D: HapticDevice>(
         panic::resume_unwind(payload);
     }
     stats.faults = tick.faults();
+    stats.verdicts = tick.verdicts();
     stats.safety = tick.safety().counters();
     stats.telemetry_dropped = tick.telemetry_dropped();
     (stats, tick)

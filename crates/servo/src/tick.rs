@@ -5,7 +5,7 @@ use haptic_devices::{
 };
 use haptic_friction::FrictionState;
 use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
-use haptic_render::RenderingCycle;
+use haptic_render::{FrictionVerdict, RenderingCycle};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
@@ -135,13 +135,9 @@ impl ToolState {
     }
 }
 
-/// [`TickRecord::state`]: no contact.
-pub const STATE_FREE: u8 = 0;
-/// [`TickRecord::state`]: in contact, sliding.
-pub const STATE_SLIDING: u8 = 1;
-/// [`TickRecord::state`]: in contact, held by static friction.
-pub const STATE_STATIC: u8 = 2;
-/// [`TickRecord::state`]: the device read failed; nothing was rendered.
+/// [`TickRecord::verdict`] (and the recordings' `state` and `verdict`
+/// columns) when the device read failed and nothing was rendered; every
+/// other value is a [`FrictionVerdict::code`].
 pub const STATE_NOT_RENDERED: u8 = 255;
 
 /// [`TickRecord::safety_state`]: [`SafetyState::Running`], full limits.
@@ -169,8 +165,12 @@ pub struct TickRecord {
     /// Scheduled time of the tick since the servo started.
     pub time: Duration,
     pub contacts: u32,
-    /// One of the `STATE_*` codes.
-    pub state: u8,
+    /// The friction stage's [`FrictionVerdict::code`], or
+    /// [`STATE_NOT_RENDERED`].
+    pub verdict: u8,
+    /// The simulation pose came out non-finite and the rendering cycle
+    /// reset it to the manipulandum (`CycleReport::quarantined`).
+    pub quarantined: bool,
     /// Sequence of the last physics snapshot applied.
     pub physics_sequence: u64,
     /// Handle position read this tick, device frame (m); zero when the read
@@ -183,6 +183,13 @@ pub struct TickRecord {
     pub tool_position: [f64; 3],
     /// Simulation object orientation after the tick, world frame.
     pub tool_orientation: [f64; 4],
+    /// Force rendered this tick, device frame (N): the coupling wrench mapped
+    /// to the device, as requested of the safety layer, before its limits
+    /// and the device's output mask. Zero while clutched or when nothing was
+    /// rendered; not finite when the rendering was not.
+    pub rendered_force: [f64; 3],
+    /// Torque rendered this tick, device frame (N·m), as `rendered_force`.
+    pub rendered_torque: [f64; 3],
     /// Force written to the device after the safety layer, device frame (N).
     pub force: [f64; 3],
     /// Torque written to the device after the safety layer, device frame (N·m).
@@ -191,6 +198,11 @@ pub struct TickRecord {
     pub wake_latency_ns: u64,
     /// Safety trip episodes so far, all causes.
     pub safety_trips: u64,
+    /// The servo's fault counts so far, this tick included.
+    pub faults: TickFaults,
+    /// Ticks decided within the friction solver's band so far, this tick
+    /// included ([`VerdictCounts::band_decisions`]).
+    pub band_decisions: u64,
     /// The most recent trip's cause, if any trip happened yet.
     pub last_trip: Option<TripCause>,
     /// One of the `SAFETY_*` codes, after the tick's write.
@@ -215,6 +227,63 @@ pub struct TickFaults {
     pub render: u64,
     /// Device writes that failed.
     pub write: u64,
+    /// Ticks whose friction solve failed ([`FrictionVerdict::SolverFailed`]):
+    /// they slid without friction.
+    pub solver_failed: u64,
+    /// Ticks whose simulation pose came out non-finite and was reset to the
+    /// manipulandum (`CycleReport::quarantined`); they rendered zero.
+    pub quarantined: u64,
+}
+
+impl TickFaults {
+    /// All faults, every kind.
+    pub fn total(&self) -> u64 {
+        self.read + self.render + self.write + self.solver_failed + self.quarantined
+    }
+
+    /// Counts a rendered cycle's friction and pose faults: a failed solve
+    /// and a quarantined pose.
+    pub fn count_cycle(&mut self, verdict: FrictionVerdict, quarantined: bool) {
+        self.solver_failed += u64::from(verdict == FrictionVerdict::SolverFailed);
+        self.quarantined += u64::from(quarantined);
+    }
+}
+
+/// Ticks per friction verdict, and ticks that rendered nothing: the
+/// companion of [`TickFaults`] that counts the decisions the friction
+/// solver could not certify.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct VerdictCounts {
+    /// Indexed by [`FrictionVerdict::code`].
+    pub by_code: [u64; FrictionVerdict::ALL.len()],
+    /// Ticks whose device read failed ([`STATE_NOT_RENDERED`]).
+    pub not_rendered: u64,
+}
+
+impl VerdictCounts {
+    /// Counts one tick's [`TickRecord::verdict`]: a verdict code, or any
+    /// other value as not rendered.
+    pub fn add(&mut self, code: u8) {
+        match self.by_code.get_mut(usize::from(code)) {
+            Some(count) => *count += 1,
+            None => self.not_rendered += 1,
+        }
+    }
+
+    /// Ticks with `verdict`.
+    pub fn get(&self, verdict: FrictionVerdict) -> u64 {
+        self.by_code[usize::from(verdict.code())]
+    }
+
+    /// Ticks decided within the solver's band, static or sliding.
+    pub fn band_decisions(&self) -> u64 {
+        self.get(FrictionVerdict::StaticInBand) + self.get(FrictionVerdict::SlidingInBand)
+    }
+
+    /// Every tick counted.
+    pub fn total(&self) -> u64 {
+        self.by_code.iter().sum::<u64>() + self.not_rendered
+    }
 }
 
 fn nanos(d: Duration) -> u64 {
@@ -225,11 +294,28 @@ fn wijk(q: &UnitQuaternion<f64>) -> [f64; 4] {
     [q.w, q.i, q.j, q.k]
 }
 
-fn state_code(state: FrictionState) -> u8 {
-    match state {
-        FrictionState::Free => STATE_FREE,
-        FrictionState::Sliding => STATE_SLIDING,
-        FrictionState::Static => STATE_STATIC,
+impl TickRecord {
+    /// The friction verdict; `None` when nothing was rendered.
+    pub fn friction_verdict(&self) -> Option<FrictionVerdict> {
+        FrictionVerdict::from_code(self.verdict)
+    }
+
+    /// What the tool did, free, sliding or static; `None` when nothing was
+    /// rendered.
+    pub fn friction_state(&self) -> Option<FrictionState> {
+        self.friction_verdict().map(FrictionVerdict::state)
+    }
+
+    /// [`friction_state`](Self::friction_state) as the code of the
+    /// certified verdict of that state (0 free, 1 sliding, 2 static), or
+    /// [`STATE_NOT_RENDERED`]: the recordings' `state` column.
+    pub fn state_code(&self) -> u8 {
+        match self.friction_state() {
+            Some(FrictionState::Free) => FrictionVerdict::Free.code(),
+            Some(FrictionState::Sliding) => FrictionVerdict::Sliding.code(),
+            Some(FrictionState::Static) => FrictionVerdict::Static.code(),
+            None => STATE_NOT_RENDERED,
+        }
     }
 }
 
@@ -273,6 +359,7 @@ pub struct ServoTick<D: HapticDevice> {
     clutched: bool,
     ticks: u64,
     faults: TickFaults,
+    verdicts: VerdictCounts,
     ended: bool,
     /// The previous tick's scheduled time.
     last_time: Option<Duration>,
@@ -308,6 +395,7 @@ impl<D: HapticDevice> ServoTick<D> {
             clutched: false,
             ticks: 0,
             faults: TickFaults::default(),
+            verdicts: VerdictCounts::default(),
             ended: false,
             last_time: None,
             contact_wrenches: vec![Vector6::zeros(); objects],
@@ -338,7 +426,7 @@ impl<D: HapticDevice> ServoTick<D> {
         let mut record = TickRecord {
             tick: self.ticks,
             time,
-            state: STATE_NOT_RENDERED,
+            verdict: STATE_NOT_RENDERED,
             device_orientation: wijk(&UnitQuaternion::identity()),
             wake_latency_ns: nanos(wake_latency),
             ..TickRecord::default()
@@ -375,7 +463,9 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 let report = self.cycle.step(&self.manipulandum);
                 record.contacts = report.contacts as u32;
-                record.state = state_code(report.state);
+                record.verdict = report.verdict.code();
+                record.quarantined = report.quarantined;
+                self.faults.count_cycle(report.verdict, report.quarantined);
                 record.collision_ns = nanos(report.timings.collision);
                 record.assembly_ns = nanos(report.timings.assembly);
                 record.friction_ns = nanos(report.timings.friction);
@@ -402,6 +492,8 @@ impl<D: HapticDevice> ServoTick<D> {
                 Wrench::ZERO
             }
         };
+        record.rendered_force = request.force.into();
+        record.rendered_torque = request.torque.into();
         let write_started = Instant::now();
         if self.device.write(&request).is_err() {
             self.faults.write += 1;
@@ -412,6 +504,9 @@ impl<D: HapticDevice> ServoTick<D> {
         record.force = written.force.into();
         record.torque = written.torque.into();
         record.safety_trips = self.device.counters().total();
+        self.verdicts.add(record.verdict);
+        record.faults = self.faults;
+        record.band_decisions = self.verdicts.band_decisions();
         record.last_trip = self.device.last_trip().map(|trip| trip.cause);
         record.safety_state = safety_code(self.device.state());
         let tool_pose = *self.cycle.simulation_pose();
@@ -473,6 +568,11 @@ impl<D: HapticDevice> ServoTick<D> {
         self.faults
     }
 
+    /// Ticks per friction verdict so far.
+    pub fn verdicts(&self) -> VerdictCounts {
+        self.verdicts
+    }
+
     /// Whether a device read has reported [`DeviceError::EndOfRecording`]
     /// (which started the shutdown ramp).
     pub fn device_ended(&self) -> bool {
@@ -482,5 +582,41 @@ impl<D: HapticDevice> ServoTick<D> {
     /// Records dropped because telemetry was full.
     pub fn telemetry_dropped(&self) -> u64 {
         self.telemetry.dropped()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn verdicts_and_cycle_faults_are_counted_per_tick() {
+        let mut faults = TickFaults::default();
+        let mut verdicts = VerdictCounts::default();
+        let ticks = [
+            (FrictionVerdict::Free, false),
+            (FrictionVerdict::StaticInBand, false),
+            (FrictionVerdict::StaticInBand, true),
+            (FrictionVerdict::SlidingInBand, false),
+            (FrictionVerdict::SolverFailed, false),
+            (FrictionVerdict::SolverFailed, true),
+            (FrictionVerdict::Static, false),
+        ];
+        for (verdict, quarantined) in ticks {
+            faults.count_cycle(verdict, quarantined);
+            verdicts.add(verdict.code());
+        }
+        verdicts.add(STATE_NOT_RENDERED);
+        assert_eq!(faults.solver_failed, 2);
+        assert_eq!(faults.quarantined, 2);
+        assert_eq!((faults.read, faults.render, faults.write), (0, 0, 0));
+        assert_eq!(faults.total(), 4);
+        assert_eq!(verdicts.get(FrictionVerdict::StaticInBand), 2);
+        assert_eq!(verdicts.get(FrictionVerdict::SlidingInBand), 1);
+        assert_eq!(verdicts.get(FrictionVerdict::SolverFailed), 2);
+        assert_eq!(verdicts.get(FrictionVerdict::Sliding), 0);
+        assert_eq!(verdicts.band_decisions(), 3);
+        assert_eq!(verdicts.not_rendered, 1);
+        assert_eq!(verdicts.total(), ticks.len() as u64 + 1);
     }
 }

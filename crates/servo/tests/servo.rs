@@ -6,10 +6,10 @@ use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SafetyState, SimulatedClock,
     SimulatedDevice, TripCause, Wrench,
 };
+use haptic_friction::FrictionState;
 use haptic_servo::{
     LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, SAFETY_OFF,
-    SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED, STATE_SLIDING,
-    STATE_STATIC,
+    SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED,
 };
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3, Vector6};
 use std::sync::{Arc, Mutex};
@@ -66,7 +66,13 @@ fn stepped_run_renders_contacts_within_limits() {
     let in_contact = records.iter().filter(|r| r.contacts > 0).count();
     assert!(in_contact > 100, "{in_contact} ticks in contact");
     let last = records.last().unwrap();
-    assert!(matches!(last.state, STATE_STATIC | STATE_SLIDING));
+    assert!(matches!(
+        last.friction_state(),
+        Some(FrictionState::Static | FrictionState::Sliding)
+    ));
+    assert_eq!(last.verdict, last.friction_verdict().unwrap().code());
+    // The simulated device takes forces: the rendered wrench was written.
+    assert_eq!(last.rendered_force, last.force);
     assert!(last.collision_ns > 0);
     let written = rig.tick.safety().device().last_wrench();
     assert!(written.force.norm() > 1.0, "{written:?}");
@@ -132,7 +138,7 @@ fn device_faults_write_zero_and_are_counted() {
     for i in 0..30 {
         let record = rig.tick.run(DT * i, Duration::ZERO);
         if i % 3 != 1 {
-            assert_eq!(record.state, STATE_NOT_RENDERED);
+            assert_eq!(record.verdict, STATE_NOT_RENDERED);
             assert_eq!(rig.tick.safety().device().last_wrench, Some(Wrench::ZERO));
             assert_eq!(record.device_position, [0.0; 3]);
             assert_eq!(record.device_orientation, [1.0, 0.0, 0.0, 0.0]);
@@ -375,8 +381,12 @@ fn thread_ends_by_itself_when_the_recording_ends() {
     assert_eq!(stats.safety.shutdown, 1);
     let records: Vec<_> = rig.telemetry.drain().collect();
     assert_eq!(records.len() as u64, stats.ticks);
-    assert!(records[..300].iter().all(|r| r.state != STATE_NOT_RENDERED));
-    assert!(records[300..].iter().all(|r| r.state == STATE_NOT_RENDERED));
+    assert!(records[..300]
+        .iter()
+        .all(|r| r.verdict != STATE_NOT_RENDERED));
+    assert!(records[300..]
+        .iter()
+        .all(|r| r.verdict == STATE_NOT_RENDERED));
     assert!(records
         .iter()
         .all(|r| r.last_trip != Some(TripCause::DeviceError)));
@@ -430,7 +440,7 @@ fn the_end_of_a_recording_ramps_down_like_a_stop() {
     let mut rig = rig(device, 1024);
     for i in 0..800 {
         let record = rig.tick.run(DT * i, Duration::ZERO);
-        assert_ne!(record.state, STATE_NOT_RENDERED);
+        assert_ne!(record.verdict, STATE_NOT_RENDERED);
     }
     assert!(!rig.tick.device_ended());
     let from = rig.tick.safety().commanded();
@@ -438,7 +448,7 @@ fn the_end_of_a_recording_ramps_down_like_a_stop() {
     for k in 1..=12u32 {
         let record = rig.tick.run(DT * (800 + k), Duration::ZERO);
         assert!(rig.tick.device_ended());
-        assert_eq!(record.state, STATE_NOT_RENDERED);
+        assert_eq!(record.verdict, STATE_NOT_RENDERED);
         let scale = (1.0 - f64::from(k) / 10.0).max(0.0);
         let written = rig.tick.safety().device().device.last_wrench();
         assert!(
@@ -718,11 +728,11 @@ fn a_failed_read_publishes_zero_contact_wrenches() {
         if i % 2 == 0 {
             // Nothing rendered: no contact wrench, though the last step's
             // contacts are still there.
-            assert_eq!(record.state, STATE_NOT_RENDERED);
+            assert_eq!(record.verdict, STATE_NOT_RENDERED);
             assert!(!rig.tick.cycle().scene().contacts().is_empty());
             assert_eq!(state.contact_wrenches, vec![Vector6::zeros()]);
         } else {
-            assert_ne!(record.state, STATE_NOT_RENDERED);
+            assert_ne!(record.verdict, STATE_NOT_RENDERED);
             assert!(state.contact_wrenches[0].norm() > 0.1, "tick {i}");
         }
     }
@@ -787,7 +797,7 @@ fn contact_impulses_sum_wrench_times_period() {
                         "tick {i}, object {k}: {now:?} vs {expected:?}"
                     );
                 }
-                if record.state == STATE_NOT_RENDERED {
+                if record.verdict == STATE_NOT_RENDERED {
                     assert_eq!(&state.contact_impulses, impulses, "tick {i}");
                 } else {
                     late += usize::from(period > DT);
@@ -796,7 +806,7 @@ fn contact_impulses_sum_wrench_times_period() {
         }
         // Settled into static contact: the wrench is constant, so the
         // impulse grows by the same amount per period.
-        if i >= 300 && record.state != STATE_NOT_RENDERED {
+        if i >= 300 && record.verdict != STATE_NOT_RENDERED {
             let (before, impulses) = previous.as_ref().unwrap();
             let dt = (time - *before).as_secs_f64();
             let held = rig.tool.read().contact_wrenches[0];
@@ -859,4 +869,69 @@ fn reindexing_keeps_the_workspace_axes() {
     // Turning the handle turns the tool by as much.
     let turned = mapping.manipulandum(&sample(0.0, 1.0));
     assert!((turned.rotation.angle_to(&held.rotation) - 0.2).abs() < 1e-12);
+}
+
+/// Plays a [`SimulatedDevice`] but reports the handle `far` metres away on
+/// read `at`: finite, so the safety layer passes it, but far enough that
+/// the coupling force overflows and the simulation pose comes out
+/// non-finite.
+struct Flung {
+    device: SimulatedDevice,
+    reads: u32,
+    at: u32,
+    far: f64,
+}
+
+impl HapticDevice for Flung {
+    fn capabilities(&self) -> &DeviceCapabilities {
+        self.device.capabilities()
+    }
+
+    fn read(&mut self) -> Result<DeviceSample, DeviceError> {
+        let read = self.reads;
+        self.reads += 1;
+        let mut sample = self.device.read()?;
+        if read == self.at {
+            sample.position.x = self.far;
+        }
+        Ok(sample)
+    }
+
+    fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
+        self.device.write(wrench)
+    }
+}
+
+#[test]
+fn a_quarantined_pose_is_flagged_and_counted() {
+    let device = Flung {
+        device: SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT)),
+        reads: 0,
+        at: 20,
+        far: 1e306,
+    };
+    let mut rig = rig(device, 1024);
+    let records: Vec<_> = (0..400)
+        .map(|i| rig.tick.run(DT * i, Duration::ZERO))
+        .collect();
+    let faults = rig.tick.faults();
+    let flagged = records.iter().filter(|r| r.quarantined).count() as u64;
+    assert!(records[20].quarantined);
+    assert!(faults.quarantined >= 1);
+    assert_eq!(faults.quarantined, flagged);
+    assert_eq!(records.last().unwrap().faults, faults);
+    for record in records.iter().filter(|r| r.quarantined) {
+        // Reset to the handle: nothing to render, and nothing non-finite
+        // reached the device or the record.
+        assert!(record.tool_position.iter().all(|v| v.is_finite()));
+        assert_eq!(record.rendered_force, [0.0; 3], "{record:?}");
+        assert_eq!(record.force, [0.0; 3]);
+    }
+    assert_eq!(faults.render, 0);
+    // The run goes on: the cube ends pressed into the corner.
+    let pressed = rig.tool.read().contact_wrenches[0];
+    assert!(pressed.norm() > 0.1, "{pressed:?}");
+    let verdicts = rig.tick.verdicts();
+    assert_eq!(verdicts.total(), 400);
+    assert_eq!(verdicts.not_rendered, 0);
 }
