@@ -5,6 +5,7 @@ use haptic_contact::{
     GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
 use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams};
+use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
 use haptic_pointshell::PointShell;
@@ -311,13 +312,21 @@ pub struct Rendering {
     /// Stiffness scaling `N0` (contacts; seed 003 eq 77); `inf` disables
     /// it. Default 40, so at most 40 `k_n` in total.
     pub stiffness_scaling_contacts: f64,
-    /// Drop separating contacts from the LP (§4.1). Default on, against
-    /// sticking to surfaces being left.
+    /// Drop separating contacts from friction (§4.1; with `pre_sliding`,
+    /// contacts the frictionless step carries out of contact). Default on,
+    /// against sticking to surfaces being left.
     pub anti_stickiness: bool,
     /// Default `exact`: the true gradient, stable at larger stiffness.
     pub gradient: Gradient,
-    /// Default `static_lp`, the seed's method.
+    /// Default `pre_sliding`: static friction with bounded pre-sliding,
+    /// which renders Coulomb's breakaway on real contact
+    /// (docs/rendering.md). `static_lp` is the seed's LP as stated,
+    /// `yamane_springs` the baseline it improves on.
     pub friction: Friction,
+    /// `ε` of `friction = "pre_sliding"` (m): the load-weighted RMS slip of
+    /// the contacts from where they stuck that static friction allows.
+    /// Default 5 µm.
+    pub pre_sliding_displacement_m: f64,
     /// `k_f` per contact of `friction = "yamane_springs"` (N/m). Default
     /// 200 N/m, the default contact stiffness.
     pub friction_spring_stiffness_n_per_m: f64,
@@ -336,7 +345,8 @@ impl Default for Rendering {
             stiffness_scaling_contacts: p.penalty.scaling.reference_contacts,
             anti_stickiness: p.anti_stickiness,
             gradient: Gradient::Exact,
-            friction: Friction::StaticLp,
+            friction: Friction::PreSliding,
+            pre_sliding_displacement_m: PreSlidingParameters::default().displacement,
             friction_spring_stiffness_n_per_m: default_contact_stiffness(),
             solver: Solver::Fast,
         }
@@ -355,6 +365,7 @@ pub enum Gradient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Friction {
+    PreSliding,
     StaticLp,
     YamaneSprings,
 }
@@ -737,6 +748,9 @@ impl Config {
             static_damping: r.static_damping,
             anti_stickiness: r.anti_stickiness,
             friction: match r.friction {
+                Friction::PreSliding => FrictionModel::PreSliding {
+                    displacement: r.pre_sliding_displacement_m,
+                },
                 Friction::StaticLp => FrictionModel::StaticLp,
                 Friction::YamaneSprings => FrictionModel::YamaneSprings {
                     stiffness: r.friction_spring_stiffness_n_per_m,

@@ -77,7 +77,7 @@ fn the_examples_match_the_scenarios() {
     assert_eq!(p.pyramid_sides, 4);
     let mass = 7800.0 * std::f64::consts::PI * PEG_RADIUS * PEG_RADIUS * PEG_LENGTH;
     assert!((p.mass.mass - mass).abs() < 1e-15);
-    assert_eq!(p.friction, FrictionModel::StaticLp);
+    assert_eq!(p.friction, FrictionModel::PreSliding { displacement: 5e-6 });
     assert_eq!(
         peg.environment().next().unwrap().shape,
         Some(Shape::BlockWithHole {

@@ -349,6 +349,10 @@ fn rendering(config: &Config) -> Check {
         )?;
     }
     positive(
+        field("pre_sliding_displacement_m"),
+        r.pre_sliding_displacement_m,
+    )?;
+    positive(
         field("friction_spring_stiffness_n_per_m"),
         r.friction_spring_stiffness_n_per_m,
     )

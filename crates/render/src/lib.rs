@@ -17,6 +17,7 @@
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
 mod anchors;
+pub mod breakaway;
 pub mod cycle;
 pub mod scenario;
 pub mod yamane;

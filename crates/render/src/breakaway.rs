@@ -1,0 +1,340 @@
+//! Coulomb's law on a flat face: a tool resting on a floor, pressed with a
+//! normal force, then loaded sideways until it breaks away (or tips), in
+//! either contact role, for any mesh with a flat face. The experiment behind
+//! the breakaway tables of docs/rendering.md and their tests.
+//!
+//! **Set-up.** [`FlatTool::new`] turns a closed mesh so that its largest
+//! planar face on the convex hull faces down, puts the reference point (the
+//! simulation object's frame origin, where the coupling acts) at the
+//! volume centroid and turns it by a yaw, so that nothing is aligned with the
+//! axes. The floor is the top `z = 0` of a slab's field (the tool's point
+//! shell meets it: role A) or a grid of points (the floor's shell meets the
+//! tool's field: role B). The manipulandum presses with [`NORMAL_FORCE`],
+//! the tool settles, then the sideways load ramps at the reference point,
+//! in the floor plane along `direction`, to [`Breakaway::ramp_ratio`] times
+//! the normal force.
+//!
+//! **Laws.** Coulomb with the ℓ-gon of eq 13 (vertices at `2πm/ℓ` of each
+//! contact's tangent frame, which is general in the floor plane): breakaway
+//! at `F_t/F_n ∈ [μ, μ/cos(π/ℓ)]`. A rigid tool pushed at height `h` above
+//! its face tips first when `μ` exceeds `d/h`, `d` the face's extent from
+//! below the centroid along the push ([`FlatTool::tipping_ratio`]).
+
+use crate::cycle::{FrictionModel, RenderParameters};
+use crate::scenario::{floor_shell, run, Path, Scenario, SceneSetup, Segment, Trace};
+use haptic_contact::{
+    EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SharedField, ShellTree,
+};
+use haptic_mesh::shapes::box_mesh;
+use haptic_mesh::TriangleMesh;
+use haptic_pointshell::{sample_point_shell, spacing_for_count};
+use haptic_sdf::{DenseField, DenseOptions, NoProgress};
+use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
+use std::sync::Arc;
+
+/// The press (N).
+pub const NORMAL_FORCE: f64 = 2.5;
+
+/// Which object carries the point shell.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ToolRole {
+    /// Role A: the tool's point shell in the floor's field.
+    Shell,
+    /// Role B: the floor's point shell in the tool's field.
+    Field,
+}
+
+/// A closed mesh resting on its largest flat face, in its body frame.
+#[derive(Clone, Debug)]
+pub struct FlatTool {
+    pub name: String,
+    /// Body frame: reference point at the volume centroid, the resting face
+    /// in the plane `z = −height`, facing down.
+    pub mesh: TriangleMesh,
+    /// `h`: the centroid's height above the resting face (m).
+    pub height: f64,
+    /// The resting face's vertices, body frame (z = −h).
+    pub face: Vec<Point3<f64>>,
+    /// Mass (kg) for a density of 1,000 kg/m³ and the inertia about the
+    /// centroid (kg·m²), body frame.
+    pub mass: MassProperties,
+}
+
+/// Volume, centroid and inertia about the origin of a closed, outward
+/// oriented mesh (signed tetrahedra from the origin).
+fn mass_properties(mesh: &TriangleMesh) -> (f64, Vector3<f64>, Matrix3<f64>) {
+    let (mut volume, mut first, mut second) = (0.0, Vector3::zeros(), Matrix3::zeros());
+    for t in &mesh.triangles {
+        let [a, b, c] = t.map(|i| mesh.vertices[i as usize].coords);
+        let v = a.dot(&b.cross(&c)) / 6.0;
+        volume += v;
+        first += (a + b + c) * (v / 4.0);
+        // ∫ x xᵀ over the tetrahedron (0, a, b, c).
+        let s = a + b + c;
+        second += (a * a.transpose() + b * b.transpose() + c * c.transpose() + s * s.transpose())
+            * (v / 20.0);
+    }
+    let inertia = Matrix3::identity() * second.trace() - second;
+    (volume, first / volume, inertia)
+}
+
+impl FlatTool {
+    /// `mesh` (m) resting on its largest flat face on the convex hull,
+    /// turned by `yaw` about the vertical.
+    ///
+    /// # Panics
+    /// If the mesh has no planar face that supports it (every mesh with a
+    /// flat face does), or is not closed with positive volume.
+    pub fn new(name: &str, mesh: &TriangleMesh, yaw: f64) -> Self {
+        let extent = mesh.aabb().extents().norm();
+        let tolerance = 1e-6 * extent;
+        // Group triangles by supporting plane: normal and offset.
+        let mut best: Option<(f64, Vector3<f64>, f64)> = None;
+        for t in 0..mesh.triangles.len() {
+            let scaled = mesh.scaled_normal(t);
+            if scaled.norm() == 0.0 {
+                continue;
+            }
+            let n = scaled.normalize();
+            let p = mesh.vertices[mesh.triangles[t][0] as usize].coords;
+            let offset = n.dot(&p);
+            if mesh
+                .vertices
+                .iter()
+                .any(|v| n.dot(&v.coords) > offset + tolerance)
+            {
+                continue;
+            }
+            let area: f64 = (0..mesh.triangles.len())
+                .filter(|&s| {
+                    let m = mesh.scaled_normal(s);
+                    m.norm() > 0.0
+                        && m.normalize().dot(&n) > 1.0 - 1e-9
+                        && (n.dot(&mesh.vertices[mesh.triangles[s][0] as usize].coords) - offset)
+                            .abs()
+                            <= tolerance
+                })
+                .map(|s| mesh.area(s))
+                .sum();
+            if best.is_none_or(|(a, _, _)| area > a * (1.0 + 1e-9)) {
+                best = Some((area, n, offset));
+            }
+        }
+        let (_, normal, _) = best.expect("a flat face on the convex hull");
+        let turn = Rotation3::rotation_between(&normal, &-Vector3::z()).unwrap_or_else(|| {
+            Rotation3::from_axis_angle(&Vector3::x_axis(), std::f64::consts::PI)
+        });
+        let turn = Rotation3::from_axis_angle(&Vector3::z_axis(), yaw) * turn;
+        let turned: Vec<Point3<f64>> = mesh.vertices.iter().map(|v| turn * v).collect();
+        let turned = TriangleMesh::new(turned, mesh.triangles.clone());
+        let (volume, centroid, _) = mass_properties(&turned);
+        assert!(volume > 0.0, "{name}: a closed, outward oriented mesh");
+        let vertices: Vec<Point3<f64>> = turned.vertices.iter().map(|v| v - centroid).collect();
+        let body = TriangleMesh::new(vertices, turned.triangles);
+        let (_, _, inertia) = mass_properties(&body);
+        let bottom = body
+            .vertices
+            .iter()
+            .map(|v| v.z)
+            .fold(f64::INFINITY, f64::min);
+        let face = body
+            .vertices
+            .iter()
+            .filter(|v| v.z <= bottom + tolerance)
+            .copied()
+            .collect();
+        let density = 1000.0;
+        Self {
+            name: name.to_owned(),
+            mesh: body,
+            height: -bottom,
+            face,
+            mass: MassProperties {
+                mass: density * volume,
+                body_inertia: inertia * density,
+            },
+        }
+    }
+
+    /// `d/h`: the sideways-to-normal load ratio at which the tool, pushed at
+    /// its centroid along `direction` (rad, floor plane), starts to tip
+    /// over its face's edge, `d` the face's support distance along the push.
+    pub fn tipping_ratio(&self, direction: f64) -> f64 {
+        let u = Vector3::new(direction.cos(), direction.sin(), 0.0);
+        let d = self
+            .face
+            .iter()
+            .map(|p| p.coords.dot(&u))
+            .fold(f64::NEG_INFINITY, f64::max);
+        d / self.height
+    }
+}
+
+/// One breakaway experiment.
+#[derive(Clone, Debug)]
+pub struct Breakaway {
+    pub role: ToolRole,
+    pub mu: f64,
+    /// Push direction in the floor plane (rad).
+    pub direction: f64,
+    pub friction: FrictionModel,
+    /// The sideways load ramps to this times [`NORMAL_FORCE`].
+    pub ramp_ratio: f64,
+    /// Cycles of the sideways ramp.
+    pub ramp_cycles: usize,
+}
+
+/// What a [`Breakaway`] measured.
+#[derive(Clone, Debug)]
+pub struct BreakawayResult {
+    /// Largest `F_t/F_n` of the rendered force during the ramp, up to the
+    /// cycle the tool has slid 1 mm or turned 0.1 rad.
+    pub peak_ratio: f64,
+    /// The tool slid more than 1 mm during the ramp.
+    pub slid: bool,
+    /// The tool turned more than 0.1 rad during the ramp.
+    pub tipped: bool,
+    /// How far the tool's centroid moved in the floor plane by the end of
+    /// the ramp, or by the cycle it slid 1 mm or turned 0.1 rad (m).
+    pub moved: f64,
+    /// How far it had turned at the peak (rad).
+    pub tilt_at_peak: f64,
+    /// Penalty contacts at the end of the settle.
+    pub contacts: usize,
+    pub trace: Trace,
+}
+
+/// A slab `0.3 × 0.3 × 0.04 m` with its top at `z = 0`, as a 64³ field.
+fn floor_field() -> SharedField {
+    let mut slab = box_mesh(Vector3::new(0.15, 0.15, 0.02));
+    slab.vertices.iter_mut().for_each(|v| v.z -= 0.02);
+    Arc::new(DenseField::build(
+        &slab,
+        &DenseOptions {
+            resolution: 64,
+            padding_fraction: 0.1,
+        },
+        &NoProgress,
+    ))
+}
+
+impl Breakaway {
+    /// The scene of `tool` for this role: the tool 0.3 mm above the floor.
+    pub fn scene(&self, tool: &FlatTool) -> SceneSetup {
+        let size = tool.mesh.aabb().extents().max();
+        let (moving, geometry) = match self.role {
+            ToolRole::Shell => {
+                let shell = sample_point_shell(&tool.mesh, spacing_for_count(&tool.mesh, 2000), 11);
+                (
+                    MovingObject {
+                        shell: Some(Arc::new(ShellTree::build(shell, 6))),
+                        field: None,
+                    },
+                    EnvironmentGeometry::Field(floor_field()),
+                )
+            }
+            ToolRole::Field => {
+                let field: SharedField = Arc::new(DenseField::build(
+                    &tool.mesh,
+                    &DenseOptions {
+                        resolution: 96,
+                        padding_fraction: 0.1,
+                    },
+                    &NoProgress,
+                ));
+                // Floor points 1.5 mm apart over twice the tool's size.
+                let spacing = 1.5e-3;
+                let side = (2.0 * size / spacing).ceil() as usize + 1;
+                let floor = floor_shell(side, spacing);
+                let levels = if side > 60 { 7 } else { 6 };
+                (
+                    MovingObject {
+                        shell: None,
+                        field: Some(field),
+                    },
+                    EnvironmentGeometry::Shell(Arc::new(ShellTree::build(floor, levels))),
+                )
+            }
+        };
+        SceneSetup {
+            moving,
+            environment: vec![EnvironmentObject {
+                pose: Isometry3::identity(),
+                geometry,
+                friction_coefficient: self.mu,
+            }],
+            initial_pose: Isometry3::from_parts(
+                Translation3::new(0.0, 0.0, tool.height + 3e-4),
+                UnitQuaternion::identity(),
+            ),
+        }
+    }
+
+    /// The scenario: press to [`NORMAL_FORCE`] (200 cycles), settle (300),
+    /// ramp the sideways load (segment 2).
+    pub fn scenario(&self, tool: &FlatTool) -> Scenario {
+        let scene = self.scene(tool);
+        let start = scene.initial_pose * Translation3::new(0.0, 0.0, -3e-4);
+        let load = NORMAL_FORCE * self.ramp_ratio;
+        let (sin, cos) = self.direction.sin_cos();
+        Scenario {
+            name: format!("breakaway-{}", tool.name),
+            scene,
+            path: Path {
+                start,
+                segments: vec![
+                    Segment::ForceRamp {
+                        from: Vector3::zeros(),
+                        to: Vector3::new(0.0, 0.0, -NORMAL_FORCE),
+                        cycles: 200,
+                    },
+                    Segment::Hold { cycles: 300 },
+                    Segment::ForceRamp {
+                        from: Vector3::zeros(),
+                        to: Vector3::new(load * cos, load * sin, 0.0),
+                        cycles: self.ramp_cycles,
+                    },
+                ],
+            },
+            parameters: RenderParameters {
+                friction: self.friction,
+                mass: tool.mass,
+                ..RenderParameters::default()
+            },
+        }
+    }
+
+    pub fn run(&self, tool: &FlatTool) -> BreakawayResult {
+        let trace = run(&self.scenario(tool)).expect("a valid scene");
+        let settled = trace.segment(1).last().expect("a settle segment");
+        let home = settled.simulation;
+        let contacts = settled.contacts;
+        let (mut peak, mut slid, mut tipped) = (0.0_f64, false, false);
+        let (mut moved, mut tilt_at_peak) = (0.0, 0.0);
+        for row in trace.segment(2) {
+            moved = (row.simulation.translation.vector - home.translation.vector)
+                .xy()
+                .norm();
+            let turned = (home.rotation.inverse() * row.simulation.rotation).angle();
+            slid |= moved > 1e-3;
+            tipped |= turned > 0.1;
+            if slid || tipped {
+                break;
+            }
+            let f = row.coupling_force;
+            if f.z.abs() > 0.0 && f.xy().norm() / f.z.abs() > peak {
+                peak = f.xy().norm() / f.z.abs();
+                tilt_at_peak = turned;
+            }
+        }
+        BreakawayResult {
+            peak_ratio: peak,
+            slid,
+            tipped,
+            moved,
+            tilt_at_peak,
+            contacts,
+            trace,
+        }
+    }
+}
