@@ -1,5 +1,5 @@
 use haptic_mesh::{load_mesh, LoadOptions};
-use haptic_render::breakaway::{Breakaway, FlatTool, ToolRole};
+use haptic_render::breakaway::{Breakaway, FlatBed, FlatTool, ToolRole};
 use haptic_render::FrictionModel;
 
 fn main() {
@@ -17,34 +17,34 @@ fn main() {
     .unwrap()
     .mesh;
     let tool = FlatTool::new(&args[1], &mesh, 0.37);
-    let ext = tool.mesh.aabb().extents();
-    println!(
-        "{}: {} tri, extents {:.4} {:.4} {:.4}, h {:.4}, face pts {}, mass {:.4}",
-        args[1],
-        mesh.triangles.len(),
-        ext.x,
-        ext.y,
-        ext.z,
-        tool.height,
-        tool.face.len(),
-        tool.mass.mass
-    );
+    let ps = FrictionModel::PreSliding { displacement: 5e-6 };
     for role in [ToolRole::Shell, ToolRole::Field] {
-        for mu in [0.1, 0.5, 2.0] {
-            for deg in [0.0f64, 30.0, 45.0] {
-                let d = deg.to_radians();
-                let b = Breakaway {
-                    role,
-                    mu,
-                    direction: d,
-                    friction: FrictionModel::PreSliding { displacement: 5e-6 },
-                    ramp_ratio: 1.5 * mu.min(tool.tipping_ratio(d) * 1.2) + 0.05,
-                    ramp_cycles: 1500,
-                };
+        let bed = FlatBed::new(tool.clone(), role);
+        for model in [
+            ps,
+            FrictionModel::StaticLp,
+            FrictionModel::YamaneSprings { stiffness: 200.0 },
+        ] {
+            for frac in [0.1, 0.5, 0.9] {
                 let t = std::time::Instant::now();
-                let r = b.run(&tool);
-                println!("  {:?} mu={mu} dir={deg} tip={:.3} peak/mu={:.4} slid={} tipped={} moved={:.2e} tilt={:.2e} contacts={} ({:.1}s)", role, tool.tipping_ratio(d), r.peak_ratio / mu, r.slid, r.tipped, r.moved, r.tilt_at_peak, r.contacts, t.elapsed().as_secs_f64());
+                let h = bed.hold(0.5, 0.3, frac, model, 10, 0.05 * 0.5 * 2.5);
+                println!("  {:?} {:?} frac={frac} commanded {:.4} held {:.4} creep {:.2e} m {:.2e} rad drift {:.2e} N not_static {} ({:.1}s)", role, model, h.commanded, h.held, h.creep, h.creep_rotation, h.force_drift, h.not_static, t.elapsed().as_secs_f64());
             }
+            let b = Breakaway {
+                mu: 0.5,
+                direction: 0.3,
+                friction: model,
+                ramp_ratio: 0.8,
+                ramp_cycles: 1500,
+            };
+            let r = bed.breakaway(&b);
+            println!(
+                "  {:?} {:?} breakaway/mu {:.4} moved {:.2e}",
+                role,
+                model,
+                r.peak_ratio / 0.5,
+                r.moved
+            );
         }
     }
 }

@@ -173,7 +173,6 @@ impl FlatTool {
 /// One breakaway experiment.
 #[derive(Clone, Debug)]
 pub struct Breakaway {
-    pub role: ToolRole,
     pub mu: f64,
     /// Push direction in the floor plane (rad).
     pub direction: f64,
@@ -188,20 +187,39 @@ pub struct Breakaway {
 #[derive(Clone, Debug)]
 pub struct BreakawayResult {
     /// Largest `F_t/F_n` of the rendered force during the ramp, up to the
-    /// cycle the tool has slid 1 mm or turned 0.1 rad.
+    /// cycle the face slid 1 mm or the tool turned 0.1 rad.
     pub peak_ratio: f64,
-    /// The tool slid more than 1 mm during the ramp.
+    /// The resting face's centre slid more than 1 mm during the ramp.
     pub slid: bool,
     /// The tool turned more than 0.1 rad during the ramp.
     pub tipped: bool,
-    /// How far the tool's centroid moved in the floor plane by the end of
-    /// the ramp, or by the cycle it slid 1 mm or turned 0.1 rad (m).
+    /// How far the face's centre moved in the floor plane by the end of the
+    /// ramp, or by the cycle it slid 1 mm or the tool turned 0.1 rad (m).
     pub moved: f64,
-    /// How far it had turned at the peak (rad).
+    /// How far the tool had turned at the peak (rad).
     pub tilt_at_peak: f64,
     /// Penalty contacts at the end of the settle.
     pub contacts: usize,
     pub trace: Trace,
+}
+
+/// A held load ([`FlatBed::hold`]).
+#[derive(Clone, Debug)]
+pub struct HoldResult {
+    /// The sideways load the manipulandum's offset commands (N).
+    pub commanded: f64,
+    /// The rendered sideways force at the end of the hold (N).
+    pub held: f64,
+    /// Largest motion of the simulation object over the hold after its
+    /// first second (the static-damping transient of the ramp's end): its
+    /// translation (m) and rotation (rad) from that cycle.
+    pub creep: f64,
+    pub creep_rotation: f64,
+    /// Largest change of the rendered force and torque over the same
+    /// cycles (N, N·m).
+    pub force_drift: f64,
+    /// Cycles of the hold that were not static.
+    pub not_static: usize,
 }
 
 /// A slab `0.3 × 0.3 × 0.04 m` with its top at `z = 0`, as a 64³ field.
@@ -218,11 +236,32 @@ fn floor_field() -> SharedField {
     ))
 }
 
-impl Breakaway {
-    /// The scene of `tool` for this role: the tool 0.3 mm above the floor.
-    pub fn scene(&self, tool: &FlatTool) -> SceneSetup {
+/// A tool and a floor in one role, the geometry built once for any number
+/// of experiments.
+#[derive(Clone)]
+pub struct FlatBed {
+    pub tool: FlatTool,
+    pub role: ToolRole,
+    scene: SceneSetup,
+}
+
+/// Press (200 cycles) and settle (300): segments 0 and 1.
+fn pressed() -> Vec<Segment> {
+    vec![
+        Segment::ForceRamp {
+            from: Vector3::zeros(),
+            to: Vector3::new(0.0, 0.0, -NORMAL_FORCE),
+            cycles: 200,
+        },
+        Segment::Hold { cycles: 300 },
+    ]
+}
+
+impl FlatBed {
+    /// `tool` 0.3 mm above the floor in `role`.
+    pub fn new(tool: FlatTool, role: ToolRole) -> Self {
         let size = tool.mesh.aabb().extents().max();
-        let (moving, geometry) = match self.role {
+        let (moving, geometry) = match role {
             ToolRole::Shell => {
                 let shell = sample_point_shell(&tool.mesh, spacing_for_count(&tool.mesh, 2000), 11);
                 (
@@ -245,74 +284,77 @@ impl Breakaway {
                 // Floor points 1.5 mm apart over twice the tool's size.
                 let spacing = 1.5e-3;
                 let side = (2.0 * size / spacing).ceil() as usize + 1;
-                let floor = floor_shell(side, spacing);
                 let levels = if side > 60 { 7 } else { 6 };
                 (
                     MovingObject {
                         shell: None,
                         field: Some(field),
                     },
-                    EnvironmentGeometry::Shell(Arc::new(ShellTree::build(floor, levels))),
+                    EnvironmentGeometry::Shell(Arc::new(ShellTree::build(
+                        floor_shell(side, spacing),
+                        levels,
+                    ))),
                 )
             }
         };
-        SceneSetup {
+        let scene = SceneSetup {
             moving,
             environment: vec![EnvironmentObject {
                 pose: Isometry3::identity(),
                 geometry,
-                friction_coefficient: self.mu,
+                friction_coefficient: 0.0,
             }],
             initial_pose: Isometry3::from_parts(
                 Translation3::new(0.0, 0.0, tool.height + 3e-4),
                 UnitQuaternion::identity(),
             ),
-        }
+        };
+        Self { tool, role, scene }
     }
 
-    /// The scenario: press to [`NORMAL_FORCE`] (200 cycles), settle (300),
-    /// ramp the sideways load (segment 2).
-    pub fn scenario(&self, tool: &FlatTool) -> Scenario {
-        let scene = self.scene(tool);
+    fn scenario(&self, mu: f64, friction: FrictionModel, segments: Vec<Segment>) -> Scenario {
+        let mut scene = self.scene.clone();
+        scene.environment[0].friction_coefficient = mu;
         let start = scene.initial_pose * Translation3::new(0.0, 0.0, -3e-4);
-        let load = NORMAL_FORCE * self.ramp_ratio;
-        let (sin, cos) = self.direction.sin_cos();
+        let mut path = pressed();
+        path.extend(segments);
         Scenario {
-            name: format!("breakaway-{}", tool.name),
+            name: format!("breakaway-{}", self.tool.name),
             scene,
             path: Path {
                 start,
-                segments: vec![
-                    Segment::ForceRamp {
-                        from: Vector3::zeros(),
-                        to: Vector3::new(0.0, 0.0, -NORMAL_FORCE),
-                        cycles: 200,
-                    },
-                    Segment::Hold { cycles: 300 },
-                    Segment::ForceRamp {
-                        from: Vector3::zeros(),
-                        to: Vector3::new(load * cos, load * sin, 0.0),
-                        cycles: self.ramp_cycles,
-                    },
-                ],
+                segments: path,
             },
             parameters: RenderParameters {
-                friction: self.friction,
-                mass: tool.mass,
+                friction,
+                mass: self.tool.mass,
                 ..RenderParameters::default()
             },
         }
     }
 
-    pub fn run(&self, tool: &FlatTool) -> BreakawayResult {
-        let trace = run(&self.scenario(tool)).expect("a valid scene");
+    /// The resting face's centre, `x + R (0, 0, −h)`.
+    fn face_centre(&self, pose: &Isometry3<f64>) -> Vector3<f64> {
+        (pose * Point3::new(0.0, 0.0, -self.tool.height)).coords
+    }
+
+    /// Press, settle, then ramp the sideways load (segment 2).
+    pub fn breakaway(&self, b: &Breakaway) -> BreakawayResult {
+        let load = NORMAL_FORCE * b.ramp_ratio;
+        let (sin, cos) = b.direction.sin_cos();
+        let ramp = Segment::ForceRamp {
+            from: Vector3::zeros(),
+            to: Vector3::new(load * cos, load * sin, 0.0),
+            cycles: b.ramp_cycles,
+        };
+        let trace = run(&self.scenario(b.mu, b.friction, vec![ramp])).expect("a valid scene");
         let settled = trace.segment(1).last().expect("a settle segment");
         let home = settled.simulation;
         let contacts = settled.contacts;
         let (mut peak, mut slid, mut tipped) = (0.0_f64, false, false);
         let (mut moved, mut tilt_at_peak) = (0.0, 0.0);
         for row in trace.segment(2) {
-            moved = (row.simulation.translation.vector - home.translation.vector)
+            moved = (self.face_centre(&row.simulation) - self.face_centre(&home))
                 .xy()
                 .norm();
             let turned = (home.rotation.inverse() * row.simulation.rotation).angle();
@@ -335,6 +377,74 @@ impl Breakaway {
             tilt_at_peak,
             contacts,
             trace,
+        }
+    }
+
+    /// Press, settle, ramp the sideways load along `direction` to
+    /// `fraction · μ ·` [`NORMAL_FORCE`] (1,000 cycles), then hold it for
+    /// `seconds` (more than 1). With a `tremor` (N), the load also swings by
+    /// ± that much at 5 Hz along the push while it is held, as a hand's
+    /// does; creep and drift are then taken once per swing, at its mean.
+    pub fn hold(
+        &self,
+        mu: f64,
+        direction: f64,
+        fraction: f64,
+        friction: FrictionModel,
+        seconds: usize,
+        tremor: f64,
+    ) -> HoldResult {
+        let commanded = fraction * mu * NORMAL_FORCE;
+        let along = Vector3::new(direction.cos(), direction.sin(), 0.0);
+        let swing = |from: f64, to: f64, cycles| Segment::ForceRamp {
+            from: Vector3::zeros(),
+            to: along * (to - from),
+            cycles,
+        };
+        let mut segments = vec![swing(0.0, commanded, 1000)];
+        // Segment 3 onwards: one 200-cycle swing per 0.2 s, back at the mean
+        // at its end.
+        for _ in 0..5 * seconds {
+            if tremor > 0.0 {
+                segments.extend([
+                    swing(0.0, tremor, 50),
+                    swing(tremor, -tremor, 100),
+                    swing(-tremor, 0.0, 50),
+                ]);
+            } else {
+                segments.push(Segment::Hold { cycles: 200 });
+            }
+        }
+        let trace = run(&self.scenario(mu, friction, segments)).expect("a valid scene");
+        let per_swing = if tremor > 0.0 { 3 } else { 1 };
+        let rows: Vec<_> = (3..trace.rows.last().expect("rows").segment + 1)
+            .filter(|s| (s - 3) % per_swing == per_swing - 1)
+            .filter_map(|s| trace.segment(s).last())
+            .skip(5)
+            .collect();
+        let first = rows[0];
+        let (mut creep, mut creep_rotation, mut force_drift) = (0.0_f64, 0.0_f64, 0.0_f64);
+        for row in &rows {
+            let d = first.simulation.inverse() * row.simulation;
+            creep = creep.max(d.translation.vector.norm());
+            creep_rotation = creep_rotation.max(d.rotation.angle());
+            force_drift = force_drift.max(
+                (row.coupling_force - first.coupling_force)
+                    .norm()
+                    .max((row.coupling_torque - first.coupling_torque).norm()),
+            );
+        }
+        let last = rows.last().expect("a hold");
+        HoldResult {
+            commanded,
+            held: last.coupling_force.xy().norm(),
+            creep,
+            creep_rotation,
+            force_drift,
+            not_static: rows
+                .iter()
+                .filter(|r| r.state != haptic_friction::FrictionState::Static)
+                .count(),
         }
     }
 }
