@@ -6,8 +6,9 @@
 //! at all when a load it has held comes again.
 
 use haptic_render::scenario::{cube_corner, run, Trace};
-use haptic_render::FrictionModel;
+use haptic_render::{FrictionModel, RenderParameters};
 use nalgebra::Isometry3;
+use nalgebra::Vector3;
 use std::time::Duration;
 
 /// Largest translation (m) and rotation (rad) from `settled` over segments 2–4.
@@ -137,5 +138,72 @@ fn pre_sliding_holds_the_cube_without_creep() {
         "pre-sliding: 6 N tangential load: slid {:.2} mm",
         slid * 1e3
     );
+    assert!(slid > 2e-3);
+}
+
+/// What friction holds along `direction` at a contact of normal `normal`
+/// per unit `μ‖F_n‖`: the support of eq 13's ℓ-gon (vertices at `2πm/ℓ` of
+/// the contact's tangent frame, radius `1/cos(π/ℓ)`).
+fn pyramid_capacity(normal: Vector3<f64>, direction: Vector3<f64>, sides: usize) -> f64 {
+    let (u, v) = haptic_friction::FrictionContact {
+        handle: Vector3::zeros(),
+        normal,
+        normal_force: 1.0,
+        friction_coefficient: 1.0,
+        slip: Vector3::zeros(),
+    }
+    .tangents();
+    let angle = direction.dot(&v).atan2(direction.dot(&u));
+    let step = std::f64::consts::TAU / sides as f64;
+    let off = (angle / step - (angle / step).round()).abs() * step;
+    off.cos() / (std::f64::consts::PI / sides as f64).cos()
+}
+
+/// Pushed along the corner's edge (segment 5, up to 6 N along y), the cube
+/// slides when friction on both faces reaches its limit along the edge:
+/// `F_y = μ (c_floor F_z + c_wall F_x)`, the coupling's press on each face
+/// balancing its normal forces and `c` each face's pyramid capacity along
+/// y. The load along the edge also tilts the cube on its soft contacts (the
+/// centre moves along y by the tilt times its height), which slips the
+/// other face: the cube creeps on its way to the limit, then slides at it.
+#[test]
+fn pre_sliding_breaks_away_along_the_edge_as_a_rigid_cube() {
+    let mu = 0.5;
+    let trace = run(&cube_corner(mu)).unwrap();
+    let sides = RenderParameters::default().pyramid_sides;
+    let c_floor = pyramid_capacity(Vector3::z(), Vector3::y(), sides);
+    let c_wall = pyramid_capacity(Vector3::x(), Vector3::y(), sides);
+    let peak = trace
+        .segment(5)
+        .chain(trace.segment(6))
+        .max_by(|a, b| {
+            a.coupling_force
+                .y
+                .abs()
+                .total_cmp(&b.coupling_force.y.abs())
+        })
+        .unwrap();
+    let f = peak.coupling_force;
+    let predicted = mu * (c_floor * f.z.abs() + c_wall * f.x.abs());
+    let settled = trace
+        .segment(4)
+        .last()
+        .unwrap()
+        .simulation
+        .translation
+        .vector;
+    let slid = (trace.rows.last().unwrap().simulation.translation.vector - settled)
+        .y
+        .abs();
+    println!(
+        "edge push: peak F_y {:.4} N at F_x {:.4}, F_z {:.4} N; rigid prediction {predicted:.4} N \
+         (pyramid capacities along y: floor {c_floor:.4}, wall {c_wall:.4}); ratio {:.4}; slid {:.2} mm",
+        f.y.abs(),
+        f.x.abs(),
+        f.z.abs(),
+        f.y.abs() / predicted,
+        slid * 1e3
+    );
+    assert!((f.y.abs() / predicted - 1.0).abs() < 0.10);
     assert!(slid > 2e-3);
 }

@@ -1,13 +1,16 @@
 //! Seed 002 §5.3, Fig 12: the minimal virtual coupling force that inserts a
 //! peg into a hole 1 % narrower grows linearly with `μ`, and without
-//! friction almost none is needed.
+//! friction almost none is needed. A rigid wedge says how fast: with ℓ = 4
+//! each contact's pyramid holds `√2 μ ‖F_n‖` along the axis (a vertex), so
+//! the slope is `√2 Σ‖F_n‖`. Bounded pre-sliding (the default) meets it with
+//! its separation rule on; seed 002's LP does only with §4.1 off.
 //!
 //! The minimal force is the breakaway push of [`peg_in_hole`]'s slow ramp
 //! (segment 1, 0.5 mN per cycle): the largest axial coupling force the peg
 //! withstood before it first advanced [`ADVANCE`] past where it settled.
 
 use haptic_render::scenario::{peg_in_hole, run, Scenario, Trace};
-use haptic_render::RenderingCycle;
+use haptic_render::{FrictionModel, RenderingCycle};
 use std::time::Instant;
 
 /// How far the peg must move into the hole to count as inserting (m).
@@ -85,9 +88,11 @@ fn insertion_force_grows_linearly_with_mu() {
     cycle.step(&setup.initial_pose);
     let contacts = cycle.scene().contacts();
     let normal: f64 = contacts.iter().map(|c| c.normal_force()).sum();
-    let mut without = seed.clone();
+    let lp = seed.clone().with_friction(FrictionModel::StaticLp);
+    let mut without = lp.clone();
     without.parameters.anti_stickiness = false;
-    let with_dropping = sweep(&seed);
+    let pre_sliding = sweep(&seed);
+    let with_dropping = sweep(&lp);
     let without_dropping = sweep(&without);
 
     let shell = seed.scene.moving.shell.as_ref().unwrap();
@@ -97,16 +102,19 @@ fn insertion_force_grows_linearly_with_mu() {
         shell.tree().levels(),
         contacts.len()
     );
-    println!("  μ   breakaway N  steady N  advance mm | no §4.1: breakaway N  √2μΣ‖F_n‖ N");
+    println!("  μ  | pre-sliding: breakaway N  steady N | LP: breakaway N  steady N  advance mm | LP, no §4.1: breakaway N | √2μΣ‖F_n‖ N");
     for (i, mu) in MUS.iter().enumerate() {
+        let (p, ps, _) = pre_sliding[i];
         let (b, s, a) = with_dropping[i];
         let (b0, _, _) = without_dropping[i];
         println!(
-            "{mu:4.1}  {b:11.4}  {s:8.4}  {:10.2} | {b0:20.4}  {:11.4}",
+            "{mu:4.1} | {p:24.4}  {ps:8.4} | {b:15.4}  {s:8.4}  {:10.2} | {b0:24.4} | {:11.4}",
             a * 1e3,
             2f64.sqrt() * mu * normal
         );
     }
+    let pre_breakaway: Vec<f64> = pre_sliding.iter().map(|r| r.0).collect();
+    let pre_steady: Vec<f64> = pre_sliding.iter().map(|r| r.1).collect();
     let breakaway: Vec<f64> = with_dropping.iter().map(|r| r.0).collect();
     let steady: Vec<f64> = with_dropping.iter().map(|r| r.1).collect();
     let plain: Vec<f64> = without_dropping.iter().map(|r| r.0).collect();
@@ -115,15 +123,27 @@ fn insertion_force_grows_linearly_with_mu() {
         println!("{name}: F = {a:.4} N + {b:.4} N · μ, R² = {r2:.5}");
         (b, r2)
     };
-    let (slope, r2) = report("breakaway (seed 002: §4.1 on)", &breakaway);
-    let (steady_slope, steady_r2) = report("steady insertion (§4.1 on)", &steady);
-    let (plain_slope, plain_r2) = report("breakaway (§4.1 off)", &plain);
+    let (pre_slope, pre_r2) = report("pre-sliding breakaway (separation rule on)", &pre_breakaway);
+    let (pre_steady_slope, _) = report("pre-sliding steady insertion", &pre_steady);
+    let (slope, r2) = report("LP breakaway (seed 002: §4.1 on)", &breakaway);
+    let (steady_slope, steady_r2) = report("LP steady insertion (§4.1 on)", &steady);
+    let (plain_slope, plain_r2) = report("LP breakaway (§4.1 off)", &plain);
     println!(
         "frictionless / μ = 0.5: {:.2} %; {:.1} s",
         100.0 * breakaway[0] / breakaway[5],
         started.elapsed().as_secs_f64()
     );
 
+    // The rigid wedge, with the separation rule on.
+    let cone = 2f64.sqrt() * normal;
+    assert!(pre_r2 >= 0.98);
+    assert!(
+        (pre_slope - cone).abs() < 0.15 * cone,
+        "pre-sliding: {pre_slope} vs {cone} N"
+    );
+    // Sliding in, friction stays at its Coulomb limit.
+    assert!((pre_steady_slope - cone).abs() < 0.15 * cone);
+    assert!(pre_breakaway[0] < 0.05 * pre_breakaway[5]);
     assert!(slope > 0.0 && r2 >= 0.98);
     assert!(steady_slope > 0.0 && steady_r2 >= 0.98);
     assert!(plain_slope > 0.0 && plain_r2 >= 0.98);
@@ -131,16 +151,17 @@ fn insertion_force_grows_linearly_with_mu() {
     // Without §4.1 every contact stays in the LP and the peg breaks away
     // near the friction cone's axial capacity (a little below: the uneven
     // ring's axial friction has a couple the LP must also balance).
-    let cone = 2f64.sqrt() * normal;
     assert!(
         (plain_slope - cone).abs() < 0.08 * cone,
         "{plain_slope} vs {cone} N"
     );
     // Every μ completes the 16 mm insertion, lagging by its push.
-    for (mu, (_, _, advance)) in MUS
-        .iter()
-        .zip(with_dropping.iter().chain(&without_dropping))
-    {
+    for (mu, (_, _, advance)) in MUS.iter().cycle().zip(
+        pre_sliding
+            .iter()
+            .chain(&with_dropping)
+            .chain(&without_dropping),
+    ) {
         assert!(*advance > 0.015, "μ = {mu}: advanced {advance} m");
     }
 }
