@@ -184,3 +184,43 @@ fn the_lp_and_yamane_springs_on_the_same_matrix() {
         "Yamane's springs (k_f = 200 N/m per contact)",
     );
 }
+
+/// The traces behind docs/figures/breakaway-mug.png
+/// (`scripts/plot-breakaway`): metaworld's mug in role A, μ = 0.5, pushed
+/// at 30° to 1.5 μ of the press, for the three models; written to
+/// `$HAPTICD_FIGURES` (default `target/friction-figures`).
+#[test]
+#[ignore = "writes the traces of a figure"]
+fn figure_traces_of_the_mug_breakaway() {
+    let dir = std::env::var_os("HAPTICD_FIGURES")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/friction-figures")
+        });
+    std::fs::create_dir_all(&dir).unwrap();
+    let mug = FlatTool::new("metaworld mug", &real("metaworld-mug.stl", 1.0), YAW);
+    let bed = FlatBed::new(mug, ToolRole::Shell);
+    for (name, friction) in [
+        (
+            "pre-sliding",
+            FrictionModel::PreSliding { displacement: 5e-6 },
+        ),
+        ("lp", FrictionModel::StaticLp),
+        ("yamane", FrictionModel::YamaneSprings { stiffness: 200.0 }),
+    ] {
+        let r = bed.breakaway(&Breakaway {
+            mu: 0.5,
+            direction: 30f64.to_radians(),
+            friction,
+            ramp_ratio: 0.75,
+            ramp_cycles: 3000,
+        });
+        let path = dir.join(format!("breakaway-mug-{name}.csv"));
+        r.trace.write_csv(&path).unwrap();
+        println!(
+            "{name}: peak F_t/F_n {:.4}; wrote {}",
+            r.peak_ratio,
+            path.display()
+        );
+    }
+}

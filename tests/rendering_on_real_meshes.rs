@@ -162,7 +162,8 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
         generated.voxel_size * 1e3
     );
     assert!((voxel / generated.voxel_size - 1.0).abs() < 0.01);
-    let scenario = cube_corner_from_meshes(cube, corner, CORNER_RESOLUTION, 0.5);
+    let scenario = cube_corner_from_meshes(cube, corner, CORNER_RESOLUTION, 0.5)
+        .with_friction(FrictionModel::StaticLp);
     let ours = run(&scenario).unwrap();
 
     // Settled against floor and wall: the cube's centre about half a side
@@ -222,8 +223,10 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
     );
 
     // Yamane's springs under the same load creep measurably.
-    let yamane =
-        run(&scenario.with_friction(FrictionModel::YamaneSprings { stiffness: 100.0 })).unwrap();
+    let yamane = run(&scenario
+        .clone()
+        .with_friction(FrictionModel::YamaneSprings { stiffness: 100.0 }))
+    .unwrap();
     let (y_translation, y_rotation) = creep(&yamane);
     let (yamane_slip, yamane_drift) = slip(&yamane);
     println!(
@@ -249,6 +252,38 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
     assert!(ours_slip < 1e-8, "static, yet slipped {ours_slip:.2e} m");
     // What moves is normal compliance: micrometres at most, not sliding.
     assert!(translation < 1e-6 && rotation < 1e-5);
+
+    // Bounded pre-sliding (the default): static inside the cone, the faces
+    // slip only while the load first reaches each extreme (the cube tilts
+    // on its soft contacts, which in a corner slips the other face), and not
+    // at all when the last ramp brings back loads already held; then it
+    // slides along the edge.
+    let pre =
+        run(&scenario.with_friction(FrictionModel::PreSliding { displacement: 5e-6 })).unwrap();
+    let in_cone: Vec<_> = (2..=4).flat_map(|s| pre.segment(s)).collect();
+    let not_static = in_cone
+        .iter()
+        .filter(|r| r.state != FrictionState::Static)
+        .count();
+    let (pre_slip, pre_left) = slip(&pre);
+    let start = pre.segment(4).next().unwrap().simulation;
+    let again = pre
+        .segment(4)
+        .map(|r| (start.inverse() * r.simulation).translation.vector.norm())
+        .fold(0.0, f64::max);
+    let home = pre.segment(1).last().unwrap().simulation;
+    let slid = (home.inverse() * pre.rows.last().unwrap().simulation)
+        .translation
+        .vector;
+    println!(
+        "pre-sliding: {not_static} cycles not static; slip {pre_slip:.2e} m, {pre_left:.2e} m left; \
+         {again:.2e} m over the last ramp; 6 N along the edge: slid {:.2} mm",
+        slid.y * 1e3
+    );
+    assert_eq!(not_static, 0);
+    assert!(pre_slip < 1e-5);
+    assert!(again < 1e-9);
+    assert!(slid.y > 2e-3);
 }
 
 // ---------------------------------------------------------------------------
