@@ -259,7 +259,7 @@ fn scenario_runs_a_built_in_and_writes_its_trace() {
         header.starts_with("cycle,segment,time,manipulandum_x,"),
         "{header}"
     );
-    assert_eq!(header.split(',').count(), 32);
+    assert_eq!(header.split(',').count(), 34);
     assert_eq!(lines.count(), 250);
 
     let json = dir.path().join("peg.json");

@@ -452,11 +452,12 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     // 5.5 s of trajectory at 1 kHz, less skipped deadlines.
     assert!(rows.len() > 5000, "{} rows", rows.len());
 
-    // The handle moved as recorded: down by 16 mm, held by the hand.
+    // The handle moved as recorded, down by 16 mm, less the hand's give
+    // under the insertion force (about a millimetre).
     let start = rows[0].position;
     let deepest = rows.iter().map(|r| r.position[2]).fold(f64::MAX, f64::min);
     assert!(
-        (start[2] - deepest - 0.016).abs() < 1e-3,
+        (0.014..0.0165).contains(&(start[2] - deepest)),
         "{start:?} {deepest}"
     );
 
@@ -476,10 +477,11 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
         );
     }
 
-    // While the peg slides in (the deep push, 2.5–5 s), the force on the
-    // hand resists the insertion (+z), at the minimal insertion force of
-    // crates/render/tests/peg_in_hole.rs, F = 0.003 + 0.176 μ to 0.200 μ
-    // N (§4.1's spread over shell samples), and is axial by symmetry.
+    // While the peg slides in (the deep push, 2.8–4.8 s), the force on the
+    // hand resists the insertion (+z), at the insertion force of
+    // crates/render/tests/peg_in_hole.rs with static friction with bounded
+    // pre-sliding, a rigid wedge's √2 μ Σ‖F_n‖ (F = 0.004 + 1.125 μ N), and
+    // is axial by symmetry.
     let sliding: Vec<&Row> = rows
         .iter()
         .filter(|r| (2.8..4.8).contains(&r.time_s))
@@ -489,9 +491,9 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
         |f: &dyn Fn(&Row) -> f64| sliding.iter().map(|r| f(r)).sum::<f64>() / sliding.len() as f64;
     let fz = mean(&|r| r.force[2]);
     let lateral = mean(&|r| r.force[0].hypot(r.force[1]));
-    let (low, high) = (0.003 + 0.176 * 0.3, 0.003 + 0.200 * 0.3);
+    let (low, high) = (0.9 * (0.004 + 1.125 * 0.3), 1.1 * (0.004 + 1.125 * 0.3));
     assert!(
-        fz > 0.8 * low && fz < 1.2 * high,
+        fz > low && fz < high,
         "mean insertion force {fz} N, expected {low}–{high} N"
     );
     assert!(
@@ -500,7 +502,7 @@ fn peg_in_hole_through_the_daemon_records_physical_forces() {
     );
     // The peg went in with the handle: had it stuck, the coupling (1,000
     // N/m) would have built up newtons over the 10 mm the handle moved in
-    // this window. It alternates between held and sliding (stick-slip).
+    // this window. It slides with friction at its limit.
     let peak = sliding.iter().map(|r| r.force[2]).fold(f64::MIN, f64::max);
     let travel = sliding[0].position[2] - sliding[sliding.len() - 1].position[2];
     eprintln!("insertion force: mean {fz:.4} N, peak {peak:.4} N, lateral {lateral:.5} N over {travel:.4} m");
