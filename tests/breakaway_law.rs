@@ -9,12 +9,12 @@
 //! away at a peak `F_t/F_n` in `[μ, μ/cos(π/ℓ)]` within 5 %, where the tool
 //! does not tip first (`μ/cos(π/ℓ)` below its tipping ratio `d/h`). Where it
 //! may tip first, the coupling's torsional stiffness holds it up, and the
-//! peak lies between the tipping ratio and the friction limit: within 5 %
-//! in role B; in role A down to 80 % of it, because the point shell's points
-//! along the tilted face's leading edge carry the side faces' normals
-//! (seed 002's precomputed shell normals), which tilt their forces and
-//! cones. `--ignored` prints the same matrix for seed 002's LP and for
-//! Yamane's springs beside it.
+//! peak lies between `min(μ, d/h)` and the friction limit, within 5 %.
+//! In role A the penalty force of seed 002 acts along the tool's own shell
+//! normals, which turn with it: a tool tilted by `θ` on its contacts feels
+//! normal forces tilted by `θ`, whose sideways part `±θ F_n` widens the
+//! window by `θ` (at the peak; 0.001–0.04 rad here). `--ignored` prints the
+//! same matrix for seed 002's LP and for Yamane's springs beside it.
 
 use haptic_acceptance::mesh_path;
 use haptic_mesh::shapes::{box_mesh, cylinder};
@@ -64,6 +64,7 @@ struct Cell {
     tipping: f64,
     peak: f64,
     moved: f64,
+    tilt: f64,
 }
 
 impl Cell {
@@ -78,15 +79,15 @@ impl Cell {
 
     /// `(low, high)` bounds on the peak ratio.
     fn window(&self) -> (f64, f64) {
-        let high = 1.05 * self.friction_limit();
-        if !self.tips_first() {
-            (0.95 * self.mu, high)
+        let floor = if self.tips_first() {
+            self.tipping.min(self.mu)
         } else {
-            let floor = self.tipping.min(self.mu);
-            match self.role {
-                ToolRole::Field => (0.95 * floor, high),
-                ToolRole::Shell => (0.80 * floor, high),
-            }
+            self.mu
+        };
+        let (low, high) = (0.95 * floor, 1.05 * self.friction_limit());
+        match self.role {
+            ToolRole::Field => (low, high),
+            ToolRole::Shell => (low - self.tilt, high + self.tilt),
         }
     }
 }
@@ -126,6 +127,7 @@ fn matrix(friction: FrictionModel) -> Vec<Cell> {
                 tipping: bed.tool.tipping_ratio(direction),
                 peak: r.peak_ratio,
                 moved: r.moved,
+                tilt: r.tilt_at_peak,
             }
         })
         .collect()

@@ -5,7 +5,7 @@ use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
 use haptic_contact::{
     displaced, ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject,
-    PenaltyContact, PenaltyParameters, SceneError, StaticCoupling, StiffnessScaling,
+    PenaltyContact, PenaltyParameters, Role, SceneError, StaticCoupling, StiffnessScaling,
     VirtualCoupling,
 };
 use haptic_friction::{
@@ -354,7 +354,8 @@ impl RenderingCycle {
                 {
                     let anchor = self.anchors.anchor(contact, &self.pose);
                     let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
-                    let n = contact.normal;
+                    friction.normal = surface_normal(contact);
+                    let n = friction.normal;
                     let offset = moved - anchor.world;
                     friction.slip = offset - n * n.dot(&offset);
                 }
@@ -464,6 +465,24 @@ impl RenderingCycle {
                 coupling: finished - solved,
             },
         }
+    }
+}
+
+/// The normal of the surface a contact slides on, about which the
+/// pre-sliding model takes its friction pyramid and slip. Role B: the
+/// environment shell's normal `N`. Role A: the environment field's
+/// gradient `∂d/∂x`, where seed 002 rotates the moving shell's own normal
+/// (`N = −R n`, which the penalty force keeps): along a tool's edge the
+/// shell's points carry their side faces' normals, and a cone about such a
+/// normal lets the tool walk along a floor it leans on. `N` where the
+/// gradient vanishes (a field's medial axis).
+fn surface_normal(contact: &PenaltyContact) -> Vector3<f64> {
+    match contact.role {
+        Role::MovingShell => contact
+            .distance_gradient
+            .try_normalize(0.5)
+            .unwrap_or(contact.normal),
+        Role::MovingField => contact.normal,
     }
 }
 
