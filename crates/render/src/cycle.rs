@@ -354,8 +354,11 @@ impl RenderingCycle {
                 {
                     let anchor = self.anchors.anchor(contact, &self.pose);
                     let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
-                    friction.normal = surface_normal(contact);
-                    let n = friction.normal;
+                    // The pyramid about the surface's normal, its size μ
+                    // times the penalty force's push against the surface.
+                    let n = surface_normal(contact);
+                    friction.normal_force *= n.dot(&contact.normal).max(0.0);
+                    friction.normal = n;
                     let offset = moved - anchor.world;
                     friction.slip = offset - n * n.dot(&offset);
                 }
@@ -469,13 +472,14 @@ impl RenderingCycle {
 }
 
 /// The normal of the surface a contact slides on, about which the
-/// pre-sliding model takes its friction pyramid and slip. Role B: the
-/// environment shell's normal `N`. Role A: the environment field's
-/// gradient `∂d/∂x`, where seed 002 rotates the moving shell's own normal
-/// (`N = −R n`, which the penalty force keeps): along a tool's edge the
-/// shell's points carry their side faces' normals, and a cone about such a
-/// normal lets the tool walk along a floor it leans on. `N` where the
-/// gradient vanishes (a field's medial axis).
+/// pre-sliding model takes its friction pyramid and slip, sized by the
+/// penalty force's component along it. Role B: the environment shell's
+/// normal `N`. Role A: the environment field's gradient `∂d/∂x`, where
+/// seed 002 rotates the moving shell's own normal (`N = −R n`, which the
+/// penalty force keeps): along a tool's edge the shell's points carry their
+/// side faces' normals, and a cone about such a normal lets the tool walk
+/// along a floor it leans on. `N` where the gradient vanishes (a field's
+/// medial axis).
 fn surface_normal(contact: &PenaltyContact) -> Vector3<f64> {
     match contact.role {
         Role::MovingShell => contact

@@ -5,7 +5,7 @@
 //! first reaches each extreme (within the pre-sliding displacement), and not
 //! at all when a load it has held comes again.
 
-use haptic_render::scenario::{cube_corner, run, Trace};
+use haptic_render::scenario::{cube_corner, run, Trace, CUBE_HALF};
 use haptic_render::{FrictionModel, RenderParameters};
 use nalgebra::Isometry3;
 use nalgebra::Vector3;
@@ -130,7 +130,8 @@ fn pre_sliding_holds_the_cube_without_creep() {
     assert_eq!(static_cycles, in_cone.len());
     assert!(slip <= 5e-6);
     assert!(translation < 1e-5 && rotation < 1e-3);
-    assert!(again < 1e-9 && again_rotation < 1e-9);
+    // Under a nanometre, at the centre and, turned, at the cube's faces.
+    assert!(again < 1e-9 && again_rotation * CUBE_HALF < 1e-9);
 
     let slid = settled(&trace).inverse() * trace.rows.last().unwrap().simulation;
     let slid = slid.translation.vector.norm();
