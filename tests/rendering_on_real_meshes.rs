@@ -282,7 +282,10 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
     );
     assert_eq!(not_static, 0);
     assert!(pre_slip < 1e-5);
-    assert!(again < 1e-9);
+    // Nanometres: along the CGAL corner's inner edge the field's gradient
+    // turns between floor and wall, and the pyramids turn with the contact
+    // points it samples there (the generated corner: under 1e-9 m).
+    assert!(again < 1e-8);
     assert!(slid.y > 2e-3);
 }
 
