@@ -238,7 +238,11 @@ impl PolygonSum {
             )));
         }
         if sides != self.sides {
+            // Rows hold choices beyond the last `k` from older iterations,
+            // which a warm start with more contacts reads: none may name a
+            // vertex of the old polygon.
             self.last = [None; MAX_ATOMS];
+            self.choices.fill(0);
             let step = std::f64::consts::TAU / sides as f64;
             for (m, v) in self.vertex_directions[..sides].iter_mut().enumerate() {
                 let (sin, cos) = (step * m as f64).sin_cos();
