@@ -26,6 +26,69 @@ const WOLFE_EPSILON: f64 = 1e-14;
 /// of the others is numerically dependent.
 const DEPENDENCE_EPSILON: f64 = 1e-12;
 
+/// The most sides of a polygon whose maximising vertex is found by its
+/// sector ([`Sectors`]) rather than by scanning the vertices.
+const MAX_SECTOR_SIDES: usize = 16;
+
+/// The maximising vertex of a regular ℓ-gon with ℓ even, found without a
+/// chain of comparisons: `v_m` maximises `⟨a, v⟩` iff `a` lies in the sector
+/// between the bisectors of `v_m`'s edges, and the ℓ bisectors lie on ℓ/2
+/// lines through the origin. The signs of `⟨a, n_j⟩`, `n_j = v_j − v_{j+1}`
+/// (`j < ℓ/2`), name the sector; a table maps them to `m`. On a bisector
+/// both vertices maximise; `a = 0` gives `m = 0`, as the scan does.
+#[derive(Clone, Copy)]
+struct Sectors {
+    /// `n_j`, the normals of the bisector lines.
+    normals: [Vector2<f64>; MAX_SECTOR_SIDES / 2],
+    /// The vertex of each sign pattern, bit `j` set iff `⟨a, n_j⟩ ≥ 0`
+    /// (patterns of no sector map to 0).
+    vertex: [u16; 1 << (MAX_SECTOR_SIDES / 2)],
+    /// `ℓ/2`, or 0 when the polygon is scanned instead (ℓ odd or too large).
+    lines: usize,
+}
+
+impl Sectors {
+    fn new(directions: &[Vector2<f64>]) -> Self {
+        let sides = directions.len();
+        let mut sectors = Self {
+            normals: [Vector2::zeros(); MAX_SECTOR_SIDES / 2],
+            vertex: [0; 1 << (MAX_SECTOR_SIDES / 2)],
+            lines: 0,
+        };
+        if sides % 2 != 0 || sides > MAX_SECTOR_SIDES {
+            return sectors;
+        }
+        sectors.lines = sides / 2;
+        for j in 0..sides / 2 {
+            sectors.normals[j] = directions[j] - directions[j + 1];
+        }
+        // Each vertex lies half a step from its sector's bisectors.
+        for (m, v) in directions.iter().enumerate() {
+            sectors.vertex[sectors.pattern(v)] = m as u16;
+        }
+        sectors
+    }
+
+    #[inline(always)]
+    fn pattern(&self, a: &Vector2<f64>) -> usize {
+        let mut bits = 0;
+        for (j, n) in self.normals[..self.lines].iter().enumerate() {
+            bits |= usize::from(a.dot(n) >= 0.0) << j;
+        }
+        bits
+    }
+
+    /// The maximising vertex for ℓ = 2·`LINES`.
+    #[inline(always)]
+    fn vertex_of<const LINES: usize>(&self, a: &Vector2<f64>) -> usize {
+        let mut bits = 0;
+        for (j, n) in self.normals[..LINES].iter().enumerate() {
+            bits |= usize::from(a.dot(n) >= 0.0) << j;
+        }
+        usize::from(self.vertex[bits])
+    }
+}
+
 /// The iterate of Wolfe's algorithm: `x = Σ_j w_j p_j`, `p_j = z_j − g`.
 #[derive(Clone, Copy)]
 pub(crate) struct Atoms {
@@ -198,6 +261,8 @@ pub(crate) struct PolygonSum {
     vertex_directions: Vec<Vector2<f64>>,
     /// The ℓ `vertex_directions` currently holds (0 before the first use).
     sides: usize,
+    /// The sectors of the current ℓ-gon's vertices.
+    sectors: Sectors,
     /// `choices[a · max_contacts + i]`: the vertex of `P_i` in atom slot `a`.
     choices: Vec<u16>,
     /// The slots of the last iteration's final atoms, the warm start of the
@@ -217,6 +282,7 @@ impl PolygonSum {
             radii: vec![0.0; max_contacts],
             vertex_directions: vec![Vector2::zeros(); max_sides],
             sides: 0,
+            sectors: Sectors::new(&[]),
             choices: vec![0; MAX_ATOMS * max_contacts],
             last: [None; MAX_ATOMS],
         }
@@ -249,6 +315,7 @@ impl PolygonSum {
                 *v = Vector2::new(cos, sin);
             }
             self.sides = sides;
+            self.sectors = Sectors::new(&self.vertex_directions[..sides]);
         }
         Ok(())
     }
@@ -260,6 +327,33 @@ impl PolygonSum {
     /// The support point of `Z` (first `k` polygons) in direction `d`,
     /// recording each polygon's maximising vertex in row `slot` of `choices`.
     fn support(&mut self, k: usize, d: &Vector6, slot: usize) -> Vector6 {
+        match self.sectors.lines {
+            2 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<2>(a)),
+            4 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<4>(a)),
+            0 => self.support_with(k, d, slot, |_, directions, a| {
+                let (mut best, mut best_value) = (0, f64::NEG_INFINITY);
+                for (m, v) in directions.iter().enumerate() {
+                    let value = a.dot(v);
+                    if value > best_value {
+                        (best, best_value) = (m, value);
+                    }
+                }
+                best
+            }),
+            _ => self.support_with(k, d, slot, |s, _, a| usize::from(s.vertex[s.pattern(a)])),
+        }
+    }
+
+    /// [`support`](Self::support) with `best(sectors, directions, a)` the
+    /// vertex maximising `⟨a, v_m⟩`.
+    #[inline(always)]
+    fn support_with(
+        &mut self,
+        k: usize,
+        d: &Vector6,
+        slot: usize,
+        best: impl Fn(&Sectors, &[Vector2<f64>], &Vector2<f64>) -> usize,
+    ) -> Vector6 {
         let directions = &self.vertex_directions[..self.sides];
         let row = &mut self.choices[slot * self.max_contacts..][..k];
         let mut z = Vector6::zeros();
@@ -268,16 +362,9 @@ impl PolygonSum {
                 *choice = 0;
                 continue;
             }
-            let a = w.tr_mul(d);
-            let (mut best, mut best_value) = (0, f64::NEG_INFINITY);
-            for (m, v) in directions.iter().enumerate() {
-                let value = a.dot(v);
-                if value > best_value {
-                    (best, best_value) = (m, value);
-                }
-            }
-            *choice = best as u16;
-            z += w * (directions[best] * radius);
+            let m = best(&self.sectors, directions, &w.tr_mul(d));
+            *choice = m as u16;
+            z += w * (directions[m] * radius);
         }
         z
     }
