@@ -135,16 +135,22 @@ impl SlipTerms {
                 1.0 / k
             };
             let (u, v) = contact.tangents();
-            let mut w = contact.wrench_basis();
+            let mut w = contact.wrench_basis_of(&u, &v);
             for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
                 column /= length;
             }
-            hessian += w * w.transpose() * weight;
+            // w wᵀ weight, upper triangle only: it is symmetric.
+            for j in 0..6 {
+                for i in 0..=j {
+                    hessian[(i, j)] += (w[(i, 0)] * w[(j, 0)] + w[(i, 1)] * w[(j, 1)]) * weight;
+                }
+            }
             self.wrench.push(w);
             self.slip
                 .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length);
             self.weight.push(weight);
         }
+        hessian.fill_lower_triangle_with_upper_triangle();
         hessian
     }
 

@@ -46,13 +46,23 @@ impl FrictionContact {
     /// at this contact, as a 6×2 matrix (the columns of `T` and `R` of eq 30).
     pub fn wrench_basis(&self) -> nalgebra::Matrix6x2<f64> {
         let (u, v) = self.tangents();
+        self.wrench_basis_of(&u, &v)
+    }
+
+    /// [`wrench_basis`](Self::wrench_basis) from the [`tangents`](Self::tangents)
+    /// `(u, v)` already computed.
+    pub(crate) fn wrench_basis_of(
+        &self,
+        u: &Vector3<f64>,
+        v: &Vector3<f64>,
+    ) -> nalgebra::Matrix6x2<f64> {
         let mut w = nalgebra::Matrix6x2::zeros();
-        w.fixed_view_mut::<3, 1>(0, 0).copy_from(&u);
-        w.fixed_view_mut::<3, 1>(0, 1).copy_from(&v);
+        w.fixed_view_mut::<3, 1>(0, 0).copy_from(u);
+        w.fixed_view_mut::<3, 1>(0, 1).copy_from(v);
         w.fixed_view_mut::<3, 1>(3, 0)
-            .copy_from(&self.handle.cross(&u));
+            .copy_from(&self.handle.cross(u));
         w.fixed_view_mut::<3, 1>(3, 1)
-            .copy_from(&self.handle.cross(&v));
+            .copy_from(&self.handle.cross(v));
         w
     }
 
