@@ -97,6 +97,21 @@ pub(crate) struct Atoms {
     weight: [f64; MAX_ATOMS],
     /// Row of `choices` holding this atom's vertices; `None` for `β = 0`.
     slot: [Option<usize>; MAX_ATOMS],
+    /// The Gram–Schmidt factors of `p_j − p_0`, kept from one minor cycle
+    /// to the next.
+    factor: Factor,
+}
+
+/// Twice-iterated Gram–Schmidt of the offsets `p_{j+1} − p_0` of the atoms:
+/// `offset_j = Σ_{i ≤ j} r[i][j] q_i`. Column `j` depends on atoms
+/// `0..=j + 1` alone, so it stays valid while those do, and a new atom adds
+/// one column instead of refactoring all.
+#[derive(Clone, Copy)]
+struct Factor {
+    q: [Vector6; MAX_ATOMS - 1],
+    r: [[f64; MAX_ATOMS - 1]; MAX_ATOMS - 1],
+    /// Leading columns computed for the current atoms.
+    columns: usize,
 }
 
 impl Atoms {
@@ -106,6 +121,11 @@ impl Atoms {
             point: [Vector6::zeros(); MAX_ATOMS],
             weight: [0.0; MAX_ATOMS],
             slot: [None; MAX_ATOMS],
+            factor: Factor {
+                q: [Vector6::zeros(); MAX_ATOMS - 1],
+                r: [[0.0; MAX_ATOMS - 1]; MAX_ATOMS - 1],
+                columns: 0,
+            },
         };
         atoms.point[0] = -g;
         atoms.weight[0] = 1.0;
@@ -127,6 +147,8 @@ impl Atoms {
     }
 
     fn remove(&mut self, j: usize) {
+        // Atom j is replaced by the last: columns past j − 1 involve it.
+        self.factor.columns = self.factor.columns.min(j.saturating_sub(1));
         self.len -= 1;
         self.point.swap(j, self.len);
         self.weight.swap(j, self.len);
@@ -149,7 +171,7 @@ impl Atoms {
         let mut alpha = [0.0; MAX_ATOMS];
         loop {
             let n = self.len;
-            if !affine_minimizer(&self.point[..n], &mut alpha[..n]) {
+            if !affine_minimizer(&self.point[..n], &mut self.factor, &mut alpha[..n]) {
                 return false;
             }
             if alpha[..n].iter().all(|&a| a > 0.0) {
@@ -182,14 +204,18 @@ impl Atoms {
 }
 
 /// Weights `α` (`Σα = 1`) of the point of `aff{p_j}` nearest the origin, by
-/// twice-iterated Gram–Schmidt on `p_j − p_0`; `false` when the points are
-/// numerically affinely dependent.
-fn affine_minimizer(points: &[Vector6], alpha: &mut [f64]) -> bool {
+/// twice-iterated Gram–Schmidt on `p_j − p_0`, extending `factor` from its
+/// valid columns; `false` when the points are numerically affinely
+/// dependent.
+fn affine_minimizer(points: &[Vector6], factor: &mut Factor, alpha: &mut [f64]) -> bool {
     let base = points[0];
     let m = points.len() - 1;
-    let mut q = [Vector6::zeros(); MAX_ATOMS - 1];
-    let mut r = [[0.0; MAX_ATOMS - 1]; MAX_ATOMS - 1];
-    for j in 0..m {
+    let Factor { q, r, columns } = factor;
+    for j in *columns..m {
+        *columns = j;
+        for row in r[..j].iter_mut() {
+            row[j] = 0.0;
+        }
         let mut v = points[j + 1] - base;
         let offset = v.norm();
         for _ in 0..2 {
@@ -206,6 +232,7 @@ fn affine_minimizer(points: &[Vector6], alpha: &mut [f64]) -> bool {
         r[j][j] = height;
         q[j] = v / height;
     }
+    *columns = m;
     // Minimise ‖base + Σ c_j (p_{j+1} − base)‖: R c = −Qᵀ base.
     let mut c = [0.0; MAX_ATOMS - 1];
     for j in (0..m).rev() {
