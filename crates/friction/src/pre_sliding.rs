@@ -128,16 +128,18 @@ impl SlipTerms {
         self.slip.clear();
         self.weight.clear();
         let mut hessian = Matrix6::identity() * TIE_BREAK;
+        let per_total = 1.0 / total;
+        let per_length = 1.0 / length;
         for contact in &problem.contacts {
             let weight = if total > 0.0 {
-                contact.normal_force.max(0.0) / total
+                contact.normal_force.max(0.0) * per_total
             } else {
                 1.0 / k
             };
             let (u, v) = contact.tangents();
             let mut w = contact.wrench_basis_of(&u, &v);
             for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
-                column /= length;
+                column *= per_length;
             }
             // w wᵀ weight, upper triangle only: it is symmetric.
             for j in 0..6 {
@@ -147,7 +149,7 @@ impl SlipTerms {
             }
             self.wrench.push(w);
             self.slip
-                .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length);
+                .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) * per_length);
             self.weight.push(weight);
         }
         hessian.fill_lower_triangle_with_upper_triangle();

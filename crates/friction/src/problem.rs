@@ -38,7 +38,8 @@ impl FrictionContact {
         } else {
             Vector3::z()
         };
-        let u = n.cross(&axis).normalize();
+        let u = n.cross(&axis);
+        let u = u * (1.0 / u.norm());
         (u, n.cross(&u))
     }
 
