@@ -251,16 +251,14 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             return Err(SolverError::Backend("non-finite problem data".into()));
         }
         let force = if force > 0.0 { force } else { 1.0 };
-        // y/ε̃ = Lᵀq̃/ε̃ over a + Σ B_i β_i/s.
+        // y/ε̃ = Lᵀq̃/ε̃ over a + Σ B_i β_i/s, B_i = M W̃_i with
+        // M = LᵀK̃⁻¹ s/ε̃ applied by the iteration.
         let map = factor.transpose() * compliance / epsilon;
         let target = -(map * f);
+        self.sum.image = Some(map * force);
         let vertex = 1.0 / (force * (std::f64::consts::PI / problem.pyramid_sides as f64).cos());
-        for ((b, w), radius) in self.sum.bases[..k]
-            .iter_mut()
-            .zip(&self.terms.wrench)
-            .zip(&mut self.sum.radii)
-        {
-            *b = map * w * force;
+        self.sum.bases[..k].copy_from_slice(&self.terms.wrench);
+        for radius in &mut self.sum.radii[..k] {
             *radius *= vertex;
         }
         let p = self.params;

@@ -13,7 +13,7 @@
 
 use nalgebra::{Matrix6x2, Vector2};
 
-use crate::problem::{SolverError, Vector6};
+use crate::problem::{Matrix6, SolverError, Vector6};
 
 /// Affinely independent points in `R^6`: the most atoms a corral can hold.
 const MAX_ATOMS: usize = 7;
@@ -282,6 +282,10 @@ pub(crate) struct PolygonSum {
     max_contacts: usize,
     /// `B_i`.
     pub(crate) bases: Vec<Matrix6x2<f64>>,
+    /// `M`, when set: the sum is `Z = M Σ_i B_i P_i`, so that a solver need
+    /// not form each `M B_i` (support and points are found in the `B_i`'s
+    /// space and mapped once).
+    pub(crate) image: Option<Matrix6>,
     /// `ρ_i`, the vertex radius of `P_i`.
     pub(crate) radii: Vec<f64>,
     /// `(cos 2πm/ℓ, sin 2πm/ℓ)`: the ℓ-gon's vertex directions (eqs 14–16).
@@ -306,6 +310,7 @@ impl PolygonSum {
         Self {
             max_contacts,
             bases: vec![Matrix6x2::zeros(); max_contacts],
+            image: None,
             radii: vec![0.0; max_contacts],
             vertex_directions: vec![Vector2::zeros(); max_sides],
             sides: 0,
@@ -354,6 +359,16 @@ impl PolygonSum {
     /// The support point of `Z` (first `k` polygons) in direction `d`,
     /// recording each polygon's maximising vertex in row `slot` of `choices`.
     fn support(&mut self, k: usize, d: &Vector6, slot: usize) -> Vector6 {
+        match self.image {
+            // ⟨d, M z⟩ = ⟨Mᵀd, z⟩.
+            Some(map) => map * self.support_of(k, &map.tr_mul(d), slot),
+            None => self.support_of(k, d, slot),
+        }
+    }
+
+    /// The support point of `Σ_i B_i P_i` in direction `d`, with the
+    /// choices as [`support`](Self::support) records them.
+    fn support_of(&mut self, k: usize, d: &Vector6, slot: usize) -> Vector6 {
         match self.sectors.lines {
             2 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<2>(a)),
             4 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<4>(a)),
@@ -404,7 +419,10 @@ impl PolygonSum {
         for ((w, &radius), &choice) in self.bases[..k].iter().zip(&self.radii[..k]).zip(row) {
             z += w * (directions[usize::from(choice)] * radius);
         }
-        z
+        match self.image {
+            Some(map) => map * z,
+            None => z,
+        }
     }
 
     /// Wolfe's iteration on `Z − g` (first `k` polygons), from the atom
