@@ -30,15 +30,25 @@ impl FrictionContact {
     /// chosen deterministically from the normal alone.
     pub fn tangents(&self) -> (Vector3<f64>, Vector3<f64>) {
         let n = self.normal;
-        // The axis least aligned with the normal gives a well-conditioned cross product.
-        let axis = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
-            Vector3::x()
-        } else if n.y.abs() <= n.z.abs() {
-            Vector3::y()
-        } else {
-            Vector3::z()
+        // The axis least aligned with the normal gives a well-conditioned
+        // cross product: n × x, n × y or n × z, chosen without branching.
+        let (x, y, z) = (n.x.abs(), n.y.abs(), n.z.abs());
+        let by_x = x <= y && x <= z;
+        let by_y = !by_x && y <= z;
+        let pick = |a: f64, b: f64, c: f64| {
+            if by_x {
+                a
+            } else if by_y {
+                b
+            } else {
+                c
+            }
         };
-        let u = n.cross(&axis);
+        let u = Vector3::new(
+            pick(0.0, -n.z, n.y),
+            pick(n.z, 0.0, -n.x),
+            pick(-n.y, n.x, 0.0),
+        );
         let u = u * (1.0 / u.norm());
         (u, n.cross(&u))
     }
