@@ -55,7 +55,7 @@ impl Sectors {
             vertex: [0; 1 << (MAX_SECTOR_SIDES / 2)],
             lines: 0,
         };
-        if sides % 2 != 0 || sides > MAX_SECTOR_SIDES {
+        if !sides.is_multiple_of(2) || sides > MAX_SECTOR_SIDES {
             return sectors;
         }
         sectors.lines = sides / 2;
