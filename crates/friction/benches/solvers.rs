@@ -10,14 +10,38 @@
 //! static and sliding loads alternating. After criterion has run, the median
 //! of each from criterion's `estimates.json` and their ratio are printed per
 //! point and written, as `name: value unit` lines with the reference point
-//! (k = 100, ℓ = 8) last, to `friction-lp-summary.txt` in criterion's output
+//! (k = 100, ℓ = 8) last, to `friction-summary.txt` in criterion's output
 //! directory (read by `scripts/bench-friction`). Points not measured in this
 //! run (filtered out) are left out.
+//!
+//! Static friction with bounded pre-sliding, fast against reference: on
+//! [`PRE_SLIDING_INSTANCES`] generic instances of `haptic_friction::instances`
+//! per point, each contact slipped by up to 10 µm from its stick anchor (none
+//! on one instance in four, as in `tests/pre_sliding_agreement.rs`), with the
+//! default `ε` of 5 µm. The fast solver warm-starts from the atoms of its
+//! previous solve, so it is timed three ways:
+//!
+//! - `pre_sliding_fast_cold`: the instances in turn, so the solver was fed a
+//!   different instance before each timed call (its warm start is stale and
+//!   re-evaluated for nothing);
+//! - `pre_sliding_fast_fresh`: a newly constructed solver per call (the
+//!   construction is not timed), no warm start at all;
+//! - `pre_sliding_fast_warm`: each instance re-solved after a slightly
+//!   perturbed copy of it (wrench components within ±0.1 %, anchor slips
+//!   moved by up to 0.1 µm), as in consecutive servo cycles; only the second
+//!   solve is timed.
+//!
+//! `pre_sliding_reference` times the clarabel reference on the same
+//! instances in turn. The speedups (reference over fast) are printed and
+//! written with the LP's figures; the cold one is the headline.
 
+use criterion::BatchSize;
 use criterion::{black_box, BenchmarkId, Criterion};
+use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
-    skew, FastStaticFrictionSolver, FrictionContact, FrictionSolution, FrictionState, Matrix6,
-    ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    skew, FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
+    FrictionState, Matrix6, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
+    StaticFrictionProblem, StaticFrictionSolver, Vector6,
 };
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
@@ -25,7 +49,7 @@ use rand_pcg::Pcg64;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, SystemTime};
+use std::time::{Duration, Instant, SystemTime};
 
 const HALF: f64 = 0.05;
 /// Static and sliding loads per (k, ℓ); twice as many at the limit.
@@ -34,6 +58,10 @@ const CONTACTS: [usize; 4] = [10, 30, 100, 300];
 const SIDES: [usize; 2] = [4, 8];
 /// The issue's reference point `(k, ℓ)`, reported last.
 const HEADLINE: (usize, usize) = (100, 8);
+/// Pre-sliding instances per (k, ℓ).
+const PRE_SLIDING_INSTANCES: usize = 32;
+/// The largest anchor slip of a contact (m), as in the agreement test.
+const MAX_SLIP: f64 = 10e-6;
 
 /// Contacts on the faces of a box of half-width 5 cm, normals into the box,
 /// a shared total normal stiffness of 3·10⁴ N/m; `H` from eqs 2–3 plus the
@@ -199,6 +227,139 @@ fn solvers(c: &mut Criterion) {
     }
 }
 
+/// `problem` with each contact slipped from its anchor by up to
+/// [`MAX_SLIP`] in a random tangential direction; none on one in four.
+fn with_slips(mut problem: StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
+    let slipping = rng.gen_bool(0.75);
+    for c in &mut problem.contacts {
+        let (u, v) = c.tangents();
+        let a = rng.gen_range(0.0..std::f64::consts::TAU);
+        let r = if slipping {
+            rng.gen_range(0.0..MAX_SLIP)
+        } else {
+            0.0
+        };
+        c.slip = (u * a.cos() + v * a.sin()) * r;
+    }
+    problem
+}
+
+/// A slightly perturbed copy of `problem`: each wrench component within
+/// ±0.1 %, each anchor slip moved tangentially by up to 0.1 µm.
+fn perturbed(problem: &StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
+    let mut p = problem.clone();
+    for w in p.wrench.iter_mut() {
+        *w *= 1.0 + rng.gen_range(-1e-3..1e-3);
+    }
+    for c in &mut p.contacts {
+        let (u, v) = c.tangents();
+        c.slip += u * rng.gen_range(-0.1e-6..0.1e-6) + v * rng.gen_range(-0.1e-6..0.1e-6);
+    }
+    p
+}
+
+fn pre_sliding(c: &mut Criterion) {
+    let params = PreSlidingParameters::default();
+    for k in CONTACTS {
+        for sides in SIDES {
+            let mut rng = Pcg64::seed_from_u64(0x5112 + (k * 10 + sides) as u64);
+            let problems: Vec<StaticFrictionProblem> = (0..PRE_SLIDING_INSTANCES)
+                .map(|_| {
+                    let spec = InstanceSpec {
+                        family: Family::Generic,
+                        contacts: k,
+                        pyramid_sides: sides,
+                        seed: rng.gen(),
+                    };
+                    with_slips(Instance::generate(&spec).problem, &mut rng)
+                })
+                .collect();
+            let nearby: Vec<_> = problems.iter().map(|p| perturbed(p, &mut rng)).collect();
+            let mut fast = FastPreSlidingSolver::new(k, sides, params);
+            let mut reference = ReferencePreSlidingSolver::new(params);
+            let mut solution = FrictionSolution::with_capacity(k);
+            let mut expected = FrictionSolution::with_capacity(k);
+            let (mut iterations, mut most, mut statics, mut agree) = (0, 0, 0, 0);
+            for p in &problems {
+                fast.solve(p, &mut solution).unwrap();
+                reference.solve(p, &mut expected).unwrap();
+                iterations += solution.iterations;
+                most = most.max(solution.iterations);
+                statics += usize::from(solution.state == FrictionState::Static);
+                agree += usize::from(solution.state == expected.state);
+            }
+            let mut warm_iterations = 0;
+            for (p, q) in problems.iter().zip(&nearby) {
+                fast.solve(q, &mut solution).unwrap();
+                fast.solve(p, &mut solution).unwrap();
+                warm_iterations += solution.iterations;
+            }
+            let n = problems.len();
+            println!(
+                "pre-sliding k{k}_l{sides}: {statics} of {n} static, the reference agreeing on \
+                 {agree}; {:.1} iterations on average cold, {most} at most; {:.1} warm",
+                f64::from(iterations) / n as f64,
+                f64::from(warm_iterations) / n as f64,
+            );
+
+            let id = format!("k{k}_l{sides}");
+            let mut group = c.benchmark_group("pre_sliding_fast_cold");
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter(|| {
+                    next = (next + 1) % n;
+                    fast.solve(black_box(&problems[next]), &mut solution)
+                })
+            });
+            group.finish();
+            let mut group = c.benchmark_group("pre_sliding_fast_fresh");
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter_batched_ref(
+                    || FastPreSlidingSolver::new(k, sides, params),
+                    |solver| {
+                        next = (next + 1) % n;
+                        solver.solve(black_box(&problems[next]), &mut solution)
+                    },
+                    BatchSize::SmallInput,
+                )
+            });
+            group.finish();
+            let mut group = c.benchmark_group("pre_sliding_fast_warm");
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter_custom(|iterations| {
+                    let mut total = Duration::ZERO;
+                    let mut prepared = FrictionSolution::with_capacity(k);
+                    for _ in 0..iterations {
+                        next = (next + 1) % n;
+                        fast.solve(&nearby[next], &mut prepared).unwrap();
+                        let start = Instant::now();
+                        let solved = fast.solve(black_box(&problems[next]), &mut solution);
+                        total += start.elapsed();
+                        black_box(solved).unwrap();
+                    }
+                    total
+                })
+            });
+            group.finish();
+            let mut group = c.benchmark_group("pre_sliding_reference");
+            group
+                .sample_size(10)
+                .warm_up_time(Duration::from_millis(200))
+                .measurement_time(Duration::from_secs(2));
+            let mut next = 0;
+            group.bench_function(BenchmarkId::from_parameter(&id), |b| {
+                b.iter(|| {
+                    next = (next + 1) % n;
+                    reference.solve(black_box(&problems[next]), &mut solution)
+                })
+            });
+            group.finish();
+        }
+    }
+}
+
 /// Criterion's output directory, found as criterion finds it: under
 /// `CARGO_TARGET_DIR`, else under cargo's target directory.
 fn criterion_directory() -> Option<PathBuf> {
@@ -226,10 +387,12 @@ fn median(directory: &Path, group: &str, id: &str, start: SystemTime) -> Option<
     Some(estimates["median"]["point_estimate"].as_f64()? * 1e-9)
 }
 
-/// Prints and writes the per-point medians and ratios (module docs).
+/// Prints and writes the per-point medians and ratios (module docs): the
+/// LP's, then the pre-sliding model's, each with the reference point last,
+/// and the two headline speedups at the reference point at the very end.
 fn summarise(start: SystemTime) {
     let Some(directory) = criterion_directory() else {
-        eprintln!("criterion's output directory not found: no LP summary");
+        eprintln!("criterion's output directory not found: no summary");
         return;
     };
     let mut points: Vec<_> = CONTACTS
@@ -239,7 +402,8 @@ fn summarise(start: SystemTime) {
         .collect();
     points.push(HEADLINE);
     let mut summary = String::new();
-    for (k, l) in points {
+    let mut headline = Vec::new();
+    for &(k, l) in &points {
         let id = format!("k{k}_l{l}");
         let (Some(fast), Some(reference)) = (
             median(&directory, "fast_lp", &id, start),
@@ -261,13 +425,70 @@ fn summarise(start: SystemTime) {
         )
         .unwrap();
         writeln!(summary, "lp_speedup_{id}: {:.0} x", reference / fast).unwrap();
+        if (k, l) == HEADLINE {
+            headline.push(format!("lp_speedup_{id}: {:.0} x", reference / fast));
+        }
+    }
+    for &(k, l) in &points {
+        let id = format!("k{k}_l{l}");
+        let time = |group: &str| median(&directory, group, &id, start);
+        let (Some(cold), Some(fresh), Some(warm), Some(reference)) = (
+            time("pre_sliding_fast_cold"),
+            time("pre_sliding_fast_fresh"),
+            time("pre_sliding_fast_warm"),
+            time("pre_sliding_reference"),
+        ) else {
+            continue;
+        };
+        println!(
+            "pre-sliding k = {k}, ℓ = {l}: fast {:.2} µs cold, {:.2} µs fresh, {:.2} µs warm; \
+             reference {:.3} ms; ratio {:.0} cold, {:.0} fresh, {:.0} warm",
+            cold * 1e6,
+            fresh * 1e6,
+            warm * 1e6,
+            reference * 1e3,
+            reference / cold,
+            reference / fresh,
+            reference / warm,
+        );
+        for (name, fast) in [("cold", cold), ("fresh", fresh), ("warm", warm)] {
+            writeln!(
+                summary,
+                "pre_sliding_fast_{name}_{id}_median: {:.2} us",
+                fast * 1e6
+            )
+            .unwrap();
+        }
+        writeln!(
+            summary,
+            "pre_sliding_reference_{id}_median: {:.3} ms",
+            reference * 1e3
+        )
+        .unwrap();
+        for (name, fast) in [("cold", cold), ("fresh", fresh), ("warm", warm)] {
+            writeln!(
+                summary,
+                "pre_sliding_speedup_{name}_{id}: {:.0} x",
+                reference / fast
+            )
+            .unwrap();
+        }
+        if (k, l) == HEADLINE {
+            headline.push(format!(
+                "pre_sliding_speedup_cold_{id}: {:.0} x",
+                reference / cold
+            ));
+        }
     }
     if summary.is_empty() {
         return;
     }
-    let path = directory.join("friction-lp-summary.txt");
+    for line in headline {
+        writeln!(summary, "{line}").unwrap();
+    }
+    let path = directory.join("friction-summary.txt");
     std::fs::write(&path, summary).expect("writable criterion directory");
-    println!("LP summary written to {}", path.display());
+    println!("Summary written to {}", path.display());
 }
 
 fn main() {
@@ -277,6 +498,7 @@ fn main() {
         .measurement_time(Duration::from_secs(3))
         .configure_from_args();
     solvers(&mut criterion);
+    pre_sliding(&mut criterion);
     criterion.final_summary();
     summarise(start);
 }

@@ -128,23 +128,31 @@ impl SlipTerms {
         self.slip.clear();
         self.weight.clear();
         let mut hessian = Matrix6::identity() * TIE_BREAK;
+        let per_total = 1.0 / total;
+        let per_length = 1.0 / length;
         for contact in &problem.contacts {
             let weight = if total > 0.0 {
-                contact.normal_force.max(0.0) / total
+                contact.normal_force.max(0.0) * per_total
             } else {
                 1.0 / k
             };
             let (u, v) = contact.tangents();
-            let mut w = contact.wrench_basis();
+            let mut w = contact.wrench_basis_of(&u, &v);
             for mut column in w.fixed_rows_mut::<3>(3).column_iter_mut() {
-                column /= length;
+                column *= per_length;
             }
-            hessian += w * w.transpose() * weight;
+            // w wᵀ weight, upper triangle only: it is symmetric.
+            for j in 0..6 {
+                for i in 0..=j {
+                    hessian[(i, j)] += (w[(i, 0)] * w[(j, 0)] + w[(i, 1)] * w[(j, 1)]) * weight;
+                }
+            }
             self.wrench.push(w);
             self.slip
-                .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) / length);
+                .push(Vector2::new(u.dot(&contact.slip), v.dot(&contact.slip)) * per_length);
             self.weight.push(weight);
         }
+        hessian.fill_lower_triangle_with_upper_triangle();
         hessian
     }
 
@@ -243,16 +251,14 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             return Err(SolverError::Backend("non-finite problem data".into()));
         }
         let force = if force > 0.0 { force } else { 1.0 };
-        // y/ε̃ = Lᵀq̃/ε̃ over a + Σ B_i β_i/s.
+        // y/ε̃ = Lᵀq̃/ε̃ over a + Σ B_i β_i/s, B_i = M W̃_i with
+        // M = LᵀK̃⁻¹ s/ε̃ applied by the iteration.
         let map = factor.transpose() * compliance / epsilon;
         let target = -(map * f);
+        self.sum.image = Some(map * force);
         let vertex = 1.0 / (force * (std::f64::consts::PI / problem.pyramid_sides as f64).cos());
-        for ((b, w), radius) in self.sum.bases[..k]
-            .iter_mut()
-            .zip(&self.terms.wrench)
-            .zip(&mut self.sum.radii)
-        {
-            *b = map * w * force;
+        self.sum.bases[..k].copy_from_slice(&self.terms.wrench);
+        for radius in &mut self.sum.radii[..k] {
             *radius *= vertex;
         }
         let p = self.params;

@@ -30,15 +30,26 @@ impl FrictionContact {
     /// chosen deterministically from the normal alone.
     pub fn tangents(&self) -> (Vector3<f64>, Vector3<f64>) {
         let n = self.normal;
-        // The axis least aligned with the normal gives a well-conditioned cross product.
-        let axis = if n.x.abs() <= n.y.abs() && n.x.abs() <= n.z.abs() {
-            Vector3::x()
-        } else if n.y.abs() <= n.z.abs() {
-            Vector3::y()
-        } else {
-            Vector3::z()
+        // The axis least aligned with the normal gives a well-conditioned
+        // cross product: n × x, n × y or n × z, chosen without branching.
+        let (x, y, z) = (n.x.abs(), n.y.abs(), n.z.abs());
+        let by_x = x <= y && x <= z;
+        let by_y = !by_x && y <= z;
+        let pick = |a: f64, b: f64, c: f64| {
+            if by_x {
+                a
+            } else if by_y {
+                b
+            } else {
+                c
+            }
         };
-        let u = n.cross(&axis).normalize();
+        let u = Vector3::new(
+            pick(0.0, -n.z, n.y),
+            pick(n.z, 0.0, -n.x),
+            pick(-n.y, n.x, 0.0),
+        );
+        let u = u * (1.0 / u.norm());
         (u, n.cross(&u))
     }
 
@@ -46,13 +57,23 @@ impl FrictionContact {
     /// at this contact, as a 6×2 matrix (the columns of `T` and `R` of eq 30).
     pub fn wrench_basis(&self) -> nalgebra::Matrix6x2<f64> {
         let (u, v) = self.tangents();
+        self.wrench_basis_of(&u, &v)
+    }
+
+    /// [`wrench_basis`](Self::wrench_basis) from the [`tangents`](Self::tangents)
+    /// `(u, v)` already computed.
+    pub(crate) fn wrench_basis_of(
+        &self,
+        u: &Vector3<f64>,
+        v: &Vector3<f64>,
+    ) -> nalgebra::Matrix6x2<f64> {
         let mut w = nalgebra::Matrix6x2::zeros();
-        w.fixed_view_mut::<3, 1>(0, 0).copy_from(&u);
-        w.fixed_view_mut::<3, 1>(0, 1).copy_from(&v);
+        w.fixed_view_mut::<3, 1>(0, 0).copy_from(u);
+        w.fixed_view_mut::<3, 1>(0, 1).copy_from(v);
         w.fixed_view_mut::<3, 1>(3, 0)
-            .copy_from(&self.handle.cross(&u));
+            .copy_from(&self.handle.cross(u));
         w.fixed_view_mut::<3, 1>(3, 1)
-            .copy_from(&self.handle.cross(&v));
+            .copy_from(&self.handle.cross(v));
         w
     }
 

@@ -13,7 +13,7 @@
 
 use nalgebra::{Matrix6x2, Vector2};
 
-use crate::problem::{SolverError, Vector6};
+use crate::problem::{Matrix6, SolverError, Vector6};
 
 /// Affinely independent points in `R^6`: the most atoms a corral can hold.
 const MAX_ATOMS: usize = 7;
@@ -26,6 +26,69 @@ const WOLFE_EPSILON: f64 = 1e-14;
 /// of the others is numerically dependent.
 const DEPENDENCE_EPSILON: f64 = 1e-12;
 
+/// The most sides of a polygon whose maximising vertex is found by its
+/// sector ([`Sectors`]) rather than by scanning the vertices.
+const MAX_SECTOR_SIDES: usize = 16;
+
+/// The maximising vertex of a regular ℓ-gon with ℓ even, found without a
+/// chain of comparisons: `v_m` maximises `⟨a, v⟩` iff `a` lies in the sector
+/// between the bisectors of `v_m`'s edges, and the ℓ bisectors lie on ℓ/2
+/// lines through the origin. The signs of `⟨a, n_j⟩`, `n_j = v_j − v_{j+1}`
+/// (`j < ℓ/2`), name the sector; a table maps them to `m`. On a bisector
+/// both vertices maximise; `a = 0` gives `m = 0`, as the scan does.
+#[derive(Clone, Copy)]
+struct Sectors {
+    /// `n_j`, the normals of the bisector lines.
+    normals: [Vector2<f64>; MAX_SECTOR_SIDES / 2],
+    /// The vertex of each sign pattern, bit `j` set iff `⟨a, n_j⟩ ≥ 0`
+    /// (patterns of no sector map to 0).
+    vertex: [u16; 1 << (MAX_SECTOR_SIDES / 2)],
+    /// `ℓ/2`, or 0 when the polygon is scanned instead (ℓ odd or too large).
+    lines: usize,
+}
+
+impl Sectors {
+    fn new(directions: &[Vector2<f64>]) -> Self {
+        let sides = directions.len();
+        let mut sectors = Self {
+            normals: [Vector2::zeros(); MAX_SECTOR_SIDES / 2],
+            vertex: [0; 1 << (MAX_SECTOR_SIDES / 2)],
+            lines: 0,
+        };
+        if !sides.is_multiple_of(2) || sides > MAX_SECTOR_SIDES {
+            return sectors;
+        }
+        sectors.lines = sides / 2;
+        for j in 0..sides / 2 {
+            sectors.normals[j] = directions[j] - directions[j + 1];
+        }
+        // Each vertex lies half a step from its sector's bisectors.
+        for (m, v) in directions.iter().enumerate() {
+            sectors.vertex[sectors.pattern(v)] = m as u16;
+        }
+        sectors
+    }
+
+    #[inline(always)]
+    fn pattern(&self, a: &Vector2<f64>) -> usize {
+        let mut bits = 0;
+        for (j, n) in self.normals[..self.lines].iter().enumerate() {
+            bits |= usize::from(a.dot(n) >= 0.0) << j;
+        }
+        bits
+    }
+
+    /// The maximising vertex for ℓ = 2·`LINES`.
+    #[inline(always)]
+    fn vertex_of<const LINES: usize>(&self, a: &Vector2<f64>) -> usize {
+        let mut bits = 0;
+        for (j, n) in self.normals[..LINES].iter().enumerate() {
+            bits |= usize::from(a.dot(n) >= 0.0) << j;
+        }
+        usize::from(self.vertex[bits])
+    }
+}
+
 /// The iterate of Wolfe's algorithm: `x = Σ_j w_j p_j`, `p_j = z_j − g`.
 #[derive(Clone, Copy)]
 pub(crate) struct Atoms {
@@ -34,6 +97,21 @@ pub(crate) struct Atoms {
     weight: [f64; MAX_ATOMS],
     /// Row of `choices` holding this atom's vertices; `None` for `β = 0`.
     slot: [Option<usize>; MAX_ATOMS],
+    /// The Gram–Schmidt factors of `p_j − p_0`, kept from one minor cycle
+    /// to the next.
+    factor: Factor,
+}
+
+/// Twice-iterated Gram–Schmidt of the offsets `p_{j+1} − p_0` of the atoms:
+/// `offset_j = Σ_{i ≤ j} r[i][j] q_i`. Column `j` depends on atoms
+/// `0..=j + 1` alone, so it stays valid while those do, and a new atom adds
+/// one column instead of refactoring all.
+#[derive(Clone, Copy)]
+struct Factor {
+    q: [Vector6; MAX_ATOMS - 1],
+    r: [[f64; MAX_ATOMS - 1]; MAX_ATOMS - 1],
+    /// Leading columns computed for the current atoms.
+    columns: usize,
 }
 
 impl Atoms {
@@ -43,6 +121,11 @@ impl Atoms {
             point: [Vector6::zeros(); MAX_ATOMS],
             weight: [0.0; MAX_ATOMS],
             slot: [None; MAX_ATOMS],
+            factor: Factor {
+                q: [Vector6::zeros(); MAX_ATOMS - 1],
+                r: [[0.0; MAX_ATOMS - 1]; MAX_ATOMS - 1],
+                columns: 0,
+            },
         };
         atoms.point[0] = -g;
         atoms.weight[0] = 1.0;
@@ -64,6 +147,8 @@ impl Atoms {
     }
 
     fn remove(&mut self, j: usize) {
+        // Atom j is replaced by the last: columns past j − 1 involve it.
+        self.factor.columns = self.factor.columns.min(j.saturating_sub(1));
         self.len -= 1;
         self.point.swap(j, self.len);
         self.weight.swap(j, self.len);
@@ -86,7 +171,7 @@ impl Atoms {
         let mut alpha = [0.0; MAX_ATOMS];
         loop {
             let n = self.len;
-            if !affine_minimizer(&self.point[..n], &mut alpha[..n]) {
+            if !affine_minimizer(&self.point[..n], &mut self.factor, &mut alpha[..n]) {
                 return false;
             }
             if alpha[..n].iter().all(|&a| a > 0.0) {
@@ -119,14 +204,18 @@ impl Atoms {
 }
 
 /// Weights `α` (`Σα = 1`) of the point of `aff{p_j}` nearest the origin, by
-/// twice-iterated Gram–Schmidt on `p_j − p_0`; `false` when the points are
-/// numerically affinely dependent.
-fn affine_minimizer(points: &[Vector6], alpha: &mut [f64]) -> bool {
+/// twice-iterated Gram–Schmidt on `p_j − p_0`, extending `factor` from its
+/// valid columns; `false` when the points are numerically affinely
+/// dependent.
+fn affine_minimizer(points: &[Vector6], factor: &mut Factor, alpha: &mut [f64]) -> bool {
     let base = points[0];
     let m = points.len() - 1;
-    let mut q = [Vector6::zeros(); MAX_ATOMS - 1];
-    let mut r = [[0.0; MAX_ATOMS - 1]; MAX_ATOMS - 1];
-    for j in 0..m {
+    let Factor { q, r, columns } = factor;
+    for j in *columns..m {
+        *columns = j;
+        for row in r[..j].iter_mut() {
+            row[j] = 0.0;
+        }
         let mut v = points[j + 1] - base;
         let offset = v.norm();
         for _ in 0..2 {
@@ -143,6 +232,7 @@ fn affine_minimizer(points: &[Vector6], alpha: &mut [f64]) -> bool {
         r[j][j] = height;
         q[j] = v / height;
     }
+    *columns = m;
     // Minimise ‖base + Σ c_j (p_{j+1} − base)‖: R c = −Qᵀ base.
     let mut c = [0.0; MAX_ATOMS - 1];
     for j in (0..m).rev() {
@@ -192,12 +282,18 @@ pub(crate) struct PolygonSum {
     max_contacts: usize,
     /// `B_i`.
     pub(crate) bases: Vec<Matrix6x2<f64>>,
+    /// `M`, when set: the sum is `Z = M Σ_i B_i P_i`, so that a solver need
+    /// not form each `M B_i` (support and points are found in the `B_i`'s
+    /// space and mapped once).
+    pub(crate) image: Option<Matrix6>,
     /// `ρ_i`, the vertex radius of `P_i`.
     pub(crate) radii: Vec<f64>,
     /// `(cos 2πm/ℓ, sin 2πm/ℓ)`: the ℓ-gon's vertex directions (eqs 14–16).
     vertex_directions: Vec<Vector2<f64>>,
     /// The ℓ `vertex_directions` currently holds (0 before the first use).
     sides: usize,
+    /// The sectors of the current ℓ-gon's vertices.
+    sectors: Sectors,
     /// `choices[a · max_contacts + i]`: the vertex of `P_i` in atom slot `a`.
     choices: Vec<u16>,
     /// The slots of the last iteration's final atoms, the warm start of the
@@ -214,9 +310,11 @@ impl PolygonSum {
         Self {
             max_contacts,
             bases: vec![Matrix6x2::zeros(); max_contacts],
+            image: None,
             radii: vec![0.0; max_contacts],
             vertex_directions: vec![Vector2::zeros(); max_sides],
             sides: 0,
+            sectors: Sectors::new(&[]),
             choices: vec![0; MAX_ATOMS * max_contacts],
             last: [None; MAX_ATOMS],
         }
@@ -238,13 +336,18 @@ impl PolygonSum {
             )));
         }
         if sides != self.sides {
+            // Rows hold choices beyond the last `k` from older iterations,
+            // which a warm start with more contacts reads: none may name a
+            // vertex of the old polygon.
             self.last = [None; MAX_ATOMS];
+            self.choices.fill(0);
             let step = std::f64::consts::TAU / sides as f64;
             for (m, v) in self.vertex_directions[..sides].iter_mut().enumerate() {
                 let (sin, cos) = (step * m as f64).sin_cos();
                 *v = Vector2::new(cos, sin);
             }
             self.sides = sides;
+            self.sectors = Sectors::new(&self.vertex_directions[..sides]);
         }
         Ok(())
     }
@@ -256,6 +359,43 @@ impl PolygonSum {
     /// The support point of `Z` (first `k` polygons) in direction `d`,
     /// recording each polygon's maximising vertex in row `slot` of `choices`.
     fn support(&mut self, k: usize, d: &Vector6, slot: usize) -> Vector6 {
+        match self.image {
+            // ⟨d, M z⟩ = ⟨Mᵀd, z⟩.
+            Some(map) => map * self.support_of(k, &map.tr_mul(d), slot),
+            None => self.support_of(k, d, slot),
+        }
+    }
+
+    /// The support point of `Σ_i B_i P_i` in direction `d`, with the
+    /// choices as [`support`](Self::support) records them.
+    fn support_of(&mut self, k: usize, d: &Vector6, slot: usize) -> Vector6 {
+        match self.sectors.lines {
+            2 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<2>(a)),
+            4 => self.support_with(k, d, slot, |s, _, a| s.vertex_of::<4>(a)),
+            0 => self.support_with(k, d, slot, |_, directions, a| {
+                let (mut best, mut best_value) = (0, f64::NEG_INFINITY);
+                for (m, v) in directions.iter().enumerate() {
+                    let value = a.dot(v);
+                    if value > best_value {
+                        (best, best_value) = (m, value);
+                    }
+                }
+                best
+            }),
+            _ => self.support_with(k, d, slot, |s, _, a| usize::from(s.vertex[s.pattern(a)])),
+        }
+    }
+
+    /// [`support`](Self::support) with `best(sectors, directions, a)` the
+    /// vertex maximising `⟨a, v_m⟩`.
+    #[inline(always)]
+    fn support_with(
+        &mut self,
+        k: usize,
+        d: &Vector6,
+        slot: usize,
+        best: impl Fn(&Sectors, &[Vector2<f64>], &Vector2<f64>) -> usize,
+    ) -> Vector6 {
         let directions = &self.vertex_directions[..self.sides];
         let row = &mut self.choices[slot * self.max_contacts..][..k];
         let mut z = Vector6::zeros();
@@ -264,16 +404,9 @@ impl PolygonSum {
                 *choice = 0;
                 continue;
             }
-            let a = w.tr_mul(d);
-            let (mut best, mut best_value) = (0, f64::NEG_INFINITY);
-            for (m, v) in directions.iter().enumerate() {
-                let value = a.dot(v);
-                if value > best_value {
-                    (best, best_value) = (m, value);
-                }
-            }
-            *choice = best as u16;
-            z += w * (directions[best] * radius);
+            let m = best(&self.sectors, directions, &w.tr_mul(d));
+            *choice = m as u16;
+            z += w * (directions[m] * radius);
         }
         z
     }
@@ -286,7 +419,10 @@ impl PolygonSum {
         for ((w, &radius), &choice) in self.bases[..k].iter().zip(&self.radii[..k]).zip(row) {
             z += w * (directions[usize::from(choice)] * radius);
         }
-        z
+        match self.image {
+            Some(map) => map * z,
+            None => z,
+        }
     }
 
     /// Wolfe's iteration on `Z − g` (first `k` polygons), from the atom

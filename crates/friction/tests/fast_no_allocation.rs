@@ -1,15 +1,18 @@
-//! `FastStaticFrictionSolver::solve` allocates nothing once constructed: a
-//! counting global allocator watches this thread through solves of every
-//! rank and outcome.
+//! `FastStaticFrictionSolver::solve` and `FastPreSlidingSolver::solve`
+//! allocate nothing once constructed: a counting global allocator watches
+//! this thread through solves of every rank and outcome, cold and
+//! warm-started.
 
 mod fast_common;
 
 use fast_common::{random_problem, Layout};
 use haptic_alloc_counter::{allocations_during, CountingAllocator};
+use haptic_friction::instances::{Instance, InstanceSpec};
 use haptic_friction::{
-    FastStaticFrictionSolver, FrictionSolution, FrictionState, StaticFrictionSolver,
+    FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
+    PreSlidingParameters, StaticFrictionProblem, StaticFrictionSolver,
 };
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 #[global_allocator]
@@ -37,4 +40,62 @@ fn solve_does_not_allocate_after_construction() {
     });
     assert_eq!(allocated, 0);
     assert!(states[0] > 20 && states[1] > 20, "{states:?}");
+}
+
+/// `problem` with each contact slipped from its stick anchor by up to 10 µm
+/// (none on one instance in four), as in `pre_sliding_agreement`.
+fn with_slips(mut problem: StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
+    let slipping = rng.gen_bool(0.75);
+    for c in &mut problem.contacts {
+        let (u, v) = c.tangents();
+        let a = rng.gen_range(0.0..std::f64::consts::TAU);
+        let r = if slipping {
+            rng.gen_range(0.0..10e-6)
+        } else {
+            0.0
+        };
+        c.slip = (u * a.cos() + v * a.sin()) * r;
+    }
+    problem
+}
+
+#[test]
+fn pre_sliding_solve_does_not_allocate_after_construction() {
+    let mut rng = Pcg64::seed_from_u64(23);
+    let mut problems = Vec::new();
+    for n in 0..300 {
+        let spec = InstanceSpec::mixed(0x5EED + n, 100);
+        let problem = with_slips(Instance::generate(&spec).problem, &mut rng);
+        // Every other instance is solved twice in a row, slightly changed,
+        // so that the warm start finds atoms to re-use.
+        if n % 2 == 0 {
+            let mut nearby = problem.clone();
+            nearby.wrench *= 1.0 + 1e-4;
+            problems.push(nearby);
+        }
+        problems.push(problem);
+    }
+    let mut none = problems[0].clone();
+    none.contacts.clear();
+    problems.insert(problems.len() / 2, none);
+    let mut solver = FastPreSlidingSolver::new(100, 8, PreSlidingParameters::default());
+    let mut solution = FrictionSolution::with_capacity(100);
+    solver.solve(&problems[0], &mut solution).unwrap();
+
+    let mut states = [0; 3];
+    let allocated = allocations_during(|| {
+        for p in &problems {
+            solver.solve(p, &mut solution).unwrap();
+            states[match solution.state {
+                FrictionState::Static => 0,
+                FrictionState::Sliding => 1,
+                FrictionState::Free => 2,
+            }] += 1;
+        }
+    });
+    assert_eq!(allocated, 0);
+    assert!(
+        states[0] > 20 && states[1] > 20 && states[2] == 1,
+        "{states:?}"
+    );
 }

@@ -1,7 +1,10 @@
 //! Per-cycle cost of the whole rendering stage (`RenderingCycle::step`):
 //! collision, assembly, friction and coupling, each and in total, against the
-//! contact count k ∈ {10, 30, 100, 300} and ℓ ∈ {4, 8}, with the fast and the
-//! reference (clarabel) solver.
+//! contact count k ∈ {10, 30, 100, 300} and ℓ ∈ {4, 8}, for both static
+//! friction models, each set explicitly: static friction with bounded
+//! pre-sliding (`FrictionModel::PreSliding` with the default 5 µm, the
+//! default model) and the paper's LP (`FrictionModel::StaticLp`), each with
+//! its fast and its reference (clarabel) solver.
 //!
 //! The scene: a 5 cm cube's point shell of 10,000 points (an 8-level tree, as
 //! seed 002 §5 uses for 7,772–30,017 points) resting on one edge on a floor
@@ -10,9 +13,10 @@
 //! along the edge whose width grows with the push: with `n > N0` contacts the
 //! summed stiffness is `k_n N0`, so the depth, and with it k, is
 //! proportional to the pushing force. Per target k the force is bisected
-//! (fast solver, ℓ = 8) until the settled contact count is within 5%.
+//! (pre-sliding model, fast solver, ℓ = 8) until the settled contact count
+//! is within 5%; both models use that force.
 //!
-//! Per (k, ℓ, solver): the manipulandum is lowered onto the pushed pose and
+//! Per (k, ℓ, model, solver): the manipulandum is lowered onto the pushed pose and
 //! held until the object settles, then every measured cycle the push is
 //! jittered by up to ±3%, the same sequence for both solvers, so the object
 //! stays in static friction (a lateral or rotational jitter of a few mN or
@@ -20,16 +24,20 @@
 //! couple of a load at the centre, as in `cube_corner`). Medians and 99th
 //! percentiles are over the measured cycles.
 //!
-//! Prints a table, then one `name: value unit` line per figure.
+//! Prints a table, then one `name: value unit` line per figure, named
+//! `cycle_k{k}_l{ℓ}_{model}_{solver}…` with model `pre_sliding` or `lp`, and
+//! per (k, ℓ, model) the reference solver's friction-stage and whole-cycle
+//! medians over the fast solver's (`friction_…_speedup`, `cycle_…_speedup`).
 //! Arguments: `--cycles N` measured cycles per point (default 5,000),
 //! `--reference-cycles N` with the reference solver (default 2,000).
 
 use haptic_contact::{EnvironmentGeometry, EnvironmentObject, MovingObject, ShellTree};
 use haptic_friction::FrictionState;
+use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::box_mesh;
 use haptic_pointshell::{sample_point_shell, spacing_for_count};
 use haptic_render::scenario::CUBE_HALF;
-use haptic_render::{RenderParameters, RenderingCycle, SolverChoice, StageTimings};
+use haptic_render::{FrictionModel, RenderParameters, RenderingCycle, SolverChoice, StageTimings};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
@@ -101,9 +109,16 @@ impl Bench {
 
     /// A cycle pushed down with `force`, settled. Returns it and the mean
     /// contact count over the settling hold's second half.
-    fn settled(&self, force: f64, sides: usize, solver: SolverChoice) -> (RenderingCycle, f64) {
+    fn settled(
+        &self,
+        force: f64,
+        sides: usize,
+        friction: FrictionModel,
+        solver: SolverChoice,
+    ) -> (RenderingCycle, f64) {
         let p = RenderParameters {
             pyramid_sides: sides,
+            friction,
             solver,
             ..RenderParameters::default()
         };
@@ -137,7 +152,7 @@ impl Bench {
         let mut force = (low * high).sqrt();
         for _ in 0..30 {
             force = (low * high).sqrt();
-            let (_, k) = self.settled(force, 8, SolverChoice::Fast);
+            let (_, k) = self.settled(force, 8, pre_sliding(), SolverChoice::Fast);
             if (k / target as f64 - 1.0).abs() <= 0.05 {
                 break;
             }
@@ -151,7 +166,7 @@ impl Bench {
     }
 }
 
-/// One (k, ℓ, solver) point's measured cycles.
+/// One (k, ℓ, model, solver) point's measured cycles.
 struct Samples {
     timings: Vec<StageTimings>,
     contacts: usize,
@@ -159,8 +174,16 @@ struct Samples {
 }
 
 impl Samples {
-    fn measure(bench: &Bench, force: f64, sides: usize, solver: SolverChoice, n: usize) -> Self {
-        let (mut cycle, _) = bench.settled(force, sides, solver);
+    fn measure(
+        bench: &Bench,
+        force: f64,
+        sides: usize,
+        friction: FrictionModel,
+        solver: SolverChoice,
+        n: usize,
+    ) -> Self {
+        let (mut cycle, _) = bench.settled(force, sides, friction, solver);
+        assert_eq!(cycle.parameters().friction, friction);
         let base = bench.pushed(force, cycle.parameters());
         let push = force / cycle.parameters().coupling.translational_stiffness;
         let mut rng = Pcg64::seed_from_u64(11);
@@ -212,6 +235,21 @@ const STAGES: [(&str, Stage); 5] = [
     ("total", StageTimings::total),
 ];
 
+/// The default model, set explicitly: pre-sliding with the default `ε`.
+fn pre_sliding() -> FrictionModel {
+    FrictionModel::PreSliding {
+        displacement: PreSlidingParameters::default().displacement,
+    }
+}
+
+/// The measured models and their names in the figures.
+fn models() -> [(&'static str, FrictionModel); 2] {
+    [
+        ("pre_sliding", pre_sliding()),
+        ("lp", FrictionModel::StaticLp),
+    ]
+}
+
 fn solver_name(solver: SolverChoice) -> &'static str {
     match solver {
         SolverChoice::Fast => "fast",
@@ -241,9 +279,10 @@ fn main() {
          mu = {MU}; {cycles} cycles per point with the fast solver, {reference_cycles} with the reference"
     );
     println!(
-        "{:>4} {:>2} {:>9} {:>7} {:>7} {:>7} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9}",
+        "{:>4} {:>2} {:>11} {:>9} {:>7} {:>7} {:>7} | {:>9} {:>9} {:>9} {:>9} | {:>9} {:>9}",
         "k",
         "l",
+        "model",
         "solver",
         "push N",
         "mean k",
@@ -259,61 +298,63 @@ fn main() {
     for target in TARGETS {
         let force = bench.force_for(target);
         for sides in SIDES {
-            let mut friction_medians = [0.0; 2];
-            let mut total_medians = [0.0; 2];
-            for (j, (solver, n)) in [
-                (SolverChoice::Fast, cycles),
-                (SolverChoice::Reference, reference_cycles),
-            ]
-            .into_iter()
-            .enumerate()
-            {
-                let samples = Samples::measure(&bench, force, sides, solver, n);
-                let stages: Vec<(f64, f64)> = STAGES
-                    .iter()
-                    .map(|(_, stage)| samples.percentiles(*stage))
-                    .collect();
-                friction_medians[j] = stages[2].0;
-                total_medians[j] = stages[4].0;
-                println!(
-                    "{target:>4} {sides:>2} {:>9} {force:>7.3} {:>7.1} {:>7.1} | {:>9.2} {:>9.2} {:>9.2} {:>9.2} | {:>9.2} {:>9.2}",
-                    solver_name(solver),
-                    samples.mean_contacts(),
-                    samples.static_percent(),
-                    stages[0].0,
-                    stages[1].0,
-                    stages[2].0,
-                    stages[3].0,
-                    stages[4].0,
-                    stages[4].1,
-                );
-                let point = format!("k{target}_l{sides}_{}", solver_name(solver));
-                lines.push(format!(
-                    "cycle_{point}_contacts: {:.1} count",
-                    samples.mean_contacts()
-                ));
-                lines.push(format!(
-                    "cycle_{point}_static: {:.1} %",
-                    samples.static_percent()
-                ));
-                for ((name, _), (median, p99)) in STAGES.iter().zip(&stages) {
-                    let stage = if *name == "total" {
-                        String::new()
-                    } else {
-                        format!("_{name}")
-                    };
-                    lines.push(format!("cycle_{point}{stage}_median: {median:.2} us"));
-                    lines.push(format!("cycle_{point}{stage}_p99: {p99:.2} us"));
+            for (model, friction) in models() {
+                let mut friction_medians = [0.0; 2];
+                let mut total_medians = [0.0; 2];
+                for (j, (solver, n)) in [
+                    (SolverChoice::Fast, cycles),
+                    (SolverChoice::Reference, reference_cycles),
+                ]
+                .into_iter()
+                .enumerate()
+                {
+                    let samples = Samples::measure(&bench, force, sides, friction, solver, n);
+                    let stages: Vec<(f64, f64)> = STAGES
+                        .iter()
+                        .map(|(_, stage)| samples.percentiles(*stage))
+                        .collect();
+                    friction_medians[j] = stages[2].0;
+                    total_medians[j] = stages[4].0;
+                    println!(
+                        "{target:>4} {sides:>2} {model:>11} {:>9} {force:>7.3} {:>7.1} {:>7.1} | {:>9.2} {:>9.2} {:>9.2} {:>9.2} | {:>9.2} {:>9.2}",
+                        solver_name(solver),
+                        samples.mean_contacts(),
+                        samples.static_percent(),
+                        stages[0].0,
+                        stages[1].0,
+                        stages[2].0,
+                        stages[3].0,
+                        stages[4].0,
+                        stages[4].1,
+                    );
+                    let point = format!("k{target}_l{sides}_{model}_{}", solver_name(solver));
+                    lines.push(format!(
+                        "cycle_{point}_contacts: {:.1} count",
+                        samples.mean_contacts()
+                    ));
+                    lines.push(format!(
+                        "cycle_{point}_static: {:.1} %",
+                        samples.static_percent()
+                    ));
+                    for ((name, _), (median, p99)) in STAGES.iter().zip(&stages) {
+                        let stage = if *name == "total" {
+                            String::new()
+                        } else {
+                            format!("_{name}")
+                        };
+                        lines.push(format!("cycle_{point}{stage}_median: {median:.2} us"));
+                        lines.push(format!("cycle_{point}{stage}_p99: {p99:.2} us"));
+                    }
                 }
+                lines.push(format!(
+                    "friction_k{target}_l{sides}_{model}_speedup: {:.1} x",
+                    friction_medians[1] / friction_medians[0]
+                ));
+                lines.push(format!(
+                    "cycle_k{target}_l{sides}_{model}_speedup: {:.1} x",
+                    total_medians[1] / total_medians[0]
+                ));
             }
-            lines.push(format!(
-                "friction_k{target}_l{sides}_speedup: {:.1} x",
-                friction_medians[1] / friction_medians[0]
-            ));
-            lines.push(format!(
-                "cycle_k{target}_l{sides}_speedup: {:.1} x",
-                total_medians[1] / total_medians[0]
-            ));
             if (target, sides) == HEADLINE {
                 lines.push(format!("cycle_k{target}_push: {force:.3} N"));
             }
