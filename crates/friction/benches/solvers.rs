@@ -37,7 +37,7 @@
 
 use criterion::BatchSize;
 use criterion::{black_box, BenchmarkId, Criterion};
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
+use haptic_friction::instances::{with_anchor_slips, Family, Instance, InstanceSpec};
 use haptic_friction::{
     skew, FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
     FrictionState, Matrix6, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
@@ -227,23 +227,6 @@ fn solvers(c: &mut Criterion) {
     }
 }
 
-/// `problem` with each contact slipped from its anchor by up to
-/// [`MAX_SLIP`] in a random tangential direction; none on one in four.
-fn with_slips(mut problem: StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
-    let slipping = rng.gen_bool(0.75);
-    for c in &mut problem.contacts {
-        let (u, v) = c.tangents();
-        let a = rng.gen_range(0.0..std::f64::consts::TAU);
-        let r = if slipping {
-            rng.gen_range(0.0..MAX_SLIP)
-        } else {
-            0.0
-        };
-        c.slip = (u * a.cos() + v * a.sin()) * r;
-    }
-    problem
-}
-
 /// A slightly perturbed copy of `problem`: each wrench component within
 /// ±0.1 %, each anchor slip moved tangentially by up to 0.1 µm.
 fn perturbed(problem: &StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
@@ -271,7 +254,7 @@ fn pre_sliding(c: &mut Criterion) {
                         pyramid_sides: sides,
                         seed: rng.gen(),
                     };
-                    with_slips(Instance::generate(&spec).problem, &mut rng)
+                    with_anchor_slips(Instance::generate(&spec).problem, MAX_SLIP, &mut rng)
                 })
                 .collect();
             let nearby: Vec<_> = problems.iter().map(|p| perturbed(p, &mut rng)).collect();

@@ -205,11 +205,7 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
             length_scale: scale.length,
             ..FastSolveReport::default()
         };
-        solution.beta.clear();
-        solution.iterations = 0;
-        solution.decided_in_band = false;
-        solution.slip = 0.0;
-        solution.held_in_place = false;
+        solution.reset();
         if k == 0 {
             solution.state = FrictionState::Free;
             solution.displacement = frictionless(&h, &f, &scale)?;

@@ -469,3 +469,26 @@ fn random_rotation(rng: &mut Pcg64) -> UnitQuaternion<f64> {
         }
     }
 }
+
+/// `problem` with each contact slipped from its stick anchor
+/// ([`FrictionContact::slip`](crate::FrictionContact::slip)) by up to
+/// `max_slip` (m) in a random tangential direction, and not at all on one
+/// problem in four: the pre-sliding model's instances.
+pub fn with_anchor_slips(
+    mut problem: StaticFrictionProblem,
+    max_slip: f64,
+    rng: &mut Pcg64,
+) -> StaticFrictionProblem {
+    let slipping = rng.gen_bool(0.75);
+    for c in &mut problem.contacts {
+        let (u, v) = c.tangents();
+        let a = rng.gen_range(0.0..std::f64::consts::TAU);
+        let r = if slipping {
+            rng.gen_range(0.0..max_slip)
+        } else {
+            0.0
+        };
+        c.slip = (u * a.cos() + v * a.sin()) * r;
+    }
+    problem
+}

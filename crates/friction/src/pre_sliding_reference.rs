@@ -179,9 +179,7 @@ impl StaticFrictionSolver for ReferencePreSlidingSolver {
         problem: &StaticFrictionProblem,
         solution: &mut FrictionSolution,
     ) -> Result<(), SolverError> {
-        solution.decided_in_band = false;
-        solution.slip = 0.0;
-        solution.held_in_place = false;
+        solution.reset();
         if problem.contacts.is_empty() {
             return crate::reference::write_frictionless(problem, solution, FrictionState::Free, 0);
         }
@@ -191,7 +189,6 @@ impl StaticFrictionSolver for ReferencePreSlidingSolver {
         } else {
             FrictionState::Sliding
         };
-        solution.beta.clear();
         solution.beta.extend_from_slice(&outcome.beta);
         solution.displacement = outcome.displacement;
         solution.iterations = outcome.iterations;

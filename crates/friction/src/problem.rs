@@ -151,6 +151,16 @@ pub struct FrictionSolution {
 }
 
 impl FrictionSolution {
+    /// Clears `β` and every per-solve figure, keeping `beta`'s capacity;
+    /// `state` and `displacement` are the solver's to set.
+    pub fn reset(&mut self) {
+        self.beta.clear();
+        self.iterations = 0;
+        self.decided_in_band = false;
+        self.slip = 0.0;
+        self.held_in_place = false;
+    }
+
     /// A solution with room for `contacts` contacts, so that solving never allocates.
     pub fn with_capacity(contacts: usize) -> Self {
         Self {

@@ -202,13 +202,10 @@ impl StaticFrictionSolver for QpSolver {
             );
         }
         solution.state = FrictionState::Static;
-        solution.beta.clear();
+        solution.reset();
         solution.beta.extend_from_slice(&outcome.beta);
         solution.displacement = outcome.displacement;
         solution.iterations = outcome.iterations;
-        solution.decided_in_band = false;
-        solution.slip = 0.0;
-        solution.held_in_place = false;
         Ok(())
     }
 }

@@ -447,8 +447,8 @@ pub(crate) fn write_frictionless(
     state: FrictionState,
     iterations: u32,
 ) -> Result<(), SolverError> {
+    solution.reset();
     solution.state = state;
-    solution.beta.clear();
     solution
         .beta
         .extend(std::iter::repeat_n([0.0; 2], problem.contacts.len()));
@@ -456,9 +456,6 @@ pub(crate) fn write_frictionless(
         .frictionless_displacement()
         .ok_or(SolverError::SingularStiffness)?;
     solution.iterations = iterations;
-    solution.decided_in_band = false;
-    solution.slip = 0.0;
-    solution.held_in_place = false;
     Ok(())
 }
 
@@ -470,16 +467,13 @@ fn write_static(
     solution: &mut FrictionSolution,
     iterations: u32,
 ) {
+    solution.reset();
     solution.state = FrictionState::Static;
-    solution.beta.clear();
     solution
         .beta
         .extend(beta.map(|[u, v]| [scaled.force_si(u), scaled.force_si(v)]));
     solution.displacement = scaled.displacement_si(displacement);
     solution.iterations = iterations;
-    solution.decided_in_band = false;
-    solution.slip = 0.0;
-    solution.held_in_place = false;
 }
 
 impl StaticFrictionSolver for ReferenceLpSolver {

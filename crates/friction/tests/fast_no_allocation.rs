@@ -7,12 +7,12 @@ mod fast_common;
 
 use fast_common::{random_problem, Layout};
 use haptic_alloc_counter::{allocations_during, CountingAllocator};
-use haptic_friction::instances::{Instance, InstanceSpec};
+use haptic_friction::instances::{with_anchor_slips, Instance, InstanceSpec};
 use haptic_friction::{
     FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
-    PreSlidingParameters, StaticFrictionProblem, StaticFrictionSolver,
+    PreSlidingParameters, StaticFrictionSolver,
 };
-use rand::{Rng, SeedableRng};
+use rand::SeedableRng;
 use rand_pcg::Pcg64;
 
 #[global_allocator]
@@ -42,30 +42,13 @@ fn solve_does_not_allocate_after_construction() {
     assert!(states[0] > 20 && states[1] > 20, "{states:?}");
 }
 
-/// `problem` with each contact slipped from its stick anchor by up to 10 µm
-/// (none on one instance in four), as in `pre_sliding_agreement`.
-fn with_slips(mut problem: StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
-    let slipping = rng.gen_bool(0.75);
-    for c in &mut problem.contacts {
-        let (u, v) = c.tangents();
-        let a = rng.gen_range(0.0..std::f64::consts::TAU);
-        let r = if slipping {
-            rng.gen_range(0.0..10e-6)
-        } else {
-            0.0
-        };
-        c.slip = (u * a.cos() + v * a.sin()) * r;
-    }
-    problem
-}
-
 #[test]
 fn pre_sliding_solve_does_not_allocate_after_construction() {
     let mut rng = Pcg64::seed_from_u64(23);
     let mut problems = Vec::new();
     for n in 0..300 {
         let spec = InstanceSpec::mixed(0x5EED + n, 100);
-        let problem = with_slips(Instance::generate(&spec).problem, &mut rng);
+        let problem = with_anchor_slips(Instance::generate(&spec).problem, 10e-6, &mut rng);
         // Every other instance is solved twice in a row, slightly changed,
         // so that the warm start finds atoms to re-use.
         if n % 2 == 0 {

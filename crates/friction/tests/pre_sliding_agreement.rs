@@ -18,10 +18,10 @@
 //! least `100 ×` [`SLIP_FLOOR`]) times `1 ± δ`, `δ` log-uniform in 10⁻⁹–10⁻¹, both decide alike outside the band
 //! `δ ≤` [`BAND`].
 
-use haptic_friction::instances::{Instance, InstanceSpec};
+use haptic_friction::instances::{with_anchor_slips, Instance, InstanceSpec};
 use haptic_friction::{
     FastPreSlidingSolver, FrictionSolution, FrictionState, PreSlidingParameters,
-    ReferencePreSlidingSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    ReferencePreSlidingSolver, StaticFrictionSolver, Vector6,
 };
 use nalgebra::{Vector2, Vector3};
 use rand::{Rng, SeedableRng};
@@ -51,21 +51,6 @@ fn scaled(q: &Vector6, length: f64) -> Vector6 {
     )
 }
 
-fn with_slips(mut problem: StaticFrictionProblem, rng: &mut Pcg64) -> StaticFrictionProblem {
-    let slipping = rng.gen_bool(0.75);
-    for c in &mut problem.contacts {
-        let (u, v) = c.tangents();
-        let a = rng.gen_range(0.0..std::f64::consts::TAU);
-        let r = if slipping {
-            rng.gen_range(0.0..10e-6)
-        } else {
-            0.0
-        };
-        c.slip = (u * a.cos() + v * a.sin()) * r;
-    }
-    problem
-}
-
 struct Case {
     displacement: f64,
     slip: f64,
@@ -80,7 +65,7 @@ fn evaluate(index: u64) -> Case {
     let seed = FIRST_SEED + index;
     let spec = InstanceSpec::mixed(seed, MAX_CONTACTS);
     let mut rng = Pcg64::seed_from_u64(seed.rotate_left(11));
-    let problem = with_slips(Instance::generate(&spec).problem, &mut rng);
+    let problem = with_anchor_slips(Instance::generate(&spec).problem, 10e-6, &mut rng);
     let length = problem
         .contacts
         .iter()
