@@ -364,18 +364,18 @@ impl RenderingCycle {
                 }
                 frictionless = self.problem.frictionless_displacement();
                 if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
-                    separating_dropped = drop_leaving(
-                        &mut self.problem,
-                        self.scene.contacts(),
-                        &dq,
-                        &coupling_force,
-                    );
+                    let mut penetration = self.scene.contacts().iter().map(|c| -c.distance);
+                    separating_dropped =
+                        drop_separating(&mut self.problem, &dq, &coupling_force, || {
+                            penetration.next().unwrap_or(0.0)
+                        });
                 }
             }
             FrictionModel::StaticLp => {
                 frictionless = self.problem.frictionless_displacement();
                 if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
-                    separating_dropped = drop_separating(&mut self.problem, &dq, &coupling_force);
+                    separating_dropped =
+                        drop_separating(&mut self.problem, &dq, &coupling_force, || 0.0);
                 }
             }
             FrictionModel::YamaneSprings { stiffness } => {
@@ -490,49 +490,35 @@ fn surface_normal(contact: &PenaltyContact) -> Vector3<f64> {
     }
 }
 
-/// The pre-sliding model's §4.1: a contact separates when the frictionless
-/// step `Δq₀` carries it out of contact, `N·(Δx + Δθ × r) > −d` (its
-/// penetration), while moving along the coupling force `F_vc`. A step that
-/// merely tilts or shifts the tool within its contacts (a peg in a tight
-/// hole) leaves friction everywhere. Returns how many were dropped.
-fn drop_leaving(
-    problem: &mut StaticFrictionProblem,
-    contacts: &[PenaltyContact],
-    frictionless: &Vector6,
-    coupling_force: &Vector3<f64>,
-) -> usize {
-    let dx = frictionless.fixed_rows::<3>(0).into_owned();
-    let dtheta = frictionless.fixed_rows::<3>(3).into_owned();
-    let before = problem.contacts.len();
-    let mut penetration = contacts.iter().map(|c| -c.distance);
-    problem.contacts.retain(|c| {
-        let depth = penetration.next().unwrap_or(0.0);
-        let moved = dx + dtheta.cross(&c.handle);
-        !(moved.dot(&c.normal) > depth && moved.dot(coupling_force) > 0.0)
-    });
-    before - problem.contacts.len()
-}
-
 fn is_finite(pose: &Isometry3<f64>) -> bool {
     pose.translation.vector.iter().all(|v| v.is_finite())
         && pose.rotation.coords.iter().all(|v| v.is_finite())
 }
 
-/// §4.1: a contact separates when its predicted frictionless displacement
-/// `Δx + Δθ × r` makes an angle below 90° with both its outward normal `N`
-/// and the coupling force `F_vc`. Such contacts leave the LP; their normal
-/// forces stay in `f` and `H`. Returns how many were dropped.
+/// A contact separates when its predicted frictionless displacement
+/// `δ = Δx + Δθ × r` moves along the coupling force `F_vc` and out along its
+/// outward normal `N` by more than `margin` of it. Such contacts leave the
+/// friction problem; their normal forces stay in `f` and `H`. Returns how
+/// many were dropped.
+///
+/// - §4.1 as printed (the LP): `margin = 0`, any outward motion;
+/// - the pre-sliding model: `margin` its penetration `−d`, so that only a
+///   contact the step carries out of contact separates. A step that merely
+///   tilts or shifts the tool within its contacts (a peg in a tight hole)
+///   leaves friction everywhere.
 fn drop_separating(
     problem: &mut StaticFrictionProblem,
     frictionless: &Vector6,
     coupling_force: &Vector3<f64>,
+    mut margin: impl FnMut() -> f64,
 ) -> usize {
     let dx = frictionless.fixed_rows::<3>(0).into_owned();
     let dtheta = frictionless.fixed_rows::<3>(3).into_owned();
     let before = problem.contacts.len();
     problem.contacts.retain(|c| {
+        let margin = margin();
         let moved = dx + dtheta.cross(&c.handle);
-        !(moved.dot(&c.normal) > 0.0 && moved.dot(coupling_force) > 0.0)
+        !(moved.dot(&c.normal) > margin && moved.dot(coupling_force) > 0.0)
     });
     before - problem.contacts.len()
 }
