@@ -29,7 +29,7 @@ use crate::problem::{
     FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
     StaticFrictionSolver, Vector6,
 };
-use crate::wolfe::{End, PolygonSum};
+use crate::wolfe::{End, PolygonSum, Query};
 
 /// Tolerances and limits, all relative to the scales `L` and `s` above.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -261,9 +261,15 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
         let vertex = 1.0 / (force * (std::f64::consts::PI / self.sum.sides() as f64).cos());
         self.sum.radii[..k].iter_mut().for_each(|r| *r *= vertex);
         let p = self.params;
-        let outcome = self
-            .sum
-            .nearest(k, rank, &g, p.tolerance, p.max_iterations, true, false);
+        let outcome = self.sum.nearest(&Query {
+            k,
+            rank,
+            target: &g,
+            tolerance: p.tolerance,
+            max_iterations: p.max_iterations,
+            stop_on_separation: true,
+            warm: false,
+        });
         let status = match outcome.end {
             End::Reached => MembershipStatus::Contained,
             End::Separated => MembershipStatus::Separated,

@@ -52,7 +52,7 @@ use crate::problem::{
     FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
     StaticFrictionSolver, Vector6,
 };
-use crate::wolfe::{End, PolygonSum};
+use crate::wolfe::{End, PolygonSum, Query};
 
 /// The tie-breaking weight `ρ` of `J` on the length-scaled displacement.
 pub const TIE_BREAK: f64 = 1e-8;
@@ -258,9 +258,15 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             *radius *= vertex;
         }
         let p = self.params;
-        let outcome = self
-            .sum
-            .nearest(k, 6, &target, p.tolerance, p.max_iterations, false, true);
+        let outcome = self.sum.nearest(&Query {
+            k,
+            rank: 6,
+            target: &target,
+            tolerance: p.tolerance,
+            max_iterations: p.max_iterations,
+            stop_on_separation: false,
+            warm: true,
+        });
         let y = outcome.atoms.iterate();
         let q = factor
             .transpose()

@@ -262,6 +262,21 @@ pub(crate) enum End {
     Capped,
 }
 
+/// What [`PolygonSum::nearest`] is asked.
+#[derive(Clone, Copy)]
+pub(crate) struct Query<'a> {
+    /// Polygons of the sum to use, the first `k`.
+    pub(crate) k: usize,
+    /// Affine dimension of the sum: a corral of `rank + 1` atoms is full.
+    pub(crate) rank: usize,
+    /// `g`.
+    pub(crate) target: &'a Vector6,
+    pub(crate) tolerance: f64,
+    pub(crate) max_iterations: u32,
+    pub(crate) stop_on_separation: bool,
+    pub(crate) warm: bool,
+}
+
 /// Where an iteration ended.
 #[derive(Clone, Copy)]
 pub(crate) struct Outcome {
@@ -425,50 +440,31 @@ impl PolygonSum {
         }
     }
 
-    /// Wolfe's iteration on `Z − g` (first `k` polygons), from the atom
+    /// Wolfe's iteration on `Z − g` (the first `k` polygons), from the atom
     /// `β = 0` and, if `warm`, the vertex choices of the last iteration's
     /// final atoms re-evaluated in this `Z` (any choice of vertices is a
     /// point of `Z`; one that does not bring the iterate closer is dropped).
     /// It stops when `‖x‖ ≤ tolerance`, at optimality, when it stalls, after
     /// `max_iterations` support evaluations or with `rank + 1` atoms; and,
     /// if `stop_on_separation`, as soon as a support point certifies
-    /// `dist(g, Z) > tolerance`.
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nearest(
-        &mut self,
-        k: usize,
-        rank: usize,
-        g: &Vector6,
-        tolerance: f64,
-        max_iterations: u32,
-        stop_on_separation: bool,
-        warm: bool,
-    ) -> Outcome {
-        let out = self.iterate(
-            k,
-            rank,
-            g,
-            tolerance,
-            max_iterations,
-            stop_on_separation,
-            warm,
-        );
+    /// `dist(g, Z) > tolerance`. Its final atoms are the next warm start.
+    pub(crate) fn nearest(&mut self, query: &Query) -> Outcome {
+        let out = self.iterate(query);
         self.last = [None; MAX_ATOMS];
         self.last[..out.atoms.len].copy_from_slice(&out.atoms.slot[..out.atoms.len]);
         out
     }
 
-    #[allow(clippy::too_many_arguments)]
-    fn iterate(
-        &mut self,
-        k: usize,
-        rank: usize,
-        g: &Vector6,
-        tolerance: f64,
-        max_iterations: u32,
-        stop_on_separation: bool,
-        warm: bool,
-    ) -> Outcome {
+    fn iterate(&mut self, query: &Query) -> Outcome {
+        let Query {
+            k,
+            rank,
+            target: g,
+            tolerance,
+            max_iterations,
+            stop_on_separation,
+            warm,
+        } = *query;
         let mut out = Outcome {
             end: End::Capped,
             atoms: Atoms::origin(g),
