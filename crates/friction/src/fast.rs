@@ -198,17 +198,12 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
     ) -> Result<(), SolverError> {
         let k = problem.contacts.len();
         self.sum.prepare(k, problem.pyramid_sides)?;
-        let scale = LengthScale::new(problem);
-        let f = problem.wrench.component_mul(&scale.wrench);
-        let h = scale.stiffness(&problem.stiffness);
+        let (scale, f, h) = scaled(problem);
         self.report = FastSolveReport {
             length_scale: scale.length,
             ..FastSolveReport::default()
         };
-        solution.reset();
-        if k == 0 {
-            solution.state = FrictionState::Free;
-            solution.displacement = frictionless(&h, &f, &scale)?;
+        if start(problem, solution, &scale, &f, &h)? {
             return Ok(());
         }
 
@@ -366,6 +361,32 @@ fn reduce(
         projector * (s * lambda - f),
         m_inv_k_t * lambda,
     ))
+}
+
+/// `L`, `f̃ = D f` and `H̃ = D H E⁻¹`: `problem` in length-scaled units.
+pub(crate) fn scaled(problem: &StaticFrictionProblem) -> (LengthScale, Vector6, Matrix6) {
+    let scale = LengthScale::new(problem);
+    let f = problem.wrench.component_mul(&scale.wrench);
+    let h = scale.stiffness(&problem.stiffness);
+    (scale, f, h)
+}
+
+/// Resets `solution` for a solve of `problem`; without contacts writes the
+/// free, frictionless step and returns `true` (nothing left to solve).
+pub(crate) fn start(
+    problem: &StaticFrictionProblem,
+    solution: &mut FrictionSolution,
+    scale: &LengthScale,
+    f: &Vector6,
+    h: &Matrix6,
+) -> Result<bool, SolverError> {
+    solution.reset();
+    if !problem.contacts.is_empty() {
+        return Ok(false);
+    }
+    solution.state = FrictionState::Free;
+    solution.displacement = frictionless(h, f, scale)?;
+    Ok(true)
 }
 
 /// `Δq = −H⁻¹f` (eqs 7–8 with `β = 0`), solved in scaled units.

@@ -47,7 +47,7 @@
 
 use nalgebra::{Matrix6x2, Vector2};
 
-use crate::fast::{frictionless, LengthScale};
+use crate::fast::{scaled, start};
 use crate::problem::{
     FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
     StaticFrictionSolver, Vector6,
@@ -208,18 +208,13 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
     ) -> Result<(), SolverError> {
         let k = problem.contacts.len();
         self.sum.prepare(k, problem.pyramid_sides)?;
-        let scale = LengthScale::new(problem);
+        let (scale, f, h) = scaled(problem);
         let length = scale.length;
-        let f = problem.wrench.component_mul(&scale.wrench);
-        let h = scale.stiffness(&problem.stiffness);
         self.report = PreSlidingReport {
             length_scale: length,
             ..PreSlidingReport::default()
         };
-        solution.reset();
-        if k == 0 {
-            solution.state = FrictionState::Free;
-            solution.displacement = frictionless(&h, &f, &scale)?;
+        if start(problem, solution, &scale, &f, &h)? {
             return Ok(());
         }
         let epsilon = self.params.displacement / length;

@@ -19,7 +19,7 @@ use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
 };
 
-use crate::fast::LengthScale;
+use crate::fast::scaled;
 use crate::pre_sliding::{PreSlidingParameters, SlipTerms};
 use crate::problem::{
     FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
@@ -61,15 +61,14 @@ impl ReferencePreSlidingSolver {
         problem: &StaticFrictionProblem,
     ) -> Result<PreSlidingOutcome, SolverError> {
         let k = problem.contacts.len();
-        let scale = LengthScale::new(problem);
+        let (scale, scaled_wrench, stiffness) = scaled(problem);
         let length = scale.length;
         let mut terms = SlipTerms::with_capacity(k);
         let hessian = terms.fill(problem, length);
         let unit = Some(problem.contacts.iter().map(|c| c.normal_force).sum::<f64>())
             .filter(|f| *f > 0.0 && f.is_finite())
             .unwrap_or(1.0);
-        let f = problem.wrench.component_mul(&scale.wrench) / unit;
-        let stiffness = scale.stiffness(&problem.stiffness);
+        let f = scaled_wrench / unit;
         // y = Lᵀu with G = LLᵀ: the objective becomes ‖y‖², which clarabel
         // meets far more accurately than the nearly singular G.
         let factor = hessian
@@ -79,7 +78,7 @@ impl ReferencePreSlidingSolver {
         // The unit of u and y: ‖y‖ at β = 0 bounds the optimum's.
         let free = stiffness
             .lu()
-            .solve(&-problem.wrench.component_mul(&scale.wrench))
+            .solve(&-scaled_wrench)
             .ok_or(SolverError::SingularStiffness)?;
         let unit_slip = Some((factor.transpose() * free).norm())
             .filter(|u| *u > 0.0 && u.is_finite())

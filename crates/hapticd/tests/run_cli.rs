@@ -19,6 +19,21 @@ fn hapticd() -> Command {
     command
 }
 
+/// `hapticd replay --config CONFIG --trajectory TRAJECTORY --out OUT`,
+/// which must succeed.
+fn replay(config: &Path, trajectory: &Path, out: &Path) {
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(config)
+        .arg("--trajectory")
+        .arg(trajectory)
+        .arg("--out")
+        .arg(out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+}
+
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -656,16 +671,7 @@ fn replay_is_deterministic_to_the_byte() {
     let outs: Vec<PathBuf> = (0..2)
         .map(|i| {
             let out = dir.path().join(format!("replay{i}.csv"));
-            let output = hapticd()
-                .args(["replay", "--config"])
-                .arg(&config)
-                .arg("--trajectory")
-                .arg(&trajectory)
-                .arg("--out")
-                .arg(&out)
-                .output()
-                .unwrap();
-            assert!(output.status.success(), "{output:?}");
+            replay(&config, &trajectory, &out);
             out
         })
         .collect();
@@ -705,16 +711,7 @@ fn a_kinematic_replay_records_the_rendered_wrench() {
     )
     .unwrap();
     let out = dir.path().join("ticks.csv");
-    let output = hapticd()
-        .args(["replay", "--config"])
-        .arg(&config)
-        .arg("--trajectory")
-        .arg(&trajectory)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
+    replay(&config, &trajectory, &out);
     let rows = read_ticks(&out);
     assert!(rows.len() > 400);
     assert!(rows
@@ -763,16 +760,7 @@ fn the_command_line_gives_the_trajectory_a_config_leaves_out() {
     assert!(String::from_utf8_lossy(&output.stderr).contains("trajectory_file"));
 
     let out = dir.path().join("ticks.csv");
-    let output = hapticd()
-        .args(["replay", "--config"])
-        .arg(&config)
-        .arg("--trajectory")
-        .arg(&trajectory)
-        .arg("--out")
-        .arg(&out)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
+    replay(&config, &trajectory, &out);
     let rows = read_ticks(&out);
     assert!((301..=302).contains(&rows.len()), "{} ticks", rows.len());
     assert!(rows.iter().any(|r| r.contacts > 0 && norm(r.force) > 0.1));
@@ -811,25 +799,16 @@ fn a_rendered_torque_turns_the_emulated_handle() {
         dir.path(),
     );
     let text = std::fs::read_to_string(repo().join("config/cube-corner.toml")).unwrap();
-    let replay = |name: &str, emulator: &str| {
+    let replay_with = |name: &str, emulator: &str| {
         let config = dir.path().join(format!("{name}.toml"));
         std::fs::write(&config, format!("{text}\n[device.emulator]\n{emulator}\n")).unwrap();
         let out = dir.path().join(format!("{name}.csv"));
-        let output = hapticd()
-            .args(["replay", "--config"])
-            .arg(&config)
-            .arg("--trajectory")
-            .arg(&trajectory)
-            .arg("--out")
-            .arg(&out)
-            .output()
-            .unwrap();
-        assert!(output.status.success(), "{output:?}");
+        replay(&config, &trajectory, &out);
         haptic_devices::load_ticks(&out).unwrap()
     };
     let yaw = |r: &haptic_devices::TickRecord| r.pose.rotation.scaled_axis().z;
 
-    let turning = replay("hand", "mode = \"hand\"");
+    let turning = replay_with("hand", "mode = \"hand\"");
     let last = turning.last().unwrap();
     let (torque, rendered) = (last.wrench.torque.z, last.rendered.torque.z);
     let lag = 0.2 - yaw(last);
@@ -851,7 +830,7 @@ fn a_rendered_torque_turns_the_emulated_handle() {
     let axis = last.pose.rotation.scaled_axis();
     assert!(axis.x.abs() < 1e-3 && axis.y.abs() < 1e-3, "{axis:?}");
 
-    let following = replay("kinematic", "mode = \"hand\"\nrotation = \"kinematic\"");
+    let following = replay_with("kinematic", "mode = \"hand\"\nrotation = \"kinematic\"");
     let last = following.last().unwrap();
     eprintln!(
         "kinematic rotation: yaw {:.4} rad, torque {:.4} N·m rendered",

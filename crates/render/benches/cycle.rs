@@ -198,7 +198,7 @@ impl Samples {
             let report = cycle.step(&manipulandum);
             samples.timings.push(report.timings);
             samples.contacts += report.contacts;
-            samples.statics += usize::from(report.state == FrictionState::Static);
+            samples.statics += usize::from(report.verdict.state() == FrictionState::Static);
         }
         samples
     }

@@ -210,9 +210,8 @@ impl FrictionVerdict {
 /// What one cycle did.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CycleReport {
-    pub state: FrictionState,
-    /// The friction stage's decision with its certainty; its
-    /// [`state`](FrictionVerdict::state) is `state`.
+    /// The friction stage's decision with its certainty;
+    /// [`state`](FrictionVerdict::state) says free, sliding or static.
     pub verdict: FrictionVerdict,
     /// The simulation object's pose came out non-finite and was reset to the
     /// manipulandum; this cycle renders zero.
@@ -447,7 +446,6 @@ impl RenderingCycle {
         let finished = Instant::now();
 
         CycleReport {
-            state: verdict.state(),
             verdict,
             quarantined,
             contacts,

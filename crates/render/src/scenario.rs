@@ -209,7 +209,7 @@ pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
                 time: i as f64 * SERVO_PERIOD,
                 manipulandum: *manipulandum,
                 simulation: report.simulation_pose,
-                state: report.state,
+                state: report.verdict.state(),
                 verdict: report.verdict,
                 contacts: report.contacts,
                 separating_dropped: report.separating_dropped,

@@ -33,7 +33,7 @@ fn a_cycle_does_not_allocate() {
         for (pose, _) in &poses[100..] {
             let report = cycle.step(pose);
             contacts = contacts.max(report.contacts);
-            states[report.state as usize] += 1;
+            states[report.verdict.state() as usize] += 1;
         }
         let allocated = allocations() - before;
         println!(
