@@ -1,6 +1,8 @@
 //! Tick recordings written by the telemetry thread, complete line by line.
 
 use haptic_devices::{Recorder, TickRecord as RecordedTick, Wrench};
+use haptic_friction::FrictionState;
+use haptic_render::FrictionVerdict;
 use haptic_servo::TickRecord;
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::fs::File;
@@ -69,14 +71,24 @@ fn pose(position: [f64; 3], [w, i, j, k]: [f64; 4]) -> Isometry3<f64> {
     )
 }
 
-/// Compute time of a tick from its stage timers (ns).
-pub fn compute_ns(record: &TickRecord) -> u64 {
-    record.read_ns
-        + record.collision_ns
-        + record.assembly_ns
-        + record.friction_ns
-        + record.coupling_ns
-        + record.write_ns
+/// The recordings' `state` and `verdict` code of a tick that rendered
+/// nothing (its device read failed); every other code is a
+/// [`FrictionVerdict::code`].
+const NOT_RENDERED: u8 = 255;
+
+/// The `verdict` column: the verdict's code, or [`NOT_RENDERED`].
+fn verdict_code(verdict: Option<FrictionVerdict>) -> u8 {
+    verdict.map_or(NOT_RENDERED, FrictionVerdict::code)
+}
+
+/// The `state` column: the code of the certified verdict of the tick's
+/// friction state (0 free, 1 sliding, 2 static), or [`NOT_RENDERED`].
+fn state_code(state: Option<FrictionState>) -> u8 {
+    verdict_code(state.map(|state| match state {
+        FrictionState::Free => FrictionVerdict::Free,
+        FrictionState::Sliding => FrictionVerdict::Sliding,
+        FrictionState::Static => FrictionVerdict::Static,
+    }))
 }
 
 /// A recording of servo ticks in the tick format of docs/devices.md.
@@ -133,11 +145,11 @@ impl TickFile {
             },
             tool_pose: tool_pose(record),
             contacts: record.contacts,
-            state: record.state_code(),
-            verdict: record.verdict,
+            state: state_code(record.friction_state()),
+            verdict: verdict_code(record.verdict),
             quarantined: record.quarantined,
             cycle_time_ns: if self.measured_time {
-                compute_ns(record)
+                record.compute_ns()
             } else {
                 0
             },

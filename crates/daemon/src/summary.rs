@@ -193,31 +193,19 @@ fn histogram_json(h: &LatencyHistogram) -> Value {
     })
 }
 
-/// The servo's stages, in tick order, by name.
-fn stages(s: &ServoStats) -> [(&'static str, StageTimer); 6] {
-    let t = &s.stages;
-    [
-        ("read", t.read),
-        ("collision", t.collision),
-        ("assembly", t.assembly),
-        ("friction", t.friction),
-        ("coupling", t.coupling),
-        ("write", t.write),
-    ]
-}
-
 fn stage_mean_us(timer: &StageTimer, ticks: u64) -> f64 {
     timer.total_ns as f64 / ticks.max(1) as f64 / 1e3
 }
 
 /// Mean and largest time of each stage (µs).
 fn stages_json(s: &ServoStats) -> Value {
-    stages(s)
+    s.stages
+        .stages
         .iter()
-        .map(|(name, timer)| {
+        .map(|(stage, timer)| {
             let value =
                 json!({ "mean": stage_mean_us(timer, s.ticks), "max": timer.max_ns as f64 / 1e3 });
-            (name.to_string(), value)
+            (stage.name().to_owned(), value)
         })
         .collect::<serde_json::Map<_, _>>()
         .into()
@@ -265,9 +253,11 @@ impl fmt::Display for RunSummary {
         )?;
         writeln!(f, "wake-up latency: {}", quantiles(&s.latency))?;
         writeln!(f, "tick time: {}", quantiles(&s.tick_time))?;
-        let means: Vec<String> = stages(s)
+        let means: Vec<String> = s
+            .stages
+            .stages
             .iter()
-            .map(|(name, timer)| format!("{name} {:.1}", stage_mean_us(timer, s.ticks)))
+            .map(|(stage, timer)| format!("{} {:.1}", stage.name(), stage_mean_us(timer, s.ticks)))
             .collect();
         writeln!(f, "stage means (µs): {}", means.join(", "))?;
         let trips = s.safety.total() - s.safety.shutdown;
@@ -331,7 +321,7 @@ impl fmt::Display for RunSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use haptic_servo::{TickRecord, STATE_NOT_RENDERED};
+    use haptic_servo::TickRecord;
 
     /// Records with band decisions, solver failures and quarantined poses,
     /// fed through the servo's counting and the telemetry's, come out in
@@ -353,20 +343,17 @@ mod tests {
             for _ in 0..ticks {
                 records.push(TickRecord {
                     tick: records.len() as u64,
-                    verdict: verdict.code(),
+                    verdict: Some(verdict),
                     quarantined,
                     ..TickRecord::default()
                 });
             }
         }
-        records.push(TickRecord {
-            verdict: STATE_NOT_RENDERED,
-            ..TickRecord::default()
-        });
+        records.push(TickRecord::default());
         let mut servo = ServoStats::default();
         let mut telemetry = TelemetryReport::default();
         for record in &records {
-            if let Some(verdict) = record.friction_verdict() {
+            if let Some(verdict) = record.verdict {
                 servo.faults.count_cycle(verdict, record.quarantined);
             }
             servo.verdicts.add(record.verdict);

@@ -6,7 +6,7 @@
 //! behind, the tick stream drops records and counts them.
 
 use crate::pacer::Pacer;
-use crate::recording::{compute_ns, device_pose, tool_pose, TickFile};
+use crate::recording::{device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
@@ -125,7 +125,7 @@ impl TelemetryReport {
         // NaN (a non-finite render) leaves the maxima as they were.
         self.max_rendered_force = self.max_rendered_force.max(norm(record.rendered_force));
         self.max_rendered_torque = self.max_rendered_torque.max(norm(record.rendered_torque));
-        let compute = compute_ns(record).clamp(1, HISTOGRAM_MAX_NS);
+        let compute = record.compute_ns().clamp(1, HISTOGRAM_MAX_NS);
         self.compute_time.saturating_record(compute);
         self.last = Some(*record);
     }
@@ -191,7 +191,7 @@ fn state_name(record: &TickRecord) -> &'static str {
 /// `not rendered`.
 fn verdict_name(record: &TickRecord) -> &'static str {
     record
-        .friction_verdict()
+        .verdict
         .map_or("not rendered", |verdict| verdict.name())
 }
 
@@ -222,7 +222,7 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
         "verdict": verdict_name(record),
         "quarantined": record.quarantined,
         "wake_latency_us": record.wake_latency_ns as f64 / 1e3,
-        "compute_us": compute_ns(record) as f64 / 1e3,
+        "compute_us": record.compute_ns() as f64 / 1e3,
         "physics_sequence": record.physics_sequence,
         "safety_trips": record.safety_trips,
         "faults": {
@@ -314,7 +314,7 @@ fn run(
                 report.safety_trips = record.safety_trips;
             }
             log_first_faults(&record, &mut logged);
-            let compute = compute_ns(&record).clamp(1, HISTOGRAM_MAX_NS);
+            let compute = record.compute_ns().clamp(1, HISTOGRAM_MAX_NS);
             window_compute.saturating_record(compute);
             window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
             window_ticks += 1;

@@ -177,8 +177,8 @@ pub struct TripEvent {
     pub tick: u64,
 }
 
-/// What the safety layer lets through.
-#[derive(Clone, Copy, Debug, PartialEq)]
+/// What the safety layer lets through; [`Off`](Self::Off) by default.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub enum SafetyState {
     /// A trip condition is present: output is zero.
     Tripped,
@@ -191,6 +191,7 @@ pub enum SafetyState {
     /// Ramping to zero after [`SafetyLayer::shutdown`].
     ShuttingDown,
     /// Shut down: zero for good.
+    #[default]
     Off,
 }
 

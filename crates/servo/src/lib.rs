@@ -5,15 +5,15 @@
 //! latency and tick-time histograms.
 
 mod schedule;
+mod stage;
 mod thread;
 mod tick;
 
 pub use schedule::ThreadSchedule;
+pub use stage::{PerStage, Stage};
 pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
     PhysicsSnapshot, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
-    SAFETY_OFF, SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, SAFETY_TRIPPED,
-    SAFETY_WAITING, STATE_NOT_RENDERED,
 };

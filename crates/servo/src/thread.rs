@@ -26,6 +26,7 @@
 //! the caller wrote before a request is visible to the servo once it sees
 //! the request.
 use crate::schedule::ThreadSchedule;
+use crate::stage::{PerStage, Stage};
 use crate::tick::{ServoTick, TickFaults, TickRecord, VerdictCounts};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
 use hdrhistogram::Histogram;
@@ -163,24 +164,16 @@ impl StageTimer {
 /// Per-stage timers of the tick.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct StageTimers {
-    pub read: StageTimer,
-    pub collision: StageTimer,
-    pub assembly: StageTimer,
-    pub friction: StageTimer,
-    pub coupling: StageTimer,
-    pub write: StageTimer,
+    pub stages: PerStage<StageTimer>,
     /// The whole tick, including publishing.
     pub tick: StageTimer,
 }
 
 impl StageTimers {
     fn add(&mut self, record: &TickRecord, tick_ns: u64) {
-        self.read.add(record.read_ns);
-        self.collision.add(record.collision_ns);
-        self.assembly.add(record.assembly_ns);
-        self.friction.add(record.friction_ns);
-        self.coupling.add(record.coupling_ns);
-        self.write.add(record.write_ns);
+        for stage in Stage::ALL {
+            self.stages[stage].add(record.stage_ns[stage]);
+        }
         self.tick.add(tick_ns);
     }
 }

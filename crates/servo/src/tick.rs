@@ -1,4 +1,5 @@
 //! One servo tick, from device sample to published record.
+use crate::stage::{PerStage, Stage};
 use haptic_contact::ContactScene;
 use haptic_devices::{
     DeviceError, DeviceSample, HapticDevice, SafetyLayer, SafetyState, TripCause, Wrench,
@@ -135,27 +136,6 @@ impl ToolState {
     }
 }
 
-/// [`TickRecord::verdict`] (and the recordings' `state` and `verdict`
-/// columns) when the device read failed and nothing was rendered; every
-/// other value is a [`FrictionVerdict::code`].
-pub const STATE_NOT_RENDERED: u8 = 255;
-
-/// [`TickRecord::safety_state`]: [`SafetyState::Running`], full limits.
-pub const SAFETY_RUNNING: u8 = 0;
-/// [`TickRecord::safety_state`]: [`SafetyState::Ramping`], a soft start.
-pub const SAFETY_RAMPING: u8 = 1;
-/// [`TickRecord::safety_state`]: [`SafetyState::WaitingForSmallRequest`],
-/// zero until the request is small enough to ramp in.
-pub const SAFETY_WAITING: u8 = 2;
-/// [`TickRecord::safety_state`]: [`SafetyState::Tripped`], zero while a trip
-/// condition lasts.
-pub const SAFETY_TRIPPED: u8 = 3;
-/// [`TickRecord::safety_state`]: [`SafetyState::ShuttingDown`], ramping to
-/// zero.
-pub const SAFETY_SHUTTING_DOWN: u8 = 4;
-/// [`TickRecord::safety_state`]: [`SafetyState::Off`], zero for good.
-pub const SAFETY_OFF: u8 = 5;
-
 /// What one tick did, as published to telemetry. Timings in nanoseconds;
 /// orientations as quaternions `[w, i, j, k]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -165,9 +145,9 @@ pub struct TickRecord {
     /// Scheduled time of the tick since the servo started.
     pub time: Duration,
     pub contacts: u32,
-    /// The friction stage's [`FrictionVerdict::code`], or
-    /// [`STATE_NOT_RENDERED`].
-    pub verdict: u8,
+    /// The friction stage's verdict; `None` when the device read failed and
+    /// nothing was rendered.
+    pub verdict: Option<FrictionVerdict>,
     /// The simulation pose came out non-finite and the rendering cycle
     /// reset it to the manipulandum (`CycleReport::quarantined`).
     pub quarantined: bool,
@@ -205,16 +185,12 @@ pub struct TickRecord {
     pub band_decisions: u64,
     /// The most recent trip's cause, if any trip happened yet.
     pub last_trip: Option<TripCause>,
-    /// One of the `SAFETY_*` codes, after the tick's write.
-    pub safety_state: u8,
+    /// The safety layer's state after the tick's write.
+    pub safety_state: SafetyState,
     /// The clutch button was held: the tool stayed put and zero was written.
     pub clutched: bool,
-    pub read_ns: u64,
-    pub collision_ns: u64,
-    pub assembly_ns: u64,
-    pub friction_ns: u64,
-    pub coupling_ns: u64,
-    pub write_ns: u64,
+    /// Time spent in each stage (ns).
+    pub stage_ns: PerStage<u64>,
 }
 
 /// Faults seen by the tick, each counted once per tick.
@@ -256,16 +232,15 @@ impl TickFaults {
 pub struct VerdictCounts {
     /// Indexed by [`FrictionVerdict::code`].
     pub by_code: [u64; FrictionVerdict::ALL.len()],
-    /// Ticks whose device read failed ([`STATE_NOT_RENDERED`]).
+    /// Ticks whose device read failed.
     pub not_rendered: u64,
 }
 
 impl VerdictCounts {
-    /// Counts one tick's [`TickRecord::verdict`]: a verdict code, or any
-    /// other value as not rendered.
-    pub fn add(&mut self, code: u8) {
-        match self.by_code.get_mut(usize::from(code)) {
-            Some(count) => *count += 1,
+    /// Counts one tick's [`TickRecord::verdict`].
+    pub fn add(&mut self, verdict: Option<FrictionVerdict>) {
+        match verdict {
+            Some(verdict) => self.by_code[usize::from(verdict.code())] += 1,
             None => self.not_rendered += 1,
         }
     }
@@ -295,38 +270,15 @@ fn wijk(q: &UnitQuaternion<f64>) -> [f64; 4] {
 }
 
 impl TickRecord {
-    /// The friction verdict; `None` when nothing was rendered.
-    pub fn friction_verdict(&self) -> Option<FrictionVerdict> {
-        FrictionVerdict::from_code(self.verdict)
-    }
-
     /// What the tool did, free, sliding or static; `None` when nothing was
     /// rendered.
     pub fn friction_state(&self) -> Option<FrictionState> {
-        self.friction_verdict().map(FrictionVerdict::state)
+        self.verdict.map(FrictionVerdict::state)
     }
 
-    /// [`friction_state`](Self::friction_state) as the code of the
-    /// certified verdict of that state (0 free, 1 sliding, 2 static), or
-    /// [`STATE_NOT_RENDERED`]: the recordings' `state` column.
-    pub fn state_code(&self) -> u8 {
-        match self.friction_state() {
-            Some(FrictionState::Free) => FrictionVerdict::Free.code(),
-            Some(FrictionState::Sliding) => FrictionVerdict::Sliding.code(),
-            Some(FrictionState::Static) => FrictionVerdict::Static.code(),
-            None => STATE_NOT_RENDERED,
-        }
-    }
-}
-
-fn safety_code(state: SafetyState) -> u8 {
-    match state {
-        SafetyState::Running => SAFETY_RUNNING,
-        SafetyState::Ramping { .. } => SAFETY_RAMPING,
-        SafetyState::WaitingForSmallRequest => SAFETY_WAITING,
-        SafetyState::Tripped => SAFETY_TRIPPED,
-        SafetyState::ShuttingDown => SAFETY_SHUTTING_DOWN,
-        SafetyState::Off => SAFETY_OFF,
+    /// Compute time of the tick: the sum of its stages (ns).
+    pub fn compute_ns(&self) -> u64 {
+        self.stage_ns.total()
     }
 }
 
@@ -426,7 +378,6 @@ impl<D: HapticDevice> ServoTick<D> {
         let mut record = TickRecord {
             tick: self.ticks,
             time,
-            verdict: STATE_NOT_RENDERED,
             device_orientation: wijk(&UnitQuaternion::identity()),
             wake_latency_ns: nanos(wake_latency),
             ..TickRecord::default()
@@ -435,7 +386,7 @@ impl<D: HapticDevice> ServoTick<D> {
 
         let started = Instant::now();
         let sample = self.device.read();
-        record.read_ns = nanos(started.elapsed());
+        record.stage_ns[Stage::Read] = nanos(started.elapsed());
 
         if let Some(snapshot) = self.physics.read_new() {
             self.physics_sequence = snapshot.sequence;
@@ -463,13 +414,14 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 let report = self.cycle.step(&self.manipulandum);
                 record.contacts = report.contacts as u32;
-                record.verdict = report.verdict.code();
+                record.verdict = Some(report.verdict);
                 record.quarantined = report.quarantined;
                 self.faults.count_cycle(report.verdict, report.quarantined);
-                record.collision_ns = nanos(report.timings.collision);
-                record.assembly_ns = nanos(report.timings.assembly);
-                record.friction_ns = nanos(report.timings.friction);
-                record.coupling_ns = nanos(report.timings.coupling);
+                let timings = &report.timings;
+                record.stage_ns[Stage::Collision] = nanos(timings.collision);
+                record.stage_ns[Stage::Assembly] = nanos(timings.assembly);
+                record.stage_ns[Stage::Friction] = nanos(timings.friction);
+                record.stage_ns[Stage::Coupling] = nanos(timings.coupling);
                 let wrench = if held {
                     Wrench::ZERO
                 } else {
@@ -498,7 +450,7 @@ impl<D: HapticDevice> ServoTick<D> {
         if self.device.write(&request).is_err() {
             self.faults.write += 1;
         }
-        record.write_ns = nanos(write_started.elapsed());
+        record.stage_ns[Stage::Write] = nanos(write_started.elapsed());
         // What reached the device, after the safety layer's limits.
         let written = self.device.commanded();
         record.force = written.force.into();
@@ -508,7 +460,7 @@ impl<D: HapticDevice> ServoTick<D> {
         record.faults = self.faults;
         record.band_decisions = self.verdicts.band_decisions();
         record.last_trip = self.device.last_trip().map(|trip| trip.cause);
-        record.safety_state = safety_code(self.device.state());
+        record.safety_state = self.device.state();
         let tool_pose = *self.cycle.simulation_pose();
         record.tool_position = tool_pose.translation.vector.into();
         record.tool_orientation = wijk(&tool_pose.rotation);
@@ -604,9 +556,9 @@ mod tests {
         ];
         for (verdict, quarantined) in ticks {
             faults.count_cycle(verdict, quarantined);
-            verdicts.add(verdict.code());
+            verdicts.add(Some(verdict));
         }
-        verdicts.add(STATE_NOT_RENDERED);
+        verdicts.add(None);
         assert_eq!(faults.solver_failed, 2);
         assert_eq!(faults.quarantined, 2);
         assert_eq!((faults.read, faults.render, faults.write), (0, 0, 0));

@@ -7,9 +7,9 @@ use haptic_devices::{
     SimulatedDevice, TripCause, Wrench,
 };
 use haptic_friction::FrictionState;
+use haptic_render::FrictionVerdict;
 use haptic_servo::{
-    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, SAFETY_OFF,
-    SAFETY_RAMPING, SAFETY_RUNNING, SAFETY_SHUTTING_DOWN, STATE_NOT_RENDERED,
+    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, Stage, ThreadSchedule,
 };
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3, Vector6};
 use std::sync::{Arc, Mutex};
@@ -54,8 +54,11 @@ fn stepped_run_renders_contacts_within_limits() {
         assert_eq!(record.safety_trips, 0);
     }
     // A soft start over the first 0.5 s, then full limits.
-    assert_eq!(records[10].safety_state, SAFETY_RAMPING);
-    assert_eq!(records[700].safety_state, SAFETY_RUNNING);
+    assert!(matches!(
+        records[10].safety_state,
+        SafetyState::Ramping { .. }
+    ));
+    assert_eq!(records[700].safety_state, SafetyState::Running);
     // Pressed in: the tool crossed the 0.5 mm gap into the floor and the
     // wall, but stays well short of the handle, 4 mm in.
     let (first, last) = (records[0], records[ticks as usize - 1]);
@@ -70,24 +73,27 @@ fn stepped_run_renders_contacts_within_limits() {
         last.friction_state(),
         Some(FrictionState::Static | FrictionState::Sliding)
     ));
-    assert_eq!(last.verdict, last.friction_verdict().unwrap().code());
+    assert_eq!(
+        last.friction_state(),
+        last.verdict.map(FrictionVerdict::state)
+    );
     // The simulated device takes forces: the rendered wrench was written.
     assert_eq!(last.rendered_force, last.force);
-    assert!(last.collision_ns > 0);
+    assert!(last.stage_ns[Stage::Collision] > 0);
     let written = rig.tick.safety().device().last_wrench();
     assert!(written.force.norm() > 1.0, "{written:?}");
     assert_eq!(rig.tick.faults().read, 0);
 
     rig.tick.safety_mut().shutdown();
     let record = rig.tick.run(DT * ticks as u32, DT / 10);
-    assert_eq!(record.safety_state, SAFETY_SHUTTING_DOWN);
+    assert_eq!(record.safety_state, SafetyState::ShuttingDown);
     assert_eq!(record.safety_trips, 1);
     assert_eq!(record.wake_latency_ns, 100_000);
     for i in 1..=10 {
         rig.tick.run(DT * (ticks as u32 + i), Duration::ZERO);
     }
     let record = rig.telemetry.drain().last().unwrap();
-    assert_eq!(record.safety_state, SAFETY_OFF);
+    assert_eq!(record.safety_state, SafetyState::Off);
 }
 
 /// Fails every third read and returns a NaN position every third.
@@ -138,7 +144,7 @@ fn device_faults_write_zero_and_are_counted() {
     for i in 0..30 {
         let record = rig.tick.run(DT * i, Duration::ZERO);
         if i % 3 != 1 {
-            assert_eq!(record.verdict, STATE_NOT_RENDERED);
+            assert_eq!(record.verdict, None);
             assert_eq!(rig.tick.safety().device().last_wrench, Some(Wrench::ZERO));
             assert_eq!(record.device_position, [0.0; 3]);
             assert_eq!(record.device_orientation, [1.0, 0.0, 0.0, 0.0]);
@@ -327,9 +333,12 @@ fn abort_zeroes_and_ends_without_the_ramp() {
     let records: Vec<_> = rig.telemetry.drain().collect();
     assert_eq!(records.len() as u64, stats.ticks);
     // The abort ran no further tick: no ramp, and no record shows the end.
-    assert!(records
-        .iter()
-        .all(|r| r.safety_state != SAFETY_SHUTTING_DOWN && r.safety_state != SAFETY_OFF));
+    assert!(
+        records
+            .iter()
+            .all(|r| r.safety_state != SafetyState::ShuttingDown
+                && r.safety_state != SafetyState::Off)
+    );
 }
 
 /// Plays a [`SimulatedDevice`] for `reads` reads, then reports the end of
@@ -381,17 +390,13 @@ fn thread_ends_by_itself_when_the_recording_ends() {
     assert_eq!(stats.safety.shutdown, 1);
     let records: Vec<_> = rig.telemetry.drain().collect();
     assert_eq!(records.len() as u64, stats.ticks);
-    assert!(records[..300]
-        .iter()
-        .all(|r| r.verdict != STATE_NOT_RENDERED));
-    assert!(records[300..]
-        .iter()
-        .all(|r| r.verdict == STATE_NOT_RENDERED));
+    assert!(records[..300].iter().all(|r| r.verdict.is_some()));
+    assert!(records[300..].iter().all(|r| r.verdict.is_none()));
     assert!(records
         .iter()
         .all(|r| r.last_trip != Some(TripCause::DeviceError)));
     let last = records.last().unwrap();
-    assert_eq!(last.safety_state, SAFETY_OFF);
+    assert_eq!(last.safety_state, SafetyState::Off);
     assert_eq!(last.safety_trips, stats.safety.total());
     // The ramp down from the last rendered tick's force, the tick that hit
     // the end being its first step: non-increasing, ending at zero.
@@ -414,9 +419,9 @@ fn thread_ends_by_itself_when_the_recording_ends() {
             let expected = from * (1.0 - (k + 1) as f64 / 10.0);
             assert!((force(r) - expected).norm() < 1e-12, "step {k}: {r:?}");
             let state = if k < 9 {
-                SAFETY_SHUTTING_DOWN
+                SafetyState::ShuttingDown
             } else {
-                SAFETY_OFF
+                SafetyState::Off
             };
             assert_eq!(r.safety_state, state, "step {k}");
         }
@@ -440,7 +445,7 @@ fn the_end_of_a_recording_ramps_down_like_a_stop() {
     let mut rig = rig(device, 1024);
     for i in 0..800 {
         let record = rig.tick.run(DT * i, Duration::ZERO);
-        assert_ne!(record.verdict, STATE_NOT_RENDERED);
+        assert!(record.verdict.is_some());
     }
     assert!(!rig.tick.device_ended());
     let from = rig.tick.safety().commanded();
@@ -448,7 +453,7 @@ fn the_end_of_a_recording_ramps_down_like_a_stop() {
     for k in 1..=12u32 {
         let record = rig.tick.run(DT * (800 + k), Duration::ZERO);
         assert!(rig.tick.device_ended());
-        assert_eq!(record.verdict, STATE_NOT_RENDERED);
+        assert_eq!(record.verdict, None);
         let scale = (1.0 - f64::from(k) / 10.0).max(0.0);
         let written = rig.tick.safety().device().device.last_wrench();
         assert!(
@@ -457,9 +462,9 @@ fn the_end_of_a_recording_ramps_down_like_a_stop() {
             "tick {k}: {written:?}"
         );
         let state = if k < 10 {
-            SAFETY_SHUTTING_DOWN
+            SafetyState::ShuttingDown
         } else {
-            SAFETY_OFF
+            SafetyState::Off
         };
         assert_eq!(record.safety_state, state, "tick {k}");
     }
@@ -728,11 +733,11 @@ fn a_failed_read_publishes_zero_contact_wrenches() {
         if i % 2 == 0 {
             // Nothing rendered: no contact wrench, though the last step's
             // contacts are still there.
-            assert_eq!(record.verdict, STATE_NOT_RENDERED);
+            assert_eq!(record.verdict, None);
             assert!(!rig.tick.cycle().scene().contacts().is_empty());
             assert_eq!(state.contact_wrenches, vec![Vector6::zeros()]);
         } else {
-            assert_ne!(record.verdict, STATE_NOT_RENDERED);
+            assert!(record.verdict.is_some());
             assert!(state.contact_wrenches[0].norm() > 0.1, "tick {i}");
         }
     }
@@ -797,7 +802,7 @@ fn contact_impulses_sum_wrench_times_period() {
                         "tick {i}, object {k}: {now:?} vs {expected:?}"
                     );
                 }
-                if record.verdict == STATE_NOT_RENDERED {
+                if record.verdict.is_none() {
                     assert_eq!(&state.contact_impulses, impulses, "tick {i}");
                 } else {
                     late += usize::from(period > DT);
@@ -806,7 +811,7 @@ fn contact_impulses_sum_wrench_times_period() {
         }
         // Settled into static contact: the wrench is constant, so the
         // impulse grows by the same amount per period.
-        if i >= 300 && record.verdict != STATE_NOT_RENDERED {
+        if i >= 300 && record.verdict.is_some() {
             let (before, impulses) = previous.as_ref().unwrap();
             let dt = (time - *before).as_secs_f64();
             let held = rig.tool.read().contact_wrenches[0];
