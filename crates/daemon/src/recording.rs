@@ -1,6 +1,6 @@
 //! Tick recordings written by the telemetry thread, complete line by line.
 
-use haptic_devices::{Recorder, TickRecord as RecordedTick, Wrench};
+use haptic_devices::{RecordedTick, Recorder, Wrench};
 use haptic_friction::FrictionState;
 use haptic_render::FrictionVerdict;
 use haptic_servo::TickRecord;

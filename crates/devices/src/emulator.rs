@@ -296,7 +296,7 @@ impl HapticDevice for TrajectoryEmulator {
 
 /// What the servo loop did in one tick, as the [`Recorder`] stores it.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct TickRecord {
+pub struct RecordedTick {
     pub tick: u64,
     /// Device time of the tick's sample.
     pub time: Duration,
@@ -324,7 +324,7 @@ pub struct TickRecord {
     pub cycle_time_ns: u64,
 }
 
-impl TickRecord {
+impl RecordedTick {
     /// The pose of a device sample.
     pub fn pose_of(sample: &DeviceSample) -> Isometry3<f64> {
         Isometry3::from_parts(
@@ -348,7 +348,7 @@ tool_x,tool_y,tool_z,tool_qw,tool_qx,tool_qy,tool_qz,verdict,quarantined";
 /// Number of columns of [`TICK_COLUMNS`].
 const TICK_COLUMN_COUNT: usize = 33;
 
-/// Writes one line per [`TickRecord`] in a text format like the trajectory
+/// Writes one line per [`RecordedTick`] in a text format like the trajectory
 /// format: `# hapticd-ticks: 2` and `# columns:` [`TICK_COLUMNS`], then
 /// comma-separated values, positions in metres, floats as the shortest
 /// decimal that round-trips. Equal records give equal bytes.
@@ -372,7 +372,7 @@ impl<W: Write> Recorder<W> {
     }
 
     /// Appends one tick.
-    pub fn record(&mut self, r: &TickRecord) -> io::Result<()> {
+    pub fn record(&mut self, r: &RecordedTick) -> io::Result<()> {
         let p = r.pose.translation.vector;
         let q = r.pose.rotation;
         let (f, t) = (r.wrench.force, r.wrench.torque);
@@ -445,7 +445,7 @@ pub struct TickFileError {
 /// [`TICK_FORMAT_VERSION`]); `file` names it in errors. Every value comes
 /// back with the bits it was written with; quaternions are taken as
 /// written, not renormalised.
-pub fn read_ticks(text: &str, file: &str) -> Result<Vec<TickRecord>, TickFileError> {
+pub fn read_ticks(text: &str, file: &str) -> Result<Vec<RecordedTick>, TickFileError> {
     let error = |line: Option<usize>, message: String| TickFileError {
         file: file.to_owned(),
         line,
@@ -536,7 +536,7 @@ pub fn read_ticks(text: &str, file: &str) -> Result<Vec<TickRecord>, TickFileErr
             };
             let contacts = u32::try_from(integer(15)?)
                 .map_err(|_| error(Some(n), format!("contacts `{}` out of range", fields[15])))?;
-            Ok(TickRecord {
+            Ok(RecordedTick {
                 tick: integer(0)?,
                 time: Duration::from_nanos(integer(1)?),
                 pose: pose(2)?,
@@ -560,7 +560,7 @@ pub fn read_ticks(text: &str, file: &str) -> Result<Vec<TickRecord>, TickFileErr
 }
 
 /// Reads and parses a tick recording file ([`read_ticks`]).
-pub fn load_ticks(path: impl AsRef<Path>) -> Result<Vec<TickRecord>, TickFileError> {
+pub fn load_ticks(path: impl AsRef<Path>) -> Result<Vec<RecordedTick>, TickFileError> {
     let path = path.as_ref();
     let file = path.display().to_string();
     let text = std::fs::read_to_string(path).map_err(|e| TickFileError {

@@ -14,9 +14,8 @@ pub mod trajectory;
 
 pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 pub use emulator::{
-    load_ticks, read_ticks, AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, Recorder,
-    RotationParams, TickFileError, TickRecord, TrajectoryEmulator, TICK_COLUMNS,
-    TICK_FORMAT_VERSION,
+    load_ticks, read_ticks, AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, RecordedTick,
+    Recorder, RotationParams, TickFileError, TrajectoryEmulator, TICK_COLUMNS, TICK_FORMAT_VERSION,
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
 pub use motion::{Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig};

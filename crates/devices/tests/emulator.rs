@@ -1,7 +1,7 @@
 use haptic_devices::{
     load_ticks, read_ticks, AtEnd, Clock, DeviceError, EmulatorConfig, EmulatorMode, HandParams,
-    HapticDevice, LengthUnit, Recorder, RotationParams, TickRecord, Trajectory, TrajectoryEmulator,
-    TrajectoryRow, Wrench,
+    HapticDevice, LengthUnit, RecordedTick, Recorder, RotationParams, Trajectory,
+    TrajectoryEmulator, TrajectoryRow, Wrench,
 };
 use nalgebra::{UnitQuaternion, Vector3};
 use std::time::Duration;
@@ -173,13 +173,13 @@ fn wall_run() -> Vec<u8> {
         };
         dev.write(&wrench).unwrap();
         recorder
-            .record(&TickRecord {
+            .record(&RecordedTick {
                 tick: dev.tick(),
                 time: s.timestamp,
-                pose: TickRecord::pose_of(&s),
+                pose: RecordedTick::pose_of(&s),
                 wrench,
                 rendered: wrench,
-                tool_pose: TickRecord::pose_of(&s),
+                tool_pose: RecordedTick::pose_of(&s),
                 contacts: u32::from(depth > 0.0),
                 state: if depth > 0.0 { 2 } else { 1 },
                 verdict: if depth > 0.0 { 2 } else { 1 },
@@ -220,7 +220,7 @@ fn stepped_runs_replay_byte_for_byte() {
     let path = std::env::temp_dir().join(format!("hapticd-ticks-{}.csv", std::process::id()));
     let mut file = Recorder::create(&path).unwrap();
     for line in 0..3 {
-        file.record(&TickRecord {
+        file.record(&RecordedTick {
             tick: line,
             time: Duration::from_millis(line),
             pose: nalgebra::Isometry3::identity(),
@@ -256,12 +256,12 @@ fn stepped_runs_replay_byte_for_byte() {
 /// Every value of a recording reads back with the bits it was written with.
 #[test]
 fn tick_recordings_read_back_exactly() {
-    let records: Vec<TickRecord> = (0..50u64)
+    let records: Vec<RecordedTick> = (0..50u64)
         .map(|i| {
             let x = i as f64;
             let q = UnitQuaternion::from_scaled_axis(Vector3::new(0.1 * x, -0.03, 0.7 / (x + 1.0)));
             let p = UnitQuaternion::from_scaled_axis(Vector3::new(1e-9 * x, 0.2, -0.1));
-            TickRecord {
+            RecordedTick {
                 tick: i,
                 time: Duration::from_nanos(1_000_000 * i + 7),
                 pose: nalgebra::Isometry3::from_parts(

@@ -19,7 +19,7 @@
 //!
 //!     cargo test --release -p hapticd --test replay_breakaway -- --nocapture --test-threads 1
 
-use haptic_devices::{LengthUnit, TickRecord, Trajectory, TrajectoryRow};
+use haptic_devices::{LengthUnit, RecordedTick, Trajectory, TrajectoryRow};
 use haptic_render::FrictionVerdict;
 use std::f64::consts::PI;
 use std::path::Path;
@@ -271,7 +271,13 @@ rotation = "hand"
 
 /// Writes `scene`'s config and replays `trajectory` through it with
 /// `hapticd replay`; the recording read back.
-fn replay(dir: &Path, scene: Scene, mu: f64, friction: &str, trajectory: &Path) -> Vec<TickRecord> {
+fn replay(
+    dir: &Path,
+    scene: Scene,
+    mu: f64,
+    friction: &str,
+    trajectory: &Path,
+) -> Vec<RecordedTick> {
     let stem = format!("{scene:?}-{mu}-{friction}");
     let config = dir.join(format!("{stem}.toml"));
     std::fs::write(&config, config_text(scene, mu, friction)).unwrap();
@@ -294,13 +300,13 @@ fn replay(dir: &Path, scene: Scene, mu: f64, friction: &str, trajectory: &Path) 
     records
 }
 
-fn seconds(r: &TickRecord) -> f64 {
+fn seconds(r: &RecordedTick) -> f64 {
     r.time.as_secs_f64()
 }
 
 /// `|F_t|/|F_n|` of the rendered force (device frame: the floor normal is
 /// its z axis, as the scene's).
-fn ratio(r: &TickRecord) -> f64 {
+fn ratio(r: &RecordedTick) -> f64 {
     let f = r.rendered.force;
     f.xy().norm() / f.z.abs()
 }
@@ -335,7 +341,7 @@ struct Breakaway {
     verdicts: Vec<(&'static str, usize)>,
 }
 
-fn measure(records: &[TickRecord], scene: Scene) -> Breakaway {
+fn measure(records: &[RecordedTick], scene: Scene) -> Breakaway {
     let push = records
         .iter()
         .position(|r| seconds(r) >= PUSH_START)
@@ -493,7 +499,7 @@ fn held_pieces(offset: f64, hold: f64) -> Vec<Piece> {
 /// times `reach` (an upper bound on any of its points within `reach` of
 /// the origin; m), and the largest change of the rendered force (N), both
 /// from the window's first tick.
-fn drift(window: &[TickRecord], reach: f64) -> (f64, f64) {
+fn drift(window: &[RecordedTick], reach: f64) -> (f64, f64) {
     let first = &window[0];
     window.iter().fold((0.0_f64, 0.0_f64), |(pose, force), r| {
         let moved = (r.tool_pose.translation.vector - first.tool_pose.translation.vector).norm()
@@ -530,7 +536,7 @@ fn a_held_load_at_half_the_cone_does_not_creep_through_replay() {
             for model in ["pre_sliding", "yamane_springs"] {
                 let records = replay(dir.path(), scene, mu, model, &trajectory);
                 let start = PUSH_START + 1.0;
-                let window: Vec<TickRecord> = records
+                let window: Vec<RecordedTick> = records
                     .iter()
                     .filter(|r| seconds(r) >= start + hold - 9.0 && seconds(r) <= start + hold)
                     .cloned()

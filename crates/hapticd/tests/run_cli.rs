@@ -806,7 +806,7 @@ fn a_rendered_torque_turns_the_emulated_handle() {
         replay(&config, &trajectory, &out);
         haptic_devices::load_ticks(&out).unwrap()
     };
-    let yaw = |r: &haptic_devices::TickRecord| r.pose.rotation.scaled_axis().z;
+    let yaw = |r: &haptic_devices::RecordedTick| r.pose.rotation.scaled_axis().z;
 
     let turning = replay_with("hand", "mode = \"hand\"");
     let last = turning.last().unwrap();
