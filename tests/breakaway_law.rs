@@ -10,11 +10,11 @@
 //! does not tip first (`μ/cos(π/ℓ)` below its tipping ratio `d/h`). Where it
 //! may tip first, the coupling's torsional stiffness holds it up, and the
 //! peak lies between `min(μ, d/h)` and the friction limit, within 5 %.
-//! In role A the penalty force of seed 002 acts along the tool's own shell
+//! In role A the penalty force of Zhao, Li & Barbič acts along the tool's own shell
 //! normals, which turn with it: a tool tilted by `θ` on its contacts feels
 //! normal forces tilted by `θ`, whose sideways part `±θ F_n` widens the
 //! window by `θ` (at the peak; 0.001–0.04 rad here). `--ignored` prints the
-//! same matrix for seed 002's LP and for Yamane's springs beside it.
+//! same matrix for their LP and for Yamane's springs beside it.
 
 use haptic_acceptance::mesh_path;
 use haptic_mesh::shapes::{box_mesh, cylinder};

@@ -12,7 +12,7 @@
 //! tilts the same way but never slips. (In role A at that μ, the shell
 //! points on the side faces just above the resting face, pressed in with
 //! it, carry horizontal normals and so vertical cones a thousand times the
-//! load: they hold the tool up and spoil the reference.) Seed 002's LP and
+//! load: they hold the tool up and spoil the reference.) Zhao, Li & Barbič's LP and
 //! Yamane's springs are printed beside it, with a hand's tremor of ±5 % of
 //! the cone at 5 Hz added.
 

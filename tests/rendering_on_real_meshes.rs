@@ -1,6 +1,6 @@
 //! The rendering cycle and the contact gradient on the fetched meshes.
 //!
-//! 1. Seed 002 §5.4 on CGAL's own cube and 90° corner (`cgal-cube.off`,
+//! 1. Zhao, Li & Barbič §5.4 on CGAL's own cube and 90° corner (`cgal-cube.off`,
 //!    `cgal-corner.off`): inside the friction cone the LP holds the cube
 //!    without slipping along either contact plane, Yamane's springs let it
 //!    creep, and out of the cone it slides.
@@ -49,7 +49,7 @@ fn signed_volume(mesh: &TriangleMesh) -> f64 {
 }
 
 // ---------------------------------------------------------------------------
-// 1. Cube against a 90° corner (seed 002 §5.4) on CGAL's meshes.
+// 1. Cube against a 90° corner (Zhao et al. §5.4) on CGAL's meshes.
 // ---------------------------------------------------------------------------
 
 /// Metres per unit of CGAL's corner block: its inner floor and wall become
@@ -525,7 +525,7 @@ fn exact_stiffness_of_the_bunny_shell_on_the_armadillo_field_matches_finite_diff
     }
     assert!(checked.iter().all(|&c| c == placements.len()));
     assert!(worst.iter().flatten().all(|&e| e < TOLERANCE), "{worst:?}");
-    // The check can tell: seed 002's approximation is far off on this field.
+    // The check can tell: Zhao et al.'s approximation is far off on this field.
     assert!(
         worst_normal.iter().all(|&e| e > 100.0 * TOLERANCE),
         "{worst_normal:?}"

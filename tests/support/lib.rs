@@ -1,6 +1,6 @@
 //! Where the fetched test inputs live (see `scripts/fetch-test-data`).
 //!
-//! The real meshes of `shared/docs/test-data.md` are fetched from PyPI and
+//! The real meshes pinned in `scripts/fetch-test-data` are fetched from PyPI and
 //! Debian packages into a cache outside the source tree:
 //! `$HAPTICD_TEST_DATA`, or `$HOME/.cache/hapticd/test-data` when unset.
 //!

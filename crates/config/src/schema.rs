@@ -93,15 +93,15 @@ pub struct ObjectConfig {
     #[serde(default)]
     pub angular_damping_n_m_s_per_rad: Option<f64>,
     /// Cells per axis of the distance field built from a mesh or shape.
-    /// Default 64, seed 002 §5.4's corner.
+    /// Default 64, the corner of Zhao, Li & Barbič (static friction LP) §5.4.
     #[serde(default = "default_field_resolution")]
     pub field_resolution: u32,
     /// Points sampled on a mesh or shape for its point shell. Default 2,000,
-    /// seed 002 §5.4's cube.
+    /// Zhao et al. §5.4's cube.
     #[serde(default = "default_shell_points")]
     pub shell_points: usize,
-    /// Levels of the nested point tree on the point shell. Default 6, seed
-    /// 002's trees.
+    /// Levels of the nested point tree on the point shell. Default 6, as
+    /// Zhao et al.'s trees.
     #[serde(default = "default_tree_levels")]
     pub tree_levels: usize,
 }
@@ -126,7 +126,7 @@ fn default_tree_levels() -> usize {
 /// overrides it.
 pub const DEFAULT_MATERIAL: &str = "default";
 
-/// What an object contributes to contact (seed 003 §4.1).
+/// What an object contributes to contact (Xu, Zhao & Barbič §4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum ObjectRole {
@@ -267,7 +267,7 @@ impl ObjectConfig {
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Material {
-    /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, seed 002 §5.4's value.
+    /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, Zhao et al. §5.4's value.
     #[serde(default = "default_mu")]
     pub friction_coefficient: f64,
     /// Penalty stiffness `k_n` per shell point (N/m). Default 200 N/m, the
@@ -294,7 +294,7 @@ impl Default for Material {
     }
 }
 
-/// Rendering parameters (seed 002 §3–§4.2). The defaults are
+/// Rendering parameters (Zhao et al. §3–§4.2). The defaults are
 /// [`RenderParameters::default`]'s, which suit objects of a few
 /// centimetres at 1 kHz.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -305,11 +305,11 @@ pub struct Rendering {
     /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
     pub coupling_torsional_stiffness_n_m_per_rad: f64,
     /// Static damping `α ∈ [0, 1)` (§4.2, dimensionless). Default 0.6, the
-    /// seed's value.
+    /// paper's value.
     pub static_damping: f64,
     /// `ℓ ≥ 3`, sides of the friction pyramid (eq 13). Default 8 (§5.1).
     pub pyramid_sides: usize,
-    /// Stiffness scaling `N0` (contacts; seed 003 eq 77); `inf` disables
+    /// Stiffness scaling `N0` (contacts; Xu et al. eq 77); `inf` disables
     /// it. Default 40, so at most 40 `k_n` in total.
     pub stiffness_scaling_contacts: f64,
     /// Drop separating contacts from friction (§4.1; with `pre_sliding`,
@@ -320,7 +320,7 @@ pub struct Rendering {
     pub gradient: Gradient,
     /// Default `pre_sliding`: static friction with bounded pre-sliding,
     /// which renders Coulomb's breakaway on real contact
-    /// (docs/rendering.md). `static_lp` is the seed's LP as stated,
+    /// (docs/rendering.md). `static_lp` is Zhao et al.'s LP as stated,
     /// `yamane_springs` the baseline it improves on.
     pub friction: Friction,
     /// `ε` of `friction = "pre_sliding"` (m): the load-weighted RMS slip of
@@ -545,7 +545,7 @@ pub enum DeviceKind {
 #[serde(from = "ThreadsFile")]
 pub struct Threads {
     /// The servo loop: device I/O and one rendering cycle per tick.
-    /// Default 1 kHz, the rate haptics needs (and the seed's), at
+    /// Default 1 kHz, the rate haptics needs (and Zhao et al.'s), at
     /// `SCHED_FIFO` priority 80, above ordinary real-time work.
     pub servo: Thread,
     /// The physics thread, moving the scene's movable objects. Default

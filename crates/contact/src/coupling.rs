@@ -1,4 +1,4 @@
-//! Static virtual coupling (seed 002 eqs 5–6) between the manipulandum (the
+//! Static virtual coupling (Zhao, Li & Barbič eqs 5–6) between the manipulandum (the
 //! device's pose) and the simulation object, and its 6×6 stiffness.
 //!
 //! `F_vc = k_vc (x_m − x_s)` and `τ_vc = k_vc,tor φ`, where
@@ -15,7 +15,7 @@
 //! ```
 //!
 //! so `∂τ_vc/∂θ = −k_vc,tor J_r⁻¹(φ)`. The small-angle form `−k_vc,tor I`
-//! (the diagonal block the seed implies) differs by `O(|φ|)`: by
+//! (the diagonal block their paper implies) differs by `O(|φ|)`: by
 //! `k_vc,tor |φ|/2` at a relative rotation of `|φ|` rad.
 
 use haptic_friction::{skew, Matrix6, Vector6};

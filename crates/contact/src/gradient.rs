@@ -13,7 +13,7 @@
 //! ∂τ/∂θ = [r]× ∂F/∂θ     (+ [F]× [r]×  role A: r = R p rotates, δr = −[r]× δθ)
 //! ```
 //!
-//! Seed 002's eqs 2–3 ([`GradientModel::NormalDirection`]) take `a = N` and
+//! Zhao, Li & Barbič's eqs 2–3 ([`GradientModel::NormalDirection`]) take `a = N` and
 //! keep `N` fixed. Its eq 3 puts `[F]×` in `∂τ/∂x`: that is role B's handle
 //! term. With the point shell on the moving object (role A) the handle
 //! rotates instead, and the geometric term is `[F]× [r]×` in `∂τ/∂θ`; this
@@ -28,10 +28,10 @@ use nalgebra::Matrix3;
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum GradientModel {
     /// The true field gradient and, in role A, the rotating normals
-    /// (seed 003 §4.1).
+    /// (Xu, Zhao & Barbič §4.1).
     #[default]
     Exact,
-    /// Seed 002 eqs 2–3: `∂d/∂x ≈ N`, normals held fixed.
+    /// Zhao et al. eqs 2–3: `∂d/∂x ≈ N`, normals held fixed.
     NormalDirection,
 }
 

@@ -1,6 +1,6 @@
 //! Penalty contact between point shells and signed distance fields, its
 //! exact 6×6 gradient, and static virtual coupling (Zhao, Li & Barbič,
-//! seed 002 §3; Xu, Zhao & Barbič, seed 003 §4.1).
+//! static friction LP, §3; Xu, Zhao & Barbič, implicit penalty contact, §4.1).
 //!
 //! One moving rigid object, the *simulation object* at pose `(x, R)` (its
 //! frame's origin is the reference point), touches static environment
@@ -10,9 +10,9 @@
 //! 1. [`ContactScene::evaluate`] queries every (environment object, role)
 //!    pair through its nested point tree and makes the penalty contacts
 //!    `F = −k d N`, `τ = r × F` (eq 1), their stiffness scaled by
-//!    [`StiffnessScaling`] (seed 003 eq 77). No allocation.
+//!    [`StiffnessScaling`] (Xu et al. eq 77). No allocation.
 //! 2. [`total_wrench`] and [`total_stiffness`] sum the wrench and its exact
-//!    gradient `∂(F, τ)/∂(x, θ)` ([`GradientModel::Exact`]) or seed 002's
+//!    gradient `∂(F, τ)/∂(x, θ)` ([`GradientModel::Exact`]) or Zhao et al.'s
 //!    eqs 2–3 ([`GradientModel::NormalDirection`]).
 //! 3. [`StaticCoupling::assemble`] adds the coupling (eqs 5–6,
 //!    [`VirtualCoupling`]) into a [`haptic_friction::StaticFrictionProblem`],

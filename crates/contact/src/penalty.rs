@@ -1,5 +1,5 @@
-//! Penalty normal contact (seed 002 eq 1) on the moving object, in the two
-//! roles of seed 003 §4.1.
+//! Penalty normal contact (Zhao, Li & Barbič eq 1) on the moving object, in the two
+//! roles of Xu, Zhao & Barbič §4.1.
 //!
 //! Every quantity is in the world frame. `x` and `R` are the moving object's
 //! translation and rotation (its frame's origin is the reference point of
@@ -58,7 +58,7 @@ pub struct PenaltyContact {
     /// Signed distance `d` (m), negative in contact.
     pub distance: f64,
     /// `∂d/∂x`: the change of `d` per unit translation of the moving object,
-    /// from the field's own gradient (see the module table). Seed 002's
+    /// from the field's own gradient (see the module table). Zhao et al.'s
     /// eqs 2–3 take it to be `N`.
     pub distance_gradient: Vector3<f64>,
     /// Stiffness `k_i` of this contact (N/m): `k_n`, times `weight`, times the

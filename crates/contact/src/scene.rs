@@ -72,7 +72,7 @@ pub enum EnvironmentGeometry {
 }
 
 /// A static environment object. For both roles against one object, list it
-/// twice, once with each geometry (seed 003 does so; the contact stiffness
+/// twice, once with each geometry (Xu, Zhao & Barbič do so; the contact stiffness
 /// then counts both).
 #[derive(Clone)]
 pub struct EnvironmentObject {
@@ -83,7 +83,7 @@ pub struct EnvironmentObject {
     pub friction_coefficient: f64,
 }
 
-/// Penalty parameters (seed 002 eq 1, seed 003 eq 77).
+/// Penalty parameters (Zhao, Li & Barbič eq 1; Xu, Zhao & Barbič eq 77).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PenaltyParameters {
     /// `k_n` per finest-level shell point (N/m).

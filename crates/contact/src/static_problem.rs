@@ -1,4 +1,4 @@
-//! One servo cycle's static-friction problem (seed 002 eqs 7–9, 27–37):
+//! One servo cycle's static-friction problem (Zhao, Li & Barbič eqs 7–9, 27–37):
 //! the wrench `f` = coupling + contacts, its stiffness `H`, `M̄` and the
 //! friction contacts, assembled without allocating; and the update
 //! `q ← q + Δq` of the simulation object.
@@ -61,7 +61,7 @@ impl StaticCoupling {
     /// `f = f_vc + Σ (F_i, τ_i)` (eq 9), `H = ∂f_vc/∂q + H_c` (eqs 2–3, 5–6),
     /// `M̄`, and one [`FrictionContact`] per penalty contact with its handle,
     /// normal, normal force `k_i |d_i|` and its environment object's `μ`.
-    /// Seed 002 §4.1's removal of separating contacts is left to the
+    /// The paper's §4.1 removal of separating contacts is left to the
     /// friction stage, which has the frictionless prediction it needs.
     pub fn assemble(
         &self,

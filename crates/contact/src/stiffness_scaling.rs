@@ -1,5 +1,5 @@
-//! Contact stiffness scaling with the number of contacts (seed 003 eq 77,
-//! which credits McNeely et al., seed 003 ref \[33\]).
+//! Contact stiffness scaling with the number of contacts (Xu, Zhao & Barbič,
+//! eq 77, which credits McNeely et al., their ref \[33\]).
 //!
 //! With `n` contacts in a cycle (counted in finest-level shell points, so a
 //! coarse contact after an early traversal stop counts its leaf count), each
@@ -8,13 +8,13 @@
 //! at `n = N0`). For `n` parallel contacts the summed normal stiffness
 //! `Σ k_i = k_n · min(n, N0)` is capped at `k_n N0`: few contacts stay stiff,
 //! a large flat contact cannot exceed the stable limit. `N0 = ∞` turns the
-//! scaling off (the seed's "N0 = ∞", garbled to "N0 = 1" in the text).
+//! scaling off (the paper's "N0 = ∞").
 //!
 //! The factor is constant while the contact set is, so the contact gradient
 //! of [`gradient`](crate::gradient) stays exact; the scaled force is not
-//! conservative across contact-set changes (seed 003, after eq 77).
+//! conservative across contact-set changes (Xu et al., after eq 77).
 //!
-//! Seed 002 attributes its "adaptive stiffness" to its ref \[4\] (Xu & Barbič,
+//! Zhao, Li & Barbič credit their "adaptive stiffness" to their ref \[4\] (Xu & Barbič,
 //! "Adaptive 6-DoF haptic contact stiffness using the Gauss map", 2016), a
 //! different method; this is the contact-count scaling only.
 
@@ -23,7 +23,7 @@
 pub struct StiffnessScaling {
     /// `N0`: the contact count above which the stiffness per contact falls
     /// as `N0 / n`, so the total stays `k_n N0`. Positive; `f64::INFINITY`
-    /// (the default) disables scaling. Seed 003 used 10 for its excavator.
+    /// (the default) disables scaling. Xu et al. used 10 for their excavator.
     pub reference_contacts: f64,
 }
 

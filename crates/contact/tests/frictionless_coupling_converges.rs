@@ -195,7 +195,7 @@ fn contact_force_balances_the_coupling_force_at_equilibrium() {
     }
 }
 
-/// Seed 002's approximate gradient still reaches the same equilibrium, in
+/// Zhao, Li & Barbič's approximate gradient still reaches the same equilibrium, in
 /// more cycles (the step is a quasi-Newton one).
 #[test]
 fn the_normal_direction_gradient_reaches_the_same_equilibrium() {

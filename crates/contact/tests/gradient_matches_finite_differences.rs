@@ -241,7 +241,7 @@ fn normal_direction_gradient_is_exact_when_the_gradient_is_the_normal_and_normal
     }
 }
 
-/// Seed 002's eq 3 read literally (`∂τ/∂x = (∂F/∂ω)ᵀ + [F]×`,
+/// Zhao, Li & Barbič's eq 3 read literally (`∂τ/∂x = (∂F/∂ω)ᵀ + [F]×`,
 /// `∂τ/∂ω = [r]× ∂F/∂ω`) is the gradient of a point shell fixed in the world
 /// (role B); with the shell on the moving object (role A) its `[F]×` belongs
 /// in `∂τ/∂θ` as `[F]× [r]×`.

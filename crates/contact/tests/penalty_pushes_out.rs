@@ -1,4 +1,4 @@
-//! Force and torque directions of eq 1 in both roles.
+//! Force and torque directions of eq 1 (Zhao, Li & Barbič) in both roles.
 
 mod common;
 

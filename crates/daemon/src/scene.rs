@@ -157,7 +157,7 @@ fn load_geometry(
 
 /// One environment object of the rendering cycle: which configured object
 /// it stands for. An object of role `both` appears twice, once per
-/// geometry (seed 003 §4.1).
+/// geometry (Xu, Zhao & Barbič, implicit penalty contact, §4.1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvironmentEntry {
     /// The object's `name` in the config.

@@ -69,7 +69,7 @@ fn a_pushed_block_moves_and_takes_the_impulse_its_drag_dissipates() {
 
     // What the hand felt: the recorded device force's impulse (the device
     // feels the reaction, −x). It exceeds the contact impulse by the drag
-    // that static damping (α = 0.6, seed 002 §4.2) adds while the tool
+    // that static damping (α = 0.6, Zhao, Li & Barbič §4.2) adds while the tool
     // moves: the tool lags the handle a little more than equilibrium.
     let text = std::fs::read_to_string(&out).unwrap();
     let felt: f64 = text

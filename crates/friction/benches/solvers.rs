@@ -56,7 +56,7 @@ const HALF: f64 = 0.05;
 const INSTANCES: usize = 32;
 const CONTACTS: [usize; 4] = [10, 30, 100, 300];
 const SIDES: [usize; 2] = [4, 8];
-/// The reference point `(k, ℓ)`, reported last.
+/// The headline point `(k, ℓ)`, the one docs/rendering.md quotes, reported last.
 const HEADLINE: (usize, usize) = (100, 8);
 /// Pre-sliding instances per (k, ℓ).
 const PRE_SLIDING_INSTANCES: usize = 32;

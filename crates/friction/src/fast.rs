@@ -1,5 +1,5 @@
-//! The real-time solver: the LP of eqs 32–37 as a membership test in a
-//! Minkowski sum of polygons (technical notes §1), decided by Wolfe's
+//! The real-time solver: the LP of Zhao, Li & Barbič (eqs 32–37) as a
+//! membership test in a Minkowski sum of polygons, decided by Wolfe's
 //! minimum-norm-point iteration, allocation-free after construction.
 //!
 //! **Reduction.** Eqs 32–34 give `Δq = M̄⁻¹Kᵀλ` (`K = −H`) with `λ ∈ null(Wᵀ)`;
@@ -149,7 +149,7 @@ impl LengthScale {
     }
 }
 
-/// Static friction by the structure of notes §1: a 6×6 reduction, then a
+/// Static friction in two steps: a 6×6 reduction, then a
 /// closest-point iteration on the Minkowski sum of the contacts' polygons.
 /// All buffers are sized in [`new`](Self::new); `solve` never allocates
 /// (except to describe invalid input in an error).

@@ -1,5 +1,6 @@
 //! Static Coulomb friction for static virtual coupling by linear programming
-//! (Zhao, Li & Barbič, seed 002 §4).
+//! (Zhao, Li & Barbič, "6-DoF Haptic Rendering of Static Coulomb Friction Using
+//! Linear Programming", §4).
 //!
 //! A [`StaticFrictionProblem`] holds one servo cycle's data: the wrench `f`
 //! on the simulation object (virtual coupling plus penalty normal forces,

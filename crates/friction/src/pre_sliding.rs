@@ -2,7 +2,7 @@
 //! the geometry and renders Coulomb's law on real contact (docs/rendering.md,
 //! "Static friction with bounded pre-sliding").
 //!
-//! **Why not eqs 32–37 alone.** The LP of seed 002 asks friction to balance
+//! **Why not eqs 32–37 alone.** The LP of Zhao, Li & Barbič asks friction to balance
 //! every wrench direction in `range(W)` with `Δq` restricted to
 //! `M̄⁻¹Kᵀnull(Wᵀ)`. Contact points that are not exactly coplanar (any tilt,
 //! any sampled field) give `W` full rank, so `Δq = 0`: the tool may not tilt,

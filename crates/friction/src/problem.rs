@@ -83,7 +83,7 @@ impl FrictionContact {
     }
 }
 
-/// One servo cycle's static-friction problem (seed 002 eqs 28–37).
+/// One servo cycle's static-friction problem (Zhao, Li & Barbič eqs 28–37).
 #[derive(Clone, Debug, PartialEq)]
 pub struct StaticFrictionProblem {
     /// `f = (F, τ)`: virtual coupling plus all normal contact forces and

@@ -1,5 +1,5 @@
 //! The quadratic program of eqs 28–31, solved directly with clarabel, and the
-//! seed's definition of static friction (§4, the "Definition" before the
+//! Zhao, Li & Barbič's definition of static friction (§4, the "Definition" before the
 //! theorem): the object is static iff a minimiser of eqs 28–31 also minimises
 //! eqs 28–30, i.e. dropping the pyramid (eq 31) does not change the optimum.
 //!
@@ -25,7 +25,7 @@ use crate::problem::{
 };
 use crate::reference::{write_frictionless, Scaled};
 
-/// Solves the QP of eqs 28–31 and decides static friction by the seed's
+/// Solves the QP of eqs 28–31 and decides static friction by the paper's
 /// definition.
 #[derive(Clone, Copy, Debug)]
 pub struct QpSolver {
@@ -43,7 +43,7 @@ impl Default for QpSolver {
 /// Everything [`QpSolver::analyse`] found, in SI units.
 #[derive(Clone, Debug, PartialEq)]
 pub struct QpOutcome {
-    /// Static friction by the seed's definition.
+    /// Static friction by the paper's definition.
     pub static_friction: bool,
     /// `β` at the optimum of eqs 28–31 (N).
     pub beta: Vec<[f64; 2]>,

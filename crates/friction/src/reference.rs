@@ -1,4 +1,4 @@
-//! Reference solvers of the static-friction LP (seed 002 eqs 32–37) through
+//! Reference solvers of the static-friction LP (Zhao, Li & Barbič eqs 32–37) through
 //! `good_lp` and its clarabel interior-point backend: general, slow, and the
 //! ground truth the real-time solver is tested against.
 //!

@@ -17,7 +17,7 @@
 //! the friction limit is met to within a relative `ε` and the answer is a
 //! matter of tolerances: the fast solver certifies to 10⁻⁹ of its force
 //! scale and decides undecided cases at 10⁻⁶, clarabel works to its own
-//! feasibility tolerances, and the QP tests the seed's definition through a
+//! feasibility tolerances, and the QP tests Zhao, Li & Barbič's definition through a
 //! minimiser gap of 10⁻⁶, which is first order in the violation. Bands:
 //! [`BAND`] for the fast solver against the reference LP, [`QP_BAND`] for the
 //! QP against the reference LP. Outside them every answer must agree, and
@@ -31,7 +31,7 @@
 //! force scale; the fast solver's undecided-case band), `Δq` within
 //! [`DISPLACEMENT_TOLERANCE`] (in the `M̄` norm, over that of the frictionless
 //! `Δq = −H⁻¹f`, which bounds every static `Δq`); sliding: both the
-//! frictionless `Δq`, to the same tolerance. LP ≡ QP (the seed's theorem):
+//! frictionless `Δq`, to the same tolerance. LP ≡ QP (their theorem):
 //! the QP's static decision is the reference LP's and, when both are static,
 //! its `Δq` is the LP's within [`QP_DISPLACEMENT_TOLERANCE`] and its optimum
 //! `½ΔqᵀM̄Δq` is the LP's `Δq`'s within [`OBJECTIVE_TOLERANCE`] (over

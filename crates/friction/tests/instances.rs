@@ -131,8 +131,8 @@ fn wrench_at(
     f
 }
 
-/// `penalty_stiffness` is the Jacobian of the penalty wrench (the notes ask
-/// for every gradient to be checked against finite differences).
+/// `penalty_stiffness` is the Jacobian of the penalty wrench (every gradient
+/// in the project is checked against finite differences).
 #[test]
 fn the_penalty_stiffness_matches_finite_differences() {
     for seed in 0..20 {

@@ -1,7 +1,7 @@
 //! The reduced reference LP, the unreduced LP (eqs 32–37) and the QP
 //! (eqs 28–31) on 2,000 random instances of every family: the same state
-//! every time; when static the same `Δq`, admissible `β`, and (the seed's
-//! theorem) the LP's `Δq` attains the QP's optimal objective.
+//! every time; when static the same `Δq`, admissible `β`, and (Zhao, Li &
+//! Barbič's theorem) the LP's `Δq` attains the QP's optimal objective.
 
 use std::collections::BTreeMap;
 

@@ -14,7 +14,7 @@
 //! - `hapticd inspect FILE [--query POINTS.csv]`: describes a prepared file,
 //!   or prints its field's value and gradient at given points.
 //! - `hapticd scenario NAME [--mu MU] [--friction lp|yamane] [--cycles N]
-//!   --out TRACE.csv|.json`: runs a built-in scene of seed 002 through the
+//!   --out TRACE.csv|.json`: runs a built-in scene (from Zhao, Li & Barbič) through the
 //!   rendering cycle, writes its trace and prints a summary;
 //!   `hapticd scenario --list` names them.
 //! - `hapticd devices [--profiles DIR]`: lists connected HID devices and the
@@ -60,7 +60,7 @@ enum Command {
     Prep(prep::PrepArgs),
     /// Describe a prepared-geometry file, or query its field at points.
     Inspect(inspect::InspectArgs),
-    /// Run a built-in scenario of seed 002 and write its per-cycle trace.
+    /// Run a built-in scenario (from Zhao, Li & Barbič) and write its per-cycle trace.
     Scenario(scenario::ScenarioArgs),
     /// List connected HID devices and the device profile each matches.
     Devices(devices::DevicesArgs),

@@ -1,4 +1,4 @@
-//! `hapticd scenario`: runs a built-in scripted scene of seed 002 through the
+//! `hapticd scenario`: runs a built-in scripted scene (from Zhao, Li & Barbič) through the
 //! rendering cycle and writes its trace.
 
 use crate::output::Stdout;
@@ -25,9 +25,9 @@ pub struct ScenarioArgs {
     #[arg(long, value_name = "MU", allow_hyphen_values = true)]
     mu: Option<f64>,
 
-    /// Friction model: static friction with bounded pre-sliding, seed 002's
-    /// LP (§4) as stated, or Yamane's springs (§5.6), whose stiffness is the
-    /// scenario's per-point `k_n`.
+    /// Friction model: static friction with bounded pre-sliding, the LP of
+    /// Zhao, Li & Barbič (§4) as stated, or Yamane's springs (§5.6), whose
+    /// stiffness is the scenario's per-point `k_n`.
     #[arg(long, value_enum, default_value_t = Friction::PreSliding)]
     friction: Friction,
 
@@ -44,7 +44,7 @@ pub struct ScenarioArgs {
 enum Friction {
     /// Static friction with bounded pre-sliding (the default).
     PreSliding,
-    /// Seed 002's LP as stated.
+    /// Zhao, Li & Barbič's LP as stated.
     Lp,
     /// Yamane's springs.
     Yamane,

@@ -448,7 +448,7 @@ fn breakaway(scene: Scene, mus: &[f64]) -> Vec<(f64, &'static str, Breakaway)> {
     results
 }
 
-/// (a) The box's point shell on the slab's field. The seed's LP as stated
+/// (a) The box's point shell on the slab's field. Zhao, Li & Barbič's LP as stated
 /// (`static_lp`) lets the box slide at a small fraction of μ in this role:
 /// the old failure, kept in view.
 #[test]

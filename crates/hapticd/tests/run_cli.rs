@@ -437,7 +437,7 @@ segments = [
 ]
 "#;
 
-/// The daemon driven by the emulator through seed 002 §5.3's peg-in-hole
+/// The daemon driven by the emulator through the §5.3 peg-in-hole of Zhao, Li & Barbič
 /// (μ = 0.3, a peg 1 % larger than its hole): the recorded forces must be
 /// those of a peg sliding into a tight hole.
 #[test]

@@ -7,7 +7,7 @@
 //! its fast and its reference (clarabel) solver.
 //!
 //! The scene: a 5 cm cube's point shell of 10,000 points (an 8-level tree, as
-//! seed 002 §5 uses for 7,772–30,017 points) resting on one edge on a floor
+//! Zhao, Li & Barbič use in §5 for 7,772–30,017 points) resting on one edge on a floor
 //! field (a slab, dense 64³), `μ = 0.5`, the edge along x under the cube's
 //! centre so that a vertical push is balanced. The contacts form a strip
 //! along the edge whose width grows with the push: with `n > N0` contacts the
@@ -50,7 +50,7 @@ const SHELL_POINTS: usize = 10_000;
 const TREE_LEVELS: usize = 8;
 const TARGETS: [usize; 4] = [10, 30, 100, 300];
 const SIDES: [usize; 2] = [4, 8];
-/// The reference point `(k, ℓ)`.
+/// The headline point `(k, ℓ)`, the one docs/rendering.md quotes.
 const HEADLINE: (usize, usize) = (100, 8);
 const MU: f64 = 0.5;
 /// Cycles lowering the manipulandum, then holding before measuring.

@@ -1,5 +1,5 @@
-//! One servo cycle's rendering stage (seed 002 §3–§4.2), top to bottom in
-//! [`RenderingCycle::step`].
+//! One servo cycle's rendering stage (Zhao, Li & Barbič, static friction LP,
+//! §3–§4.2), top to bottom in [`RenderingCycle::step`].
 
 use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
@@ -30,10 +30,10 @@ pub enum FrictionModel {
         /// `ε`, the pre-sliding displacement (m).
         displacement: f64,
     },
-    /// Seed 002's rule as stated: static iff the LP of eqs 32–37 is
+    /// Zhao et al.'s rule as stated: static iff the LP of eqs 32–37 is
     /// feasible, otherwise the frictionless equilibrium (§4).
     StaticLp,
-    /// Yamane & Nakamura's anchored friction springs (seed 002 ref \[6\],
+    /// Yamane & Nakamura's anchored friction springs (Zhao et al.'s ref \[6\],
     /// compared in §5.6), integrated implicitly in eqs 7–8; see
     /// [`crate::yamane`].
     YamaneSprings {
@@ -60,7 +60,7 @@ pub enum SolverChoice {
 #[derive(Clone, Copy, Debug)]
 pub struct RenderParameters {
     /// `k_n` per shell point and the contact-count scaling `N0` (eq 1,
-    /// seed 003 eq 77). Default 200 N/m, `N0 = 40` (at most 8 kN/m in total).
+    /// Xu et al. eq 77). Default 200 N/m, `N0 = 40` (at most 8 kN/m in total).
     pub penalty: PenaltyParameters,
     /// `k_vc`, `k_vc,tor` (eqs 5–6). Default 1000 N/m, 1 N·m/rad.
     pub coupling: VirtualCoupling,
@@ -70,7 +70,7 @@ pub struct RenderParameters {
     pub gradient: GradientModel,
     /// `ℓ`, sides of the friction pyramid (eq 13). Default 8 (§5.1).
     pub pyramid_sides: usize,
-    /// Static damping `α ∈ [0, 1)` (§4.2). Default 0.6, the seed's value.
+    /// Static damping `α ∈ [0, 1)` (§4.2). Default 0.6, the paper's value.
     pub static_damping: f64,
     /// Drop separating contacts from friction (§4.1). Default on. With
     /// [`FrictionModel::StaticLp`] the rule is §4.1's as printed; with
@@ -473,7 +473,7 @@ impl RenderingCycle {
 /// pre-sliding model takes its friction pyramid and slip, sized by the
 /// penalty force's component along it. Role B: the environment shell's
 /// normal `N`. Role A: the environment field's gradient `∂d/∂x`, where
-/// seed 002 rotates the moving shell's own normal (`N = −R n`, which the
+/// Zhao et al. rotate the moving shell's own normal (`N = −R n`, which the
 /// penalty force keeps): along a tool's edge the shell's points carry their
 /// side faces' normals, and a cone about such a normal lets the tool walk
 /// along a floor it leans on. `N` where the gradient vanishes (a field's

@@ -1,5 +1,5 @@
 //! One servo cycle of 6-DoF haptic rendering with static Coulomb friction
-//! (Zhao, Li & Barbič, seed 002 §3–§4.2), the Yamane friction-spring
+//! (Zhao, Li & Barbič, static friction LP, §3–§4.2), the Yamane friction-spring
 //! baseline of its §5.6, and scripted scenarios to measure both.
 //!
 //! [`RenderingCycle::step`] reads top to bottom: penalty contacts at the

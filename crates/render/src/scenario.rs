@@ -1,6 +1,6 @@
 //! Scripted manipulandum paths run through a [`RenderingCycle`], recorded as
-//! a [`Trace`], and the built-in scenes of seed 002 §4.1, §4.2, §5.3 and
-//! §5.4 from generated geometry.
+//! a [`Trace`], and the built-in scenes of Zhao, Li & Barbič (static
+//! friction LP) §4.1, §4.2, §5.3 and §5.4 from generated geometry.
 
 use crate::cycle::{
     FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, StageTimings,
@@ -425,7 +425,7 @@ fn at(x: f64, y: f64, z: f64) -> Isometry3<f64> {
     Isometry3::translation(x, y, z)
 }
 
-/// Seed 002 §5.4: a cube's point shell (about 2,000 points, 6 levels)
+/// Zhao et al. §5.4: a cube's point shell (about 2,000 points, 6 levels)
 /// against a 90° corner's field (an L prism, 64³), `μ = 0.5`. The cube
 /// starts 0.5 mm off the floor and the wall. Path segments:
 ///
@@ -513,7 +513,7 @@ pub fn cube_corner_from_meshes(
 }
 
 /// The cube's field (64³) on a floor's point shell (41 × 41 points, 3 mm
-/// apart, in `z = 0`): the roles of seed 002 §5.4. The cube starts
+/// apart, in `z = 0`): the roles of Zhao et al. §5.4. The cube starts
 /// `gap` above the floor.
 fn cube_on_floor(mu: f64, gap: f64) -> (SceneSetup, Isometry3<f64>) {
     let moving = MovingObject {
@@ -542,7 +542,7 @@ const PRESS: Segment = Segment::ForceRamp {
     cycles: 200,
 };
 
-/// Seed 002 §4.1, Fig 6: a cube pressed onto a floor with 3 N, then lifted
+/// Zhao et al. §4.1, Fig 6: a cube pressed onto a floor with 3 N, then lifted
 /// diagonally, 20 mm up and 20 mm along x in 200 cycles (0.14 m/s).
 /// Segments: 0 press (200), 1 settle (300), 2 lift (200), 3 hold (300).
 pub fn box_lift(mu: f64) -> Scenario {
@@ -568,7 +568,7 @@ pub fn box_lift(mu: f64) -> Scenario {
     }
 }
 
-/// Seed 002 §4.2, Fig 7: a cube pressed onto a floor with 3 N, then the
+/// Zhao et al. §4.2, Fig 7: a cube pressed onto a floor with 3 N, then the
 /// manipulandum jumps 10 mm along x in one cycle, far out of the cone for
 /// `μ = 0.3` (10 N tangential against 0.9 N). Segments: 0 press (200),
 /// 1 settle (300), 2 jump (1), 3 hold (300).
@@ -605,11 +605,11 @@ pub const PEG_START_DEPTH: f64 = 0.01;
 /// The axial push of [`peg_in_hole`]'s ramp (segment 1), N.
 pub const PEG_RAMP_FORCE: f64 = 1.0;
 
-/// Seed 002 §5.3, Fig 12: a cylindrical peg pushed into a hole `oversize`
-/// narrower than it (the seed's 1 % is `oversize = 0.01`: hole radius
+/// Zhao et al. §5.3, Fig 12: a cylindrical peg pushed into a hole `oversize`
+/// narrower than it (the paper's 1 % is `oversize = 0.01`: hole radius
 /// `PEG_RADIUS / (1 + oversize)`), with `μ` between peg and block.
 ///
-/// The seed's sentence names the peg for both roles (a 128³ field and a
+/// The paper's sentence names the peg for both roles (a 128³ field and a
 /// 672-point, 6-level shell); here the peg is the shell and the block the
 /// field, as in §5.4's cube and corner: 672 points on the peg put about 30
 /// around its circumference, where on the block most of them would land

@@ -1,5 +1,5 @@
-//! Yamane & Nakamura's penalty friction springs (seed 002 ref \[6\]), the
-//! baseline of seed 002 §5.6, integrated implicitly as the seed did: the
+//! Yamane & Nakamura's penalty friction springs (Zhao, Li & Barbič's ref \[6\]), the
+//! baseline of their §5.6, integrated implicitly as they did: the
 //! springs' wrench `F_f` and its gradient join `f` and `H` in eqs 7–8.
 //!
 //! Each contact, keyed by (environment object, shell point), gets an

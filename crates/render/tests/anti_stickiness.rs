@@ -1,4 +1,4 @@
-//! Seed 002 §4.1 (Fig 6): lifting a cube off a floor at μ = 10 is not
+//! Zhao, Li & Barbič §4.1 (Fig 6): lifting a cube off a floor at μ = 10 is not
 //! resisted by friction with separating contacts dropped, and sticks
 //! without; for the paper's LP and for the pre-sliding model.
 //!

@@ -1,4 +1,4 @@
-//! Seed 002 §5.4 and §5.6 (Fig 16): a cube in a 90° corner under a
+//! Zhao, Li & Barbič §5.4 and §5.6 (Fig 16): a cube in a 90° corner under a
 //! tangential load inside the friction cone stays exactly put with the LP,
 //! creeps with Yamane's springs, and slides once the load leaves the cone.
 //! With bounded pre-sliding it stays static, moves only while the load

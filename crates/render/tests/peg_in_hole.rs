@@ -1,9 +1,9 @@
-//! Seed 002 §5.3, Fig 12: the minimal virtual coupling force that inserts a
+//! Zhao, Li & Barbič §5.3, Fig 12: the minimal virtual coupling force that inserts a
 //! peg into a hole 1 % narrower grows linearly with `μ`, and without
 //! friction almost none is needed. A rigid wedge says how fast: with ℓ = 4
 //! each contact's pyramid holds `√2 μ ‖F_n‖` along the axis (a vertex), so
 //! the slope is `√2 Σ‖F_n‖`. Bounded pre-sliding (the default) meets it with
-//! its separation rule on; seed 002's LP does only with §4.1 off.
+//! its separation rule on; the paper's LP does only with §4.1 off.
 //!
 //! The minimal force is the breakaway push of [`peg_in_hole`]'s slow ramp
 //! (segment 1, 0.5 mN per cycle): the largest axial coupling force the peg

@@ -1,5 +1,5 @@
-//! Seed 002 §4.2 (Fig 7): with α = 0.6 a sliding object covers at most 40 %
-//! of its frictionless step per cycle: exactly 40 % with seed 002's LP,
+//! Zhao, Li & Barbič §4.2 (Fig 7): with α = 0.6 a sliding object covers at most 40 %
+//! of its frictionless step per cycle: exactly 40 % with the paper's LP,
 //! which slides without friction; less with bounded pre-sliding, whose
 //! sliding step stops where friction at its limit balances the coupling.
 
