@@ -488,7 +488,7 @@ fn exact_stiffness_of_the_bunny_shell_on_the_armadillo_field_matches_finite_diff
             let errors = block_errors(&exact, &fd);
             let normal_error = block_errors(&normal, &fd).into_iter().fold(0.0, f64::max);
             println!(
-                "{role:?}: {n} contacts, deepest {:.2} mm, ‖H‖ {:.3e}: errors {:?}, seed 002 eqs 2–3 {normal_error:.1e}",
+                "{role:?}: {n} contacts, deepest {:.2} mm, ‖H‖ {:.3e}: errors {:?}, Zhao et al. eqs 2–3 {normal_error:.1e}",
                 depth * 1e3,
                 fd.norm(),
                 errors.map(|e| format!("{e:.1e}"))

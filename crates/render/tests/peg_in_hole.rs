@@ -125,7 +125,7 @@ fn insertion_force_grows_linearly_with_mu() {
     };
     let (pre_slope, pre_r2) = report("pre-sliding breakaway (separation rule on)", &pre_breakaway);
     let (pre_steady_slope, _) = report("pre-sliding steady insertion", &pre_steady);
-    let (slope, r2) = report("LP breakaway (seed 002: §4.1 on)", &breakaway);
+    let (slope, r2) = report("LP breakaway (Zhao et al. §4.1 on)", &breakaway);
     let (steady_slope, steady_r2) = report("LP steady insertion (§4.1 on)", &steady);
     let (plain_slope, plain_r2) = report("LP breakaway (§4.1 off)", &plain);
     println!(
