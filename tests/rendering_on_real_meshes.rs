@@ -14,7 +14,8 @@ use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, Role, SharedField, ShellTree,
 };
-use haptic_friction::{FrictionState, Matrix6};
+use haptic_core::Matrix6;
+use haptic_friction::FrictionState;
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, TraversalBudget};
 use haptic_render::scenario::{corner_mesh, cube_corner_from_meshes, run, Trace, CUBE_HALF};

@@ -17,7 +17,7 @@
 //! 3. [`StaticCoupling::assemble`] adds the coupling (eqs 5–6,
 //!    [`VirtualCoupling`]) into a [`haptic_friction::StaticFrictionProblem`],
 //!    whose `frictionless_displacement` is `Δq = −H⁻¹ f` (eqs 7–8 without
-//!    friction), applied by [`displaced`].
+//!    friction), applied by [`haptic_core::displaced`].
 //!
 //! Conventions: world frame throughout; `q = (x, θ)` with the rotation
 //! perturbed as `R → exp([θ]×) R`; wrenches act on the simulation object,
@@ -40,5 +40,5 @@ pub use scene::{
     ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, MovingObject,
     PenaltyParameters, SceneError, SharedField, ShellTree,
 };
-pub use static_problem::{displaced, MassProperties, StaticCoupling};
+pub use static_problem::{MassProperties, StaticCoupling};
 pub use stiffness_scaling::StiffnessScaling;

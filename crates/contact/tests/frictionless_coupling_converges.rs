@@ -6,10 +6,11 @@ mod common;
 
 use common::*;
 use haptic_contact::{
-    displaced, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
+    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MassProperties, MovingObject, PenaltyParameters, StaticCoupling, StiffnessScaling,
     VirtualCoupling,
 };
+use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
 use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::TraversalBudget;

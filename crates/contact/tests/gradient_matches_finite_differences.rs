@@ -10,7 +10,8 @@ use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling,
 };
-use haptic_friction::{skew, Matrix6};
+use haptic_core::{skew, Matrix6};
+
 use haptic_mesh::shapes::{icosphere, torus};
 use haptic_pointshell::testing::HalfSpaceField;
 use haptic_pointshell::TraversalBudget;

@@ -7,10 +7,10 @@ mod common;
 use common::*;
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_contact::{
-    displaced, total_stiffness, total_wrench, GradientModel, MassProperties, StaticCoupling,
-    StiffnessScaling, VirtualCoupling,
+    total_stiffness, total_wrench, GradientModel, MassProperties, StaticCoupling, StiffnessScaling,
+    VirtualCoupling,
 };
-use haptic_friction::Vector6;
+use haptic_core::{displaced, Vector6};
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use rand::SeedableRng;

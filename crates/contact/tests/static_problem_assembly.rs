@@ -6,9 +6,10 @@ mod common;
 use common::*;
 use haptic_contact::gradient_check::block_errors;
 use haptic_contact::{
-    displaced, GradientModel, MassProperties, StaticCoupling, StiffnessScaling, VirtualCoupling,
+    GradientModel, MassProperties, StaticCoupling, StiffnessScaling, VirtualCoupling,
 };
-use haptic_friction::{Matrix6, Vector6};
+use haptic_core::{displaced, Matrix6, Vector6};
+
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 use rand::SeedableRng;

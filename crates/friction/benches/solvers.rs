@@ -37,11 +37,12 @@
 
 use criterion::BatchSize;
 use criterion::{black_box, BenchmarkId, Criterion};
+use haptic_core::{skew, Matrix6, Vector6};
 use haptic_friction::instances::{with_anchor_slips, Family, Instance, InstanceSpec};
 use haptic_friction::{
-    skew, FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
-    FrictionState, Matrix6, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
+    FrictionState, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
+    StaticFrictionProblem, StaticFrictionSolver,
 };
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};

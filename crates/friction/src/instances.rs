@@ -19,13 +19,14 @@
 //! in each of them, and its only cost is `rand`, which the workspace already
 //! builds. Nothing on the servo path calls it.
 
+use haptic_core::{skew, Matrix6, Vector6};
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
 use crate::problem::{
-    skew, FrictionContact, FrictionSolution, FrictionState, Matrix6, SolverError,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FrictionContact, FrictionSolution, FrictionState, SolverError, StaticFrictionProblem,
+    StaticFrictionSolver,
 };
 
 /// The contact layouts, each with the rank of `W` it produces.

@@ -22,8 +22,8 @@ pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, 
 pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport, TIE_BREAK};
 pub use pre_sliding_reference::{PreSlidingOutcome, ReferencePreSlidingSolver};
 pub use problem::{
-    skew, FrictionContact, FrictionSolution, FrictionState, Matrix6, SolverError,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FrictionContact, FrictionSolution, FrictionState, SolverError, StaticFrictionProblem,
+    StaticFrictionSolver,
 };
 pub use qp::{QpOutcome, QpSolver};
 pub use reference::{reduce, FullLpSolver, Reduction, ReferenceLpSolver};

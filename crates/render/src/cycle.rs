@@ -4,14 +4,14 @@
 use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
 use haptic_contact::{
-    displaced, ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject,
-    PenaltyContact, PenaltyParameters, Role, SceneError, StaticCoupling, StiffnessScaling,
-    VirtualCoupling,
+    ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject, PenaltyContact,
+    PenaltyParameters, Role, SceneError, StaticCoupling, StiffnessScaling, VirtualCoupling,
 };
+use haptic_core::{displaced, Vector6};
 use haptic_friction::{
     FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
     PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver, StaticFrictionProblem,
-    StaticFrictionSolver, Vector6,
+    StaticFrictionSolver,
 };
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, Vector3};

@@ -6,7 +6,7 @@ use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
 };
-use haptic_friction::Matrix6;
+use haptic_core::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
 use haptic_mesh::Aabb;
 use haptic_pointshell::testing::{HalfSpaceField, SphereField};
