@@ -27,7 +27,6 @@
 
 pub mod coupling;
 pub mod gradient;
-pub mod gradient_check;
 pub mod penalty;
 pub mod scene;
 pub mod static_problem;

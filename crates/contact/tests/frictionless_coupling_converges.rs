@@ -2,9 +2,6 @@
 //! `Δq = −H⁻¹ f` (eqs 7–8), settles a ball pressed onto a plane where the
 //! contact force balances the coupling force.
 
-mod common;
-
-use common::*;
 use haptic_contact::{
     total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MassProperties, MovingObject, PenaltyParameters, StaticCoupling, StiffnessScaling,
@@ -12,8 +9,9 @@ use haptic_contact::{
 };
 use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
-use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::TraversalBudget;
+use haptic_testkit::fields::{HalfSpaceField, SphereField};
+use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 

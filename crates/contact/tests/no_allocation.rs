@@ -2,9 +2,6 @@
 //! traversals, penalty contacts, wrench, both gradients, problem assembly,
 //! the frictionless step.
 
-mod common;
-
-use common::*;
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_contact::{
     total_stiffness, total_wrench, GradientModel, MassProperties, StaticCoupling, StiffnessScaling,
@@ -12,6 +9,7 @@ use haptic_contact::{
 };
 use haptic_core::{displaced, Vector6};
 use haptic_pointshell::TraversalBudget;
+use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;

@@ -10,7 +10,6 @@
 //! returns the friction forces `β` and the displacement `Δq`.
 
 mod fast;
-pub mod instances;
 mod pre_sliding;
 mod pre_sliding_reference;
 mod problem;

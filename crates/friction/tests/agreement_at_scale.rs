@@ -47,11 +47,11 @@ use haptic_core::{Matrix6, Vector6};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
     FastStaticFrictionSolver, FrictionSolution, FrictionState, QpSolver, ReferenceLpSolver,
     StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Family, Instance, InstanceSpec};
 use nalgebra::Vector2;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

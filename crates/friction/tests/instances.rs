@@ -3,11 +3,11 @@
 //! differences of the penalty wrench.
 
 use haptic_core::{Matrix6, Vector6};
-use haptic_friction::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use haptic_friction::{
     reduce, FrictionContact, FrictionSolution, FrictionState, ReferenceLpSolver,
     StaticFrictionSolver,
 };
+use haptic_testkit::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use nalgebra::{Rotation3, Vector3};
 
 #[test]

@@ -19,11 +19,11 @@
 //! `δ ≤` [`BAND`].
 
 use haptic_core::Vector6;
-use haptic_friction::instances::{with_anchor_slips, Instance, InstanceSpec};
 use haptic_friction::{
     FastPreSlidingSolver, FrictionSolution, FrictionState, PreSlidingParameters,
     ReferencePreSlidingSolver, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{with_anchor_slips, Instance, InstanceSpec};
 use nalgebra::{Vector2, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

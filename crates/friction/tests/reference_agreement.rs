@@ -6,11 +6,11 @@
 use haptic_core::{Matrix6, Vector6};
 use std::collections::BTreeMap;
 
-use haptic_friction::instances::{Instance, InstanceSpec};
 use haptic_friction::{
     reduce, FrictionSolution, FrictionState, FullLpSolver, QpSolver, ReferenceLpSolver,
     StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Instance, InstanceSpec};
 
 /// `√(vᵀM̄v)`: one norm for translations and rotations.
 fn mass_norm(mass: &Matrix6, v: &Vector6) -> f64 {

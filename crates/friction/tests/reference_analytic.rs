@@ -5,11 +5,11 @@
 use haptic_core::{Matrix6, Vector6};
 use std::f64::consts::PI;
 
-use haptic_friction::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use haptic_friction::{
     reduce, FrictionContact, FrictionSolution, FrictionState, FullLpSolver, QpSolver,
     ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use nalgebra::{Vector2, Vector3};
 
 /// The three solvers' answers.

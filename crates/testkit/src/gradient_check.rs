@@ -1,7 +1,8 @@
 //! The one checker of contact gradients against central finite differences,
-//! shared by this crate's tests and the acceptance tests on real meshes.
+//! shared by the contact and rendering tests and the acceptance tests on
+//! real meshes.
 
-use crate::{total_wrench, ContactScene};
+use haptic_contact::{total_wrench, ContactScene};
 use haptic_core::{displaced, Matrix6, Vector6};
 
 use haptic_pointshell::TraversalBudget;
