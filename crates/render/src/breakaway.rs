@@ -22,8 +22,9 @@
 
 use crate::cycle::{FrictionModel, RenderParameters};
 use crate::scenario::{floor_shell, run, Path, Scenario, SceneSetup, Segment, Trace};
+use crate::MassProperties;
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_mesh::TriangleMesh;

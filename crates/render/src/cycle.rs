@@ -3,9 +3,10 @@
 
 use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
+use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
-    ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject, PenaltyContact,
-    PenaltyParameters, Role, SceneError, StaticCoupling, StiffnessScaling, VirtualCoupling,
+    ContactScene, EnvironmentObject, GradientModel, MovingObject, PenaltyContact,
+    PenaltyParameters, Role, SceneError, StiffnessScaling, VirtualCoupling,
 };
 use haptic_core::{displaced, Vector6};
 use haptic_friction::{

@@ -20,10 +20,12 @@ mod anchors;
 pub mod breakaway;
 pub mod cycle;
 pub mod scenario;
+mod static_problem;
 pub mod yamane;
 
 pub use cycle::{
     CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice,
     StageTimings,
 };
+pub use static_problem::{MassProperties, StaticCoupling};
 pub use yamane::YamaneSprings;

@@ -5,9 +5,9 @@
 use crate::cycle::{
     FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, StageTimings,
 };
+use crate::MassProperties;
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SceneError, SharedField,
-    ShellTree,
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
 };
 use haptic_friction::FrictionState;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder};

@@ -1,12 +1,9 @@
 //! One servo cycle's static-friction problem (seed 002 eqs 7–9, 27–37):
 //! the wrench `f` = coupling + contacts, its stiffness `H`, `M̄` and the
-//! friction contacts, assembled without allocating (the update
-//! `q ← q + Δq` is [`haptic_core::displaced`]).
+//! friction contacts, assembled without allocating from the contact stage's
+//! output (the update `q ← q + Δq` is [`haptic_core::displaced`]).
 
-use crate::coupling::VirtualCoupling;
-use crate::gradient::{total_stiffness, GradientModel};
-use crate::penalty::total_wrench;
-use crate::scene::ContactScene;
+use haptic_contact::{total_stiffness, total_wrench, ContactScene, GradientModel, VirtualCoupling};
 use haptic_core::{Matrix6, Vector6};
 use haptic_friction::{FrictionContact, StaticFrictionProblem};
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};

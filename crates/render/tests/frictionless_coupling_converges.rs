@@ -4,12 +4,12 @@
 
 use haptic_contact::{
     total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MassProperties, MovingObject, PenaltyParameters, StaticCoupling, StiffnessScaling,
-    VirtualCoupling,
+    MovingObject, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
 use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
 use haptic_pointshell::TraversalBudget;
+use haptic_render::{MassProperties, StaticCoupling};
 use haptic_testkit::fields::{HalfSpaceField, SphereField};
 use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};

@@ -1,10 +1,9 @@
 //! One cycle's friction problem holds the coupling plus the contacts, and its
 //! stiffness is the derivative of its wrench.
 
-use haptic_contact::{
-    GradientModel, MassProperties, StaticCoupling, StiffnessScaling, VirtualCoupling,
-};
+use haptic_contact::{GradientModel, StiffnessScaling, VirtualCoupling};
 use haptic_core::{displaced, Matrix6, Vector6};
+use haptic_render::{MassProperties, StaticCoupling};
 use haptic_testkit::gradient_check::block_errors;
 use haptic_testkit::scenes::*;
 
