@@ -24,8 +24,8 @@ mod static_problem;
 pub mod yamane;
 
 pub use cycle::{
-    CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice,
-    StageTimings,
+    CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle,
+    SolverChoice, StageTimings,
 };
 pub use static_problem::{MassProperties, StaticCoupling};
 pub use yamane::YamaneSprings;

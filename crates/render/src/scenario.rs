@@ -3,11 +3,11 @@
 //! §5.4 from generated geometry.
 
 use crate::cycle::{
-    FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, StageTimings,
+    FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle, StageTimings,
 };
 use crate::MassProperties;
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
 };
 use haptic_friction::FrictionState;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder};
@@ -192,7 +192,7 @@ pub struct Trace {
 }
 
 /// Runs every cycle of `scenario`'s path.
-pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
+pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
     let setup = scenario.scene.clone();
     let p = scenario.parameters;
     let mut cycle = RenderingCycle::new(setup.moving, setup.environment, p, setup.initial_pose)?;
