@@ -12,6 +12,7 @@
 
 mod grid;
 mod sampling;
+pub mod shapes;
 mod traversal;
 mod tree;
 
