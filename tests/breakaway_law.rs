@@ -3,7 +3,7 @@
 //! size, metaworld's mug and plug), each resting on its largest flat face
 //! and turned by a yaw of 0.37 rad, in both contact roles, at μ ∈ {0.1, 0.3,
 //! 0.5, 1.0, 2.0}, pushed at 0°, 30° and 45° in the floor plane
-//! (`haptic_render::breakaway`).
+//! (`haptic_scenarios::breakaway`).
 //!
 //! Static friction with bounded pre-sliding (the default model) must break
 //! away at a peak `F_t/F_n` in `[μ, μ/cos(π/ℓ)]` within 5 %, where the tool
@@ -19,8 +19,8 @@
 use haptic_acceptance::mesh_path;
 use haptic_mesh::shapes::{box_mesh, cylinder};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
-use haptic_render::breakaway::{Breakaway, FlatBed, FlatTool, ToolRole};
 use haptic_render::FrictionModel;
+use haptic_scenarios::breakaway::{Breakaway, FlatBed, FlatTool, ToolRole};
 use nalgebra::Vector3;
 use rayon::prelude::*;
 

@@ -2,7 +2,7 @@
 //! sideways to 10 %, 50 % and 90 % of its friction cone (μ = 0.5, at 30° in
 //! the floor plane), then held for 10 s, for the generated box and
 //! metaworld's mug (a real mesh resting on its flat bottom), in both roles
-//! (`haptic_render::breakaway::FlatBed::hold`).
+//! (`haptic_scenarios::breakaway::FlatBed::hold`).
 //!
 //! With bounded pre-sliding, over the last 9 s of the hold (the first second
 //! lets static damping's lag from the ramp die out) the simulation object
@@ -19,8 +19,8 @@
 use haptic_acceptance::mesh_path;
 use haptic_mesh::shapes::box_mesh;
 use haptic_mesh::{load_mesh, LoadOptions};
-use haptic_render::breakaway::{FlatBed, FlatTool, HoldResult, ToolRole, NORMAL_FORCE};
 use haptic_render::FrictionModel;
+use haptic_scenarios::breakaway::{FlatBed, FlatTool, HoldResult, ToolRole, NORMAL_FORCE};
 use nalgebra::Vector3;
 use rayon::prelude::*;
 

@@ -9,17 +9,19 @@
 //!    both roles, against central differences of the summed wrench.
 
 use haptic_acceptance::mesh_path;
-use haptic_contact::gradient_check::{block_errors, finite_difference_stiffness, BLOCKS};
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, Role, SharedField, ShellTree,
 };
-use haptic_friction::{FrictionState, Matrix6};
+use haptic_core::Matrix6;
+use haptic_friction::FrictionState;
+use haptic_mesh::shapes::{corner_mesh, CUBE_HALF};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, TraversalBudget};
-use haptic_render::scenario::{corner_mesh, cube_corner_from_meshes, run, Trace, CUBE_HALF};
 use haptic_render::{FrictionModel, RenderParameters};
+use haptic_scenarios::{cube_corner_from_meshes, run, Trace};
 use haptic_sdf::{DenseField, DenseOptions, GridSpec, NoProgress};
+use haptic_testkit::gradient_check::{block_errors, finite_difference_stiffness, BLOCKS};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

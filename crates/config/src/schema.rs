@@ -1,15 +1,15 @@
 //! The configuration's tables, their defaults and their conversions into
 //! the rendering and device types.
 
-use haptic_contact::{
-    GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
-};
+use haptic_contact::{GradientModel, PenaltyParameters, StiffnessScaling, VirtualCoupling};
 use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams};
 use haptic_friction::PreSlidingParameters;
+use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
+use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
-use haptic_render::scenario::{corner_mesh, floor_shell};
+use haptic_render::MassProperties;
 use haptic_render::{FrictionModel, RenderParameters, SolverChoice};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
@@ -169,7 +169,7 @@ pub enum Shape {
         length_m: f64,
         segments: u32,
     },
-    /// The L prism of `haptic_render::scenario::corner_mesh`: floor top at
+    /// The L prism of `haptic_mesh::shapes::corner_mesh`: floor top at
     /// `z = 0`, wall face at `x = 0`, inner edge on the y axis.
     Corner {
         reach_m: f64,

@@ -1,5 +1,5 @@
 use super::*;
-use haptic_render::scenario::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
+use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
 use std::path::Path;
 

@@ -18,7 +18,7 @@
 //! (the diagonal block their paper implies) differs by `O(|φ|)`: by
 //! `k_vc,tor |φ|/2` at a relative rotation of `|φ|` rad.
 
-use haptic_friction::{skew, Matrix6, Vector6};
+use haptic_core::{skew, Matrix6, Vector6};
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
 /// Coupling stiffnesses of eqs 5–6.
@@ -101,7 +101,7 @@ fn square_coefficient_series(angle: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::static_problem::displaced;
+    use haptic_core::displaced;
     use nalgebra::Translation3;
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;

@@ -21,7 +21,8 @@
 //! whenever `a = N` and the normals do not rotate.
 
 use crate::penalty::{PenaltyContact, Role};
-use haptic_friction::{skew, Matrix6};
+use haptic_core::{skew, Matrix6};
+
 use nalgebra::Matrix3;
 
 /// Which contact gradient to assemble.

@@ -14,10 +14,10 @@
 //! 2. [`total_wrench`] and [`total_stiffness`] sum the wrench and its exact
 //!    gradient `∂(F, τ)/∂(x, θ)` ([`GradientModel::Exact`]) or Zhao et al.'s
 //!    eqs 2–3 ([`GradientModel::NormalDirection`]).
-//! 3. [`StaticCoupling::assemble`] adds the coupling (eqs 5–6,
-//!    [`VirtualCoupling`]) into a [`haptic_friction::StaticFrictionProblem`],
-//!    whose `frictionless_displacement` is `Δq = −H⁻¹ f` (eqs 7–8 without
-//!    friction), applied by [`displaced`].
+//! 3. [`VirtualCoupling`] gives the coupling's wrench and stiffness
+//!    (eqs 5–6). `haptic-render` adds them to the contacts' in the friction
+//!    stage's problem, whose frictionless step `Δq = −H⁻¹ f` (eqs 7–8
+//!    without friction) [`haptic_core::displaced`] applies.
 //!
 //! Conventions: world frame throughout; `q = (x, θ)` with the rotation
 //! perturbed as `R → exp([θ]×) R`; wrenches act on the simulation object,
@@ -27,10 +27,8 @@
 
 pub mod coupling;
 pub mod gradient;
-pub mod gradient_check;
 pub mod penalty;
 pub mod scene;
-pub mod static_problem;
 pub mod stiffness_scaling;
 
 pub use coupling::VirtualCoupling;
@@ -40,5 +38,4 @@ pub use scene::{
     ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, MovingObject,
     PenaltyParameters, SceneError, SharedField, ShellTree,
 };
-pub use static_problem::{displaced, MassProperties, StaticCoupling};
 pub use stiffness_scaling::StiffnessScaling;

@@ -22,7 +22,7 @@
 //! Either way `F = −k d N` with `d < 0` pushes the moving object out of the
 //! environment, and `τ = r × F` (eq 1).
 
-use haptic_friction::Vector6;
+use haptic_core::Vector6;
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Point3, Vector3};
 

@@ -1,11 +1,9 @@
 //! The tree traversals find exactly the shell points a point-by-point test
 //! finds, for every (environment object, role) pair at once.
 
-mod common;
-
-use common::*;
 use haptic_contact::{total_wrench, EnvironmentGeometry, Role, StiffnessScaling};
 use haptic_pointshell::{contacts_brute_force, TraversalBudget};
+use haptic_testkit::scenes::*;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 

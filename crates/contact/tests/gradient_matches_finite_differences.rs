@@ -2,19 +2,18 @@
 //! the summed wrench, both roles and several environment objects at once,
 //! on a fixed contact set.
 
-mod common;
-
-use common::*;
-use haptic_contact::gradient_check::{block_errors, BLOCKS};
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling,
 };
-use haptic_friction::{skew, Matrix6};
+use haptic_core::{skew, Matrix6};
+use haptic_testkit::gradient_check::{block_errors, BLOCKS};
+use haptic_testkit::scenes::*;
+
 use haptic_mesh::shapes::{icosphere, torus};
-use haptic_pointshell::testing::HalfSpaceField;
 use haptic_pointshell::TraversalBudget;
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
+use haptic_testkit::fields::HalfSpaceField;
 use nalgebra::{Isometry3, Point3, Translation3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

@@ -1,15 +1,13 @@
 //! Force and torque directions of eq 1 (Zhao, Li & Barbič) in both roles.
 
-mod common;
-
-use common::*;
 use haptic_contact::{
     total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, MovingObject,
     PenaltyParameters, ShellTree, StiffnessScaling,
 };
 use haptic_mesh::shapes::box_mesh;
-use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::TraversalBudget;
+use haptic_testkit::fields::{HalfSpaceField, SphereField};
+use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Point3, Translation3, Vector3};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;

@@ -48,6 +48,8 @@ pub enum SceneBuildError {
     Geometry { object: String, message: String },
     #[error(transparent)]
     Contact(#[from] SceneError),
+    #[error(transparent)]
+    Render(#[from] haptic_render::RenderError),
 }
 
 /// One object's contact geometry, as its role asks for.

@@ -15,7 +15,7 @@
 //! run (filtered out) are left out.
 //!
 //! Static friction with bounded pre-sliding, fast against reference: on
-//! [`PRE_SLIDING_INSTANCES`] generic instances of `haptic_friction::instances`
+//! [`PRE_SLIDING_INSTANCES`] generic instances of `haptic_testkit::instances`
 //! per point, each contact slipped by up to 10 µm from its stick anchor (none
 //! on one instance in four, as in `tests/pre_sliding_agreement.rs`), with the
 //! default `ε` of 5 µm. The fast solver warm-starts from the atoms of its
@@ -37,12 +37,13 @@
 
 use criterion::BatchSize;
 use criterion::{black_box, BenchmarkId, Criterion};
-use haptic_friction::instances::{with_anchor_slips, Family, Instance, InstanceSpec};
+use haptic_core::{skew, Matrix6, Vector6};
 use haptic_friction::{
-    skew, FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
-    FrictionState, Matrix6, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FastPreSlidingSolver, FastStaticFrictionSolver, FrictionContact, FrictionSolution,
+    FrictionState, PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver,
+    StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{with_anchor_slips, Family, Instance, InstanceSpec};
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

@@ -23,11 +23,11 @@
 //! `s = max(‖f‖, ‖g‖, max_i μ_i‖F_n^i‖)` after that; all tolerances are
 //! relative to these.
 
+use haptic_core::{Matrix6, Vector6};
 use nalgebra::SymmetricEigen;
 
 use crate::problem::{
-    FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
-    StaticFrictionSolver, Vector6,
+    FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
 };
 use crate::wolfe::{End, PolygonSum, Query};
 

@@ -45,12 +45,12 @@
 //! iteration ([`crate::wolfe`]) finds exactly, and `β` comes with it.
 //! Everything is sized at construction: `solve` never allocates.
 
+use haptic_core::{Matrix6, Vector6};
 use nalgebra::{Matrix6x2, Vector2};
 
 use crate::fast::{scaled, start};
 use crate::problem::{
-    FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
-    StaticFrictionSolver, Vector6,
+    FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
 };
 use crate::wolfe::{End, PolygonSum, Query};
 

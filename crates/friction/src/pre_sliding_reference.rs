@@ -18,12 +18,12 @@ use clarabel::algebra::CscMatrix;
 use clarabel::solver::{
     DefaultSettingsBuilder, DefaultSolver, IPSolver, SolverStatus, SupportedConeT,
 };
+use haptic_core::Vector6;
 
 use crate::fast::scaled;
 use crate::pre_sliding::{PreSlidingParameters, SlipTerms};
 use crate::problem::{
     FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
-    Vector6,
 };
 
 /// What [`ReferencePreSlidingSolver::analyse`] found, in SI units.

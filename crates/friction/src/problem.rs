@@ -1,9 +1,7 @@
 //! One cycle's static-friction problem and what a solver returns.
 
-use nalgebra::{Matrix3, Vector2, Vector3};
-
-pub type Vector6 = nalgebra::Vector6<f64>;
-pub type Matrix6 = nalgebra::Matrix6<f64>;
+use haptic_core::{Matrix6, Vector6};
+use nalgebra::{Vector2, Vector3};
 
 /// A contact entering the friction LP.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -194,9 +192,4 @@ pub trait StaticFrictionSolver {
         problem: &StaticFrictionProblem,
         solution: &mut FrictionSolution,
     ) -> Result<(), SolverError>;
-}
-
-/// `[v]×`, the cross-product matrix of eq 4.
-pub fn skew(v: &Vector3<f64>) -> Matrix3<f64> {
-    Matrix3::new(0.0, -v.z, v.y, v.z, 0.0, -v.x, -v.y, v.x, 0.0)
 }

@@ -12,6 +12,7 @@
 //! [`QpSolver`] tests the latter, the square root of the objective gap, which
 //! resolves a violation `ε` of the friction limit as `O(ε)` rather than `O(ε²)`.
 
+use haptic_core::Vector6;
 use std::time::{Duration, Instant};
 
 use clarabel::algebra::CscMatrix;
@@ -21,7 +22,6 @@ use clarabel::solver::{
 
 use crate::problem::{
     FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
-    Vector6,
 };
 use crate::reference::{write_frictionless, Scaled};
 

@@ -51,11 +51,11 @@
 use clarabel::solver::{DefaultSolver, IPSolver, SolverStatus};
 use good_lp::solvers::clarabel::ClarabelProblem;
 use good_lp::{variable, Expression, ProblemVariables, SolverModel, Variable};
+use haptic_core::{Matrix6, Vector6};
 use nalgebra::{DMatrix, DVector, Vector2};
 
 use crate::problem::{
-    FrictionSolution, FrictionState, Matrix6, SolverError, StaticFrictionProblem,
-    StaticFrictionSolver, Vector6,
+    FrictionSolution, FrictionState, SolverError, StaticFrictionProblem, StaticFrictionSolver,
 };
 
 /// Singular values of `W̃` below this fraction of the largest count as zero.

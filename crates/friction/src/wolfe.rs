@@ -11,9 +11,10 @@
 //! the polygons exactly. The first atom is `β = 0`. Nothing is allocated
 //! after construction.
 
+use haptic_core::{Matrix6, Vector6};
 use nalgebra::{Matrix6x2, Vector2};
 
-use crate::problem::{Matrix6, SolverError, Vector6};
+use crate::problem::SolverError;
 
 /// Affinely independent points in `R^6`: the most atoms a corral can hold.
 const MAX_ATOMS: usize = 7;

@@ -43,14 +43,15 @@
 //! rayon: about 26 CPU-seconds in release, 22 s of wall time measured on two
 //! cores shared with a concurrent build.
 
+use haptic_core::{Matrix6, Vector6};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
-    FastStaticFrictionSolver, FrictionSolution, FrictionState, Matrix6, QpSolver,
-    ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    FastStaticFrictionSolver, FrictionSolution, FrictionState, QpSolver, ReferenceLpSolver,
+    StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Family, Instance, InstanceSpec};
 use nalgebra::Vector2;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

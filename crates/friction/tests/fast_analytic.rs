@@ -8,9 +8,10 @@ use fast_common::{
     block_mass, build_problem, check_solution, equilibrium_residual, pyramid_violation,
     random_problem, relative, support_value, wrench_of, Layout, Spring,
 };
+use haptic_core::Vector6;
 use haptic_friction::{
     FastSolverParameters, FastStaticFrictionSolver, FrictionSolution, FrictionState,
-    MembershipStatus, SolverError, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    MembershipStatus, SolverError, StaticFrictionProblem, StaticFrictionSolver,
 };
 use nalgebra::{Matrix3, Vector3};
 use rand::{Rng, SeedableRng};
@@ -324,7 +325,7 @@ fn invalid_input_is_an_error() {
         Err(SolverError::Backend(_))
     ));
     p.pyramid_sides = 8;
-    p.stiffness = haptic_friction::Matrix6::zeros();
+    p.stiffness = haptic_core::Matrix6::zeros();
     p.contacts
         .iter_mut()
         .for_each(|c| c.friction_coefficient = 0.0);

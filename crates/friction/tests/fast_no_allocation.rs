@@ -7,11 +7,11 @@ mod fast_common;
 
 use fast_common::{random_problem, Layout};
 use haptic_alloc_counter::{allocations_during, CountingAllocator};
-use haptic_friction::instances::{with_anchor_slips, Instance, InstanceSpec};
 use haptic_friction::{
     FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
     PreSlidingParameters, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{with_anchor_slips, Instance, InstanceSpec};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;
 

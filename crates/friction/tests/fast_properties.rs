@@ -5,9 +5,10 @@
 mod fast_common;
 
 use fast_common::{check_solution, random_problem, Layout};
+use haptic_core::Vector6;
 use haptic_friction::{
     FastStaticFrictionSolver, FrictionSolution, FrictionState, MembershipStatus,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    StaticFrictionProblem, StaticFrictionSolver,
 };
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -90,10 +91,10 @@ fn rescale(
     let position_unit = Vector6::new(length, length, length, 1.0, 1.0, 1.0);
     let mut q = p.clone();
     q.wrench = p.wrench.component_mul(&wrench_unit);
-    q.stiffness = haptic_friction::Matrix6::from_fn(|i, j| {
+    q.stiffness = haptic_core::Matrix6::from_fn(|i, j| {
         p.stiffness[(i, j)] * wrench_unit[i] / position_unit[j]
     });
-    q.mass = haptic_friction::Matrix6::from_fn(|i, j| {
+    q.mass = haptic_core::Matrix6::from_fn(|i, j| {
         p.mass[(i, j)] * energy / (position_unit[i] * position_unit[j])
     });
     for c in &mut q.contacts {

@@ -1,15 +1,15 @@
 //! The fast solver against the clarabel reference LP on the shared random
-//! instances (`haptic_friction::instances`): same state, same `Δq`, and the
+//! instances (`haptic_testkit::instances`): same state, same `Δq`, and the
 //! fast solver's own checks on SI-unit data.
 
 mod fast_common;
 
 use fast_common::check_solution;
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
     FastStaticFrictionSolver, FrictionSolution, FrictionState, ReferenceLpSolver,
     StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Family, Instance, InstanceSpec};
 
 #[test]
 fn fast_and_reference_agree_on_mixed_instances() {

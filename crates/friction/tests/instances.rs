@@ -2,11 +2,12 @@
 //! with the rank of `W` it promises, and a stiffness that matches finite
 //! differences of the penalty wrench.
 
-use haptic_friction::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
+use haptic_core::{Matrix6, Vector6};
 use haptic_friction::{
-    reduce, FrictionContact, FrictionSolution, FrictionState, Matrix6, ReferenceLpSolver,
-    StaticFrictionSolver, Vector6,
+    reduce, FrictionContact, FrictionSolution, FrictionState, ReferenceLpSolver,
+    StaticFrictionSolver,
 };
+use haptic_testkit::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use nalgebra::{Rotation3, Vector3};
 
 #[test]

@@ -18,11 +18,12 @@
 //! least `100 ×` [`SLIP_FLOOR`]) times `1 ± δ`, `δ` log-uniform in 10⁻⁹–10⁻¹, both decide alike outside the band
 //! `δ ≤` [`BAND`].
 
-use haptic_friction::instances::{with_anchor_slips, Instance, InstanceSpec};
+use haptic_core::Vector6;
 use haptic_friction::{
     FastPreSlidingSolver, FrictionSolution, FrictionState, PreSlidingParameters,
-    ReferencePreSlidingSolver, StaticFrictionSolver, Vector6,
+    ReferencePreSlidingSolver, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{with_anchor_slips, Instance, InstanceSpec};
 use nalgebra::{Vector2, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;

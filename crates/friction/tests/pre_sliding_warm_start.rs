@@ -1,10 +1,10 @@
 //! The pre-sliding solver's warm start across changing problems: one solver
 //! fed instances of changing `k` and `ℓ` answers as a fresh solver does.
 
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
     FastPreSlidingSolver, FrictionSolution, PreSlidingParameters, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Family, Instance, InstanceSpec};
 
 fn instance(contacts: usize, pyramid_sides: usize, seed: u64) -> Instance {
     Instance::generate(&InstanceSpec {

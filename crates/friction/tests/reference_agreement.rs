@@ -3,13 +3,14 @@
 //! every time; when static the same `Δq`, admissible `β`, and (Zhao, Li &
 //! Barbič's theorem) the LP's `Δq` attains the QP's optimal objective.
 
+use haptic_core::{Matrix6, Vector6};
 use std::collections::BTreeMap;
 
-use haptic_friction::instances::{Instance, InstanceSpec};
 use haptic_friction::{
-    reduce, FrictionSolution, FrictionState, FullLpSolver, Matrix6, QpSolver, ReferenceLpSolver,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    reduce, FrictionSolution, FrictionState, FullLpSolver, QpSolver, ReferenceLpSolver,
+    StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Instance, InstanceSpec};
 
 /// `√(vᵀM̄v)`: one norm for translations and rotations.
 fn mass_norm(mass: &Matrix6, v: &Vector6) -> f64 {

@@ -2,13 +2,14 @@
 //! and the QP: a box resting on a plane, one contact, zero friction, the
 //! pyramid's inscribed and corner radii (eq 13), no contacts.
 
+use haptic_core::{Matrix6, Vector6};
 use std::f64::consts::PI;
 
-use haptic_friction::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use haptic_friction::{
-    reduce, FrictionContact, FrictionSolution, FrictionState, FullLpSolver, Matrix6, QpSolver,
-    ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver, Vector6,
+    reduce, FrictionContact, FrictionSolution, FrictionState, FullLpSolver, QpSolver,
+    ReferenceLpSolver, StaticFrictionProblem, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
 use nalgebra::{Vector2, Vector3};
 
 /// The three solvers' answers.

@@ -1,11 +1,11 @@
 //! Instances placed at the friction limit by bisection on the push scale
 //! ([`Instance::near_threshold`]), then pushed just inside and just outside.
 
-use haptic_friction::instances::{Instance, InstanceSpec};
 use haptic_friction::{
     FrictionSolution, FrictionState, FullLpSolver, QpSolver, ReferenceLpSolver,
     StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Instance, InstanceSpec};
 
 /// 10⁻³ of the limit: all three solvers must place it alike.
 #[test]

@@ -4,10 +4,10 @@
 
 use std::time::{Duration, Instant};
 
-use haptic_friction::instances::{Family, Instance, InstanceSpec};
 use haptic_friction::{
     FrictionSolution, FullLpSolver, QpSolver, ReferenceLpSolver, StaticFrictionSolver,
 };
+use haptic_testkit::instances::{Family, Instance, InstanceSpec};
 
 fn percentile(sorted: &[Duration], q: f64) -> Duration {
     sorted[((sorted.len() - 1) as f64 * q).round() as usize]

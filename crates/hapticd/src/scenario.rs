@@ -4,8 +4,8 @@
 use crate::output::Stdout;
 use anyhow::{bail, Context};
 use haptic_friction::FrictionState;
-use haptic_render::scenario::{box_lift, cube_corner, peg_in_hole, run, slide, Scenario, Trace};
 use haptic_render::FrictionModel;
+use haptic_scenarios::{box_lift, cube_corner, peg_in_hole, run, slide, Scenario, Trace};
 use std::io::Write;
 use std::path::PathBuf;
 use std::time::Duration;

@@ -5,7 +5,7 @@
 //! rotational hand on), the recordings read back with
 //! `haptic_devices::load_ticks`.
 //!
-//! The experiment of `haptic_render::breakaway`, end to end: the hand
+//! The experiment of `haptic_scenarios::breakaway`, end to end: the hand
 //! presses a tool onto a floor with about 2.5 N (its target below the
 //! surface), holds, then moves slowly sideways, so that the load on the
 //! tool passes the friction cone. The peak `|F_t|/|F_n|` of the rendered
@@ -25,7 +25,7 @@ use std::f64::consts::PI;
 use std::path::Path;
 use std::process::Command;
 
-/// The press (N), as in `haptic_render::breakaway::NORMAL_FORCE`.
+/// The press (N), as in `haptic_scenarios::breakaway::NORMAL_FORCE`.
 const NORMAL_FORCE: f64 = 2.5;
 /// The defaults of `[rendering]`: coupling stiffness (N/m), ℓ.
 const COUPLING: f64 = 1000.0;
@@ -156,7 +156,7 @@ impl Scene {
 
     /// `d/h` pushed at its frame origin along the push: beyond this
     /// `F_t/F_n` a rigid tool tips over its face's edge before it slides
-    /// (`haptic_render::breakaway::FlatTool::tipping_ratio`).
+    /// (`haptic_scenarios::breakaway::FlatTool::tipping_ratio`).
     fn tipping_ratio(self) -> f64 {
         // The box's face, turned by YAW, pushed 30° off it: the support
         // distance of the 40 mm square along the push.
@@ -228,7 +228,7 @@ fn config_text(scene: Scene, mu: f64, friction: &str) -> String {
         ),
     };
     // Role B: floor points 1.5 mm apart, ±52 mm, twice the turned box's
-    // size as in `haptic_render::breakaway`.
+    // size as in `haptic_scenarios::breakaway`.
     let floor = match scene {
         Scene::BoxField => r#"
 [[objects]]
@@ -318,7 +318,7 @@ struct Breakaway {
     normal: f64,
     /// Largest `|F_t|/|F_n|` of the rendered force during the push, up to
     /// the tick the tool has slid 1 mm or turned 0.1 rad from where it
-    /// settled (as `haptic_render::breakaway` measures, but the slip is
+    /// settled (as `haptic_scenarios::breakaway` measures, but the slip is
     /// that of the resting face's point below the frame origin: the
     /// origin of a tall tool also moves as the tool leans on its penalty
     /// contacts).

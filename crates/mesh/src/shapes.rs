@@ -1,5 +1,6 @@
-//! Generated closed meshes: known geometry for tests, benchmarks and the
-//! embedded default scene. All are counter-clockwise seen from outside.
+//! Generated closed meshes: known geometry for tests, benchmarks, the
+//! built-in scenarios and the embedded default scene, and the dimensions of
+//! the scenarios' objects. All are counter-clockwise seen from outside.
 
 use crate::TriangleMesh;
 use nalgebra::{Point3, Vector3};
@@ -228,6 +229,50 @@ pub fn block_with_hole(
     }
     TriangleMesh::new(vertices, triangles)
 }
+
+/// A closed L-shaped prism: a floor slab `x ∈ [−t, reach]`, `z ∈ [−t, 0]`
+/// and a wall `x ∈ [−t, 0]`, `z ∈ [0, height]`, for `y ∈ [−depth, depth]`.
+/// Its inner corner is the y axis; floor top `z = 0`, wall face `x = 0`.
+pub fn corner_mesh(reach: f64, height: f64, thickness: f64, depth: f64) -> TriangleMesh {
+    let t = thickness;
+    // The profile in (x, z), counter-clockwise (normal −y).
+    let profile = [
+        (-t, -t),
+        (reach, -t),
+        (reach, 0.0),
+        (0.0, 0.0),
+        (0.0, height),
+        (-t, height),
+    ];
+    let n = profile.len() as u32;
+    let mut vertices = Vec::with_capacity(2 * profile.len());
+    for y in [-depth, depth] {
+        vertices.extend(profile.iter().map(|&(x, z)| Point3::new(x, y, z)));
+    }
+    let mut triangles = Vec::new();
+    // Caps: a fan from vertex 0 (valid for this L), −y then +y.
+    for i in 1..n - 1 {
+        triangles.push([0, i, i + 1]);
+        triangles.push([n, n + i + 1, n + i]);
+    }
+    // Sides: the outward normal of edge (a, b) is (dz, −dx) in (x, z).
+    for a in 0..n {
+        let b = (a + 1) % n;
+        triangles.push([a, n + b, b]);
+        triangles.push([a, n + a, n + b]);
+    }
+    TriangleMesh::new(vertices, triangles)
+}
+
+/// Half side of the moving cube of every built-in scene (m).
+pub const CUBE_HALF: f64 = 0.025;
+
+/// The peg of the built-in peg-in-hole scene: radius and length (m).
+pub const PEG_RADIUS: f64 = 0.01;
+pub const PEG_LENGTH: f64 = 0.06;
+/// Half extents of the holed block of the built-in peg-in-hole scene (m);
+/// the hole runs along z through its centre ([`block_with_hole`]).
+pub const BLOCK_HALF: Vector3<f64> = Vector3::new(0.025, 0.025, 0.015);
 
 /// Names of the built-in meshes that configs and `hapticd prep` accept as
 /// `builtin:NAME`.

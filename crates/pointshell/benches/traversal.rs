@@ -4,12 +4,12 @@
 
 use criterion::{black_box, criterion_group, criterion_main, Criterion};
 use haptic_mesh::shapes::icosphere;
-use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::{
     contacts_brute_force, sample_point_shell, spacing_for_count, Contact, NestedPointTree,
     PointTreeTraversal, TraversalBudget,
 };
 use haptic_sdf::DistanceField;
+use haptic_testkit::fields::{HalfSpaceField, SphereField};
 use nalgebra::{Isometry3, Point3, Vector3};
 
 const RADIUS: f64 = 0.05;

@@ -7,14 +7,12 @@
 //! - [`NestedPointTree`]: nested levels of those samples with bounding spheres,
 //!   in flat arrays that a file format can store.
 //! - [`PointTreeTraversal`]: the allocation-free, budgeted contact query.
-//! - `testing` (feature `testing`): analytic distance fields for tests.
 //!
 //! Test meshes come from `haptic_mesh::shapes`.
 
 mod grid;
 mod sampling;
-#[cfg(any(test, feature = "testing"))]
-pub mod testing;
+pub mod shapes;
 mod traversal;
 mod tree;
 

@@ -236,9 +236,9 @@ pub fn contacts_brute_force<F: DistanceField + ?Sized>(
 mod tests {
     use super::*;
     use crate::sampling::{sample_point_shell, spacing_for_count};
-    use crate::testing::{BoxField, HalfSpaceField, SphereField};
     use haptic_mesh::shapes::{box_mesh, icosphere};
     use haptic_mesh::{Aabb, TriangleMesh};
+    use haptic_testkit::fields::{BoxField, HalfSpaceField, SphereField};
     use nalgebra::UnitQuaternion;
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;

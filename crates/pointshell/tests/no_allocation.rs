@@ -2,10 +2,10 @@
 
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_mesh::shapes::icosphere;
-use haptic_pointshell::testing::HalfSpaceField;
 use haptic_pointshell::{
     sample_point_shell, spacing_for_count, NestedPointTree, PointTreeTraversal, TraversalBudget,
 };
+use haptic_testkit::fields::HalfSpaceField;
 use nalgebra::{Isometry3, Vector3};
 
 #[global_allocator]

@@ -35,8 +35,8 @@ use haptic_contact::{EnvironmentGeometry, EnvironmentObject, MovingObject, Shell
 use haptic_friction::FrictionState;
 use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::box_mesh;
+use haptic_mesh::shapes::CUBE_HALF;
 use haptic_pointshell::{sample_point_shell, spacing_for_count};
-use haptic_render::scenario::CUBE_HALF;
 use haptic_render::{FrictionModel, RenderParameters, RenderingCycle, SolverChoice, StageTimings};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};

@@ -3,15 +3,16 @@
 
 use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
+use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
-    displaced, ContactScene, EnvironmentObject, GradientModel, MassProperties, MovingObject,
-    PenaltyContact, PenaltyParameters, Role, SceneError, StaticCoupling, StiffnessScaling,
-    VirtualCoupling,
+    ContactScene, EnvironmentObject, GradientModel, MovingObject, PenaltyContact,
+    PenaltyParameters, Role, SceneError, StiffnessScaling, VirtualCoupling,
 };
+use haptic_core::{displaced, Vector6};
 use haptic_friction::{
-    FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
-    PreSlidingParameters, ReferenceLpSolver, ReferencePreSlidingSolver, StaticFrictionProblem,
-    StaticFrictionSolver, Vector6,
+    reference_lp_solver, reference_pre_sliding_solver, FastPreSlidingSolver,
+    FastStaticFrictionSolver, FrictionSolution, FrictionState, PreSlidingParameters,
+    ReferenceNotBuilt, StaticFrictionProblem, StaticFrictionSolver,
 };
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, Vector3};
@@ -49,8 +50,10 @@ pub enum SolverChoice {
     /// allocation-free, microseconds.
     #[default]
     Fast,
-    /// [`ReferencePreSlidingSolver`] or [`ReferenceLpSolver`] (clarabel):
-    /// allocates, for cross-checks.
+    /// `ReferencePreSlidingSolver` or `ReferenceLpSolver` (clarabel):
+    /// allocates, for cross-checks. Built with the feature `reference`;
+    /// without it [`RenderingCycle::new`] fails with
+    /// [`RenderError::ReferenceNotBuilt`].
     Reference,
 }
 
@@ -114,6 +117,15 @@ impl Default for RenderParameters {
             budget: TraversalBudget::default(),
         }
     }
+}
+
+/// Why a [`RenderingCycle`] could not be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Scene(#[from] SceneError),
+    #[error(transparent)]
+    ReferenceNotBuilt(#[from] ReferenceNotBuilt),
 }
 
 /// Wall-clock time of each stage of one cycle.
@@ -260,7 +272,7 @@ impl RenderingCycle {
         environment: Vec<EnvironmentObject>,
         parameters: RenderParameters,
         pose: Isometry3<f64>,
-    ) -> Result<Self, SceneError> {
+    ) -> Result<Self, RenderError> {
         let shell_points = moving.shell.as_ref().map_or(0, |s| s.shell().len());
         let springs = YamaneSprings::new(&environment, shell_points);
         let anchors = ContactAnchors::new(&environment, shell_points);
@@ -284,11 +296,11 @@ impl RenderingCycle {
                         SolverChoice::Fast => {
                             Box::new(FastPreSlidingSolver::new(capacity, sides, params))
                         }
-                        SolverChoice::Reference => Box::new(ReferencePreSlidingSolver::new(params)),
+                        SolverChoice::Reference => reference_pre_sliding_solver(params)?,
                     }
                 }
                 (_, SolverChoice::Fast) => Box::new(FastStaticFrictionSolver::new(capacity, sides)),
-                (_, SolverChoice::Reference) => Box::new(ReferenceLpSolver::default()),
+                (_, SolverChoice::Reference) => reference_lp_solver()?,
             };
         Ok(Self {
             problem: statics.problem_for(&scene),

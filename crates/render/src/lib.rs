@@ -1,6 +1,7 @@
 //! One servo cycle of 6-DoF haptic rendering with static Coulomb friction
 //! (Zhao, Li & Barbič, static friction LP, §3–§4.2), the Yamane friction-spring
-//! baseline of its §5.6, and scripted scenarios to measure both.
+//! baseline of its §5.6 (scripted scenarios to measure both are in
+//! `haptic-scenarios`).
 //!
 //! [`RenderingCycle::step`] reads top to bottom: penalty contacts at the
 //! simulation object's pose → `f`, `H`, `M̄` (eqs 2–9, 27) → §4.1 drops
@@ -17,13 +18,13 @@
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
 mod anchors;
-pub mod breakaway;
 pub mod cycle;
-pub mod scenario;
+mod static_problem;
 pub mod yamane;
 
 pub use cycle::{
-    CycleReport, FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, SolverChoice,
-    StageTimings,
+    CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle,
+    SolverChoice, StageTimings,
 };
+pub use static_problem::{MassProperties, StaticCoupling};
 pub use yamane::YamaneSprings;

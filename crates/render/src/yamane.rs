@@ -24,7 +24,8 @@
 
 use crate::anchors::ContactAnchors;
 use haptic_contact::{ContactScene, EnvironmentObject, Role};
-use haptic_friction::{skew, Matrix6, StaticFrictionProblem, Vector6};
+use haptic_core::{skew, Matrix6, Vector6};
+use haptic_friction::StaticFrictionProblem;
 use nalgebra::Matrix3;
 
 /// The springs' anchors, sized at construction.

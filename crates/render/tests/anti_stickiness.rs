@@ -12,8 +12,8 @@
 //! normals, and nothing restricts the motion that answers it.
 
 use haptic_friction::FrictionState;
-use haptic_render::scenario::{box_lift, run, Trace, TraceRow};
 use haptic_render::FrictionModel;
+use haptic_scenarios::{box_lift, run, Trace, TraceRow};
 
 /// The lift's rows from the first cycle in which the coupling pulls the
 /// cube up (the rendered force on the manipulandum points down).

@@ -5,8 +5,9 @@
 //! first reaches each extreme (within the pre-sliding displacement), and not
 //! at all when a load it has held comes again.
 
-use haptic_render::scenario::{cube_corner, run, Trace, CUBE_HALF};
+use haptic_mesh::shapes::CUBE_HALF;
 use haptic_render::{FrictionModel, RenderParameters};
+use haptic_scenarios::{cube_corner, run, Trace};
 use nalgebra::Isometry3;
 use nalgebra::Vector3;
 use std::time::Duration;

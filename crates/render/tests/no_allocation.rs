@@ -4,8 +4,8 @@
 
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_friction::{FrictionState, PreSlidingParameters};
-use haptic_render::scenario::cube_corner;
 use haptic_render::{FrictionModel, RenderingCycle};
+use haptic_scenarios::cube_corner;
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;

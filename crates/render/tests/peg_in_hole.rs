@@ -9,8 +9,8 @@
 //! (segment 1, 0.5 mN per cycle): the largest axial coupling force the peg
 //! withstood before it first advanced [`ADVANCE`] past where it settled.
 
-use haptic_render::scenario::{peg_in_hole, run, Scenario, Trace};
 use haptic_render::{FrictionModel, RenderingCycle};
+use haptic_scenarios::{peg_in_hole, run, Scenario, Trace};
 use std::time::Instant;
 
 /// How far the peg must move into the hole to count as inserting (m).

@@ -4,8 +4,8 @@
 //! sliding step stops where friction at its limit balances the coupling.
 
 use haptic_friction::FrictionState;
-use haptic_render::scenario::{run, slide, Trace};
 use haptic_render::FrictionModel;
+use haptic_scenarios::{run, slide, Trace};
 
 /// Per cycle with contacts after the jump: (step taken / frictionless step).
 fn ratios(trace: &Trace) -> Vec<f64> {

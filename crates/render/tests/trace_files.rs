@@ -1,6 +1,6 @@
 //! A trace writes one CSV line and one JSON object per cycle.
 
-use haptic_render::scenario::{run, slide};
+use haptic_scenarios::{run, slide};
 
 #[test]
 fn csv_and_json_hold_every_cycle() {

@@ -2,9 +2,10 @@
 //! and checks that do not use the fast solver's reduction or support function.
 #![allow(dead_code)]
 
+use haptic_core::{skew, Matrix6, Vector6};
 use haptic_friction::{
-    skew, FastSolveReport, FrictionContact, FrictionSolution, FrictionState, Matrix6,
-    MembershipStatus, StaticFrictionProblem, Vector6,
+    FastSolveReport, FrictionContact, FrictionSolution, FrictionState, MembershipStatus,
+    StaticFrictionProblem,
 };
 use nalgebra::{DMatrix, DVector, Matrix2, Matrix3, Vector2, Vector3};
 use rand::Rng;

@@ -5,8 +5,8 @@
 use haptic_contact::EnvironmentObject;
 use haptic_devices::{HapticDevice, Motion, MotionConfig, SafetyLayer, SegmentConfig};
 use haptic_handoff::{Latest, LatestReader, LatestWriter, TickConsumer, TickStream};
-use haptic_render::scenario::cube_corner;
 use haptic_render::RenderingCycle;
+use haptic_scenarios::cube_corner;
 use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, ToolState, WorkspaceMapping};
 
 /// 4 mm into the floor and the wall (the cube starts 0.5 mm off both)

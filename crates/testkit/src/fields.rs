@@ -1,6 +1,5 @@
 //! Analytic signed distance fields for tests and benchmarks of contact
-//! queries (behind the `testing` feature): exact distances with Lipschitz
-//! bound 1.
+//! queries: exact distances with Lipschitz bound 1.
 
 use haptic_mesh::Aabb;
 use haptic_sdf::DistanceField;

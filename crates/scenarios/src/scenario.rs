@@ -2,27 +2,28 @@
 //! a [`Trace`], and the built-in scenes of Zhao, Li & Barbič (static
 //! friction LP) §4.1, §4.2, §5.3 and §5.4 from generated geometry.
 
-use crate::cycle::{
-    FrictionModel, FrictionVerdict, RenderParameters, RenderingCycle, StageTimings,
-};
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SceneError, SharedField,
-    ShellTree,
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
 };
+use haptic_devices::SERVO_RATE_HZ;
 use haptic_friction::FrictionState;
-use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder};
+use haptic_mesh::shapes::{
+    block_with_hole, box_mesh, corner_mesh, cylinder, BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS,
+};
 use haptic_mesh::TriangleMesh;
-use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
+use haptic_pointshell::shapes::floor_shell;
+use haptic_pointshell::{sample_point_shell, spacing_for_count};
+use haptic_render::MassProperties;
+use haptic_render::{
+    FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle, StageTimings,
+};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
-use nalgebra::{Isometry3, Matrix3, Point3, Translation3, Vector3};
+use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
 use std::fmt::Write as _;
 use std::io::Write as _;
 use std::path::Path as FsPath;
 use std::sync::Arc;
 use std::time::Duration;
-
-/// The servo period the scenarios assume (s): 1 kHz.
-pub const SERVO_PERIOD: f64 = 1e-3;
 
 /// One piece of a manipulandum path, in servo cycles.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -164,7 +165,7 @@ pub struct TraceRow {
     pub cycle: usize,
     /// Index into the path's segments.
     pub segment: usize,
-    /// `cycle · SERVO_PERIOD` (s).
+    /// `cycle / SERVO_RATE_HZ` (s).
     pub time: f64,
     pub manipulandum: Isometry3<f64>,
     /// After this cycle's update.
@@ -192,7 +193,7 @@ pub struct Trace {
 }
 
 /// Runs every cycle of `scenario`'s path.
-pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
+pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
     let setup = scenario.scene.clone();
     let p = scenario.parameters;
     let mut cycle = RenderingCycle::new(setup.moving, setup.environment, p, setup.initial_pose)?;
@@ -206,7 +207,7 @@ pub fn run(scenario: &Scenario) -> Result<Trace, SceneError> {
             TraceRow {
                 cycle: i,
                 segment: *segment,
-                time: i as f64 * SERVO_PERIOD,
+                time: i as f64 / SERVO_RATE_HZ,
                 manipulandum: *manipulandum,
                 simulation: report.simulation_pose,
                 state: report.verdict.state(),
@@ -355,43 +356,6 @@ impl Trace {
     }
 }
 
-/// Half side of the moving cube of every built-in scene (m).
-pub const CUBE_HALF: f64 = 0.025;
-
-/// A closed L-shaped prism: a floor slab `x ∈ [−t, reach]`, `z ∈ [−t, 0]`
-/// and a wall `x ∈ [−t, 0]`, `z ∈ [0, height]`, for `y ∈ [−depth, depth]`.
-/// Its inner corner is the y axis; floor top `z = 0`, wall face `x = 0`.
-pub fn corner_mesh(reach: f64, height: f64, thickness: f64, depth: f64) -> TriangleMesh {
-    let t = thickness;
-    // The profile in (x, z), counter-clockwise (normal −y).
-    let profile = [
-        (-t, -t),
-        (reach, -t),
-        (reach, 0.0),
-        (0.0, 0.0),
-        (0.0, height),
-        (-t, height),
-    ];
-    let n = profile.len() as u32;
-    let mut vertices = Vec::with_capacity(2 * profile.len());
-    for y in [-depth, depth] {
-        vertices.extend(profile.iter().map(|&(x, z)| Point3::new(x, y, z)));
-    }
-    let mut triangles = Vec::new();
-    // Caps: a fan from vertex 0 (valid for this L), −y then +y.
-    for i in 1..n - 1 {
-        triangles.push([0, i, i + 1]);
-        triangles.push([n, n + i + 1, n + i]);
-    }
-    // Sides: the outward normal of edge (a, b) is (dz, −dx) in (x, z).
-    for a in 0..n {
-        let b = (a + 1) % n;
-        triangles.push([a, n + b, b]);
-        triangles.push([a, n + a, n + b]);
-    }
-    TriangleMesh::new(vertices, triangles)
-}
-
 fn dense(mesh: &TriangleMesh, resolution: u32) -> SharedField {
     Arc::new(DenseField::build(
         mesh,
@@ -401,24 +365,6 @@ fn dense(mesh: &TriangleMesh, resolution: u32) -> SharedField {
         },
         &NoProgress,
     ))
-}
-
-/// A `side × side` grid of points spaced `spacing` in the plane `z = 0`,
-/// normals `+z`, centred on the origin: a floor's point shell.
-pub fn floor_shell(side: usize, spacing: f64) -> PointShell {
-    let half = 0.5 * (side as f64 - 1.0) * spacing;
-    let mut shell = PointShell::default();
-    for i in 0..side {
-        for j in 0..side {
-            shell.points.push(Point3::new(
-                i as f64 * spacing - half,
-                j as f64 * spacing - half,
-                0.0,
-            ));
-            shell.outward_normals.push(Vector3::z());
-        }
-    }
-    shell
 }
 
 fn at(x: f64, y: f64, z: f64) -> Isometry3<f64> {
@@ -594,12 +540,6 @@ pub fn slide(mu: f64) -> Scenario {
     }
 }
 
-/// The peg of [`peg_in_hole`]: radius and length (m).
-pub const PEG_RADIUS: f64 = 0.01;
-pub const PEG_LENGTH: f64 = 0.06;
-/// Half extents of the holed block of [`peg_in_hole`] (m); the hole runs
-/// along z through its centre.
-pub const BLOCK_HALF: Vector3<f64> = Vector3::new(0.025, 0.025, 0.015);
 /// How deep the peg starts in the hole (m).
 pub const PEG_START_DEPTH: f64 = 0.01;
 /// The axial push of [`peg_in_hole`]'s ramp (segment 1), N.

@@ -1,15 +1,16 @@
-//! Shared scenes, analytic fields and the finite-difference checker.
-#![allow(dead_code)]
+//! Contact scenes for the contact and rendering tests: shells and fields of
+//! spheres, tori and boxes, random poses, and the finite-difference check of
+//! a scene's stiffness.
 
-use haptic_contact::gradient_check::finite_difference_stiffness;
+use crate::fields::{HalfSpaceField, SphereField};
+use crate::gradient_check::finite_difference_stiffness;
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
     MovingObject, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
 };
-use haptic_friction::Matrix6;
+use haptic_core::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
 use haptic_mesh::Aabb;
-use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};

@@ -2,16 +2,14 @@
 //! traversals, penalty contacts, wrench, both gradients, problem assembly,
 //! the frictionless step.
 
-mod common;
-
-use common::*;
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_contact::{
-    displaced, total_stiffness, total_wrench, GradientModel, MassProperties, StaticCoupling,
-    StiffnessScaling, VirtualCoupling,
+    total_stiffness, total_wrench, GradientModel, StiffnessScaling, VirtualCoupling,
 };
-use haptic_friction::Vector6;
+use haptic_core::{displaced, Vector6};
 use haptic_pointshell::TraversalBudget;
+use haptic_render::{MassProperties, StaticCoupling};
+use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use rand::SeedableRng;
 use rand_pcg::Pcg64;

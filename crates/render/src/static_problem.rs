@@ -1,14 +1,12 @@
 //! One servo cycle's static-friction problem (Zhao, Li & Barbič eqs 7–9, 27–37):
 //! the wrench `f` = coupling + contacts, its stiffness `H`, `M̄` and the
-//! friction contacts, assembled without allocating; and the update
-//! `q ← q + Δq` of the simulation object.
+//! friction contacts, assembled without allocating from the contact stage's
+//! output (the update `q ← q + Δq` is [`haptic_core::displaced`]).
 
-use crate::coupling::VirtualCoupling;
-use crate::gradient::{total_stiffness, GradientModel};
-use crate::penalty::total_wrench;
-use crate::scene::ContactScene;
-use haptic_friction::{FrictionContact, Matrix6, StaticFrictionProblem, Vector6};
-use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
+use haptic_contact::{total_stiffness, total_wrench, ContactScene, GradientModel, VirtualCoupling};
+use haptic_core::{Matrix6, Vector6};
+use haptic_friction::{FrictionContact, StaticFrictionProblem};
+use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
 /// Mass and inertia of the simulation object (eq 27's `M` and `I`).
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -88,15 +86,4 @@ impl StaticCoupling {
                 slip: Vector3::zeros(),
             }));
     }
-}
-
-/// `q + Δq`: `x + Δx` and `exp([Δθ]×) R`, the displacement convention of the
-/// gradients (eqs 7–8 and the update after them).
-pub fn displaced(pose: &Isometry3<f64>, delta: &Vector6) -> Isometry3<f64> {
-    let dx = Vector3::new(delta[0], delta[1], delta[2]);
-    let dtheta = Vector3::new(delta[3], delta[4], delta[5]);
-    Isometry3::from_parts(
-        Translation3::from(pose.translation.vector + dx),
-        UnitQuaternion::from_scaled_axis(dtheta) * pose.rotation,
-    )
 }

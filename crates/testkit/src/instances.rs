@@ -12,20 +12,15 @@
 //! (eq 9) with a coupling `f_vc = −(1 + η) f_n + s p`: one that balanced the
 //! normal forces up to `|η| ≤ 5 %`, plus the user's push `p` scaled by `s`
 //! ([`Instance::push`], [`Instance::push_scale`]).
-//!
-//! The module is always compiled rather than gated behind a feature: this
-//! crate's integration tests, the fast solver's tests and the benchmarks all
-//! use it, a feature would need `required-features` or a self dev-dependency
-//! in each of them, and its only cost is `rand`, which the workspace already
-//! builds. Nothing on the servo path calls it.
 
+use haptic_core::{skew, Matrix6, Vector6};
 use nalgebra::{Matrix3, Quaternion, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
-use crate::problem::{
-    skew, FrictionContact, FrictionSolution, FrictionState, Matrix6, SolverError,
-    StaticFrictionProblem, StaticFrictionSolver, Vector6,
+use haptic_friction::{
+    FrictionContact, FrictionSolution, FrictionState, SolverError, StaticFrictionProblem,
+    StaticFrictionSolver,
 };
 
 /// The contact layouts, each with the rank of `W` it produces.
@@ -471,7 +466,7 @@ fn random_rotation(rng: &mut Pcg64) -> UnitQuaternion<f64> {
 }
 
 /// `problem` with each contact slipped from its stick anchor
-/// ([`FrictionContact::slip`](crate::FrictionContact::slip)) by up to
+/// ([`FrictionContact::slip`](haptic_friction::FrictionContact::slip)) by up to
 /// `max_slip` (m) in a random tangential direction, and not at all on one
 /// problem in four: the pre-sliding model's instances.
 pub fn with_anchor_slips(

@@ -1,8 +1,10 @@
 //! The one checker of contact gradients against central finite differences,
-//! shared by this crate's tests and the acceptance tests on real meshes.
+//! shared by the contact and rendering tests and the acceptance tests on
+//! real meshes.
 
-use crate::{displaced, total_wrench, ContactScene};
-use haptic_friction::{Matrix6, Vector6};
+use haptic_contact::{total_wrench, ContactScene};
+use haptic_core::{displaced, Matrix6, Vector6};
+
 use haptic_pointshell::TraversalBudget;
 use nalgebra::Isometry3;
 

@@ -2,17 +2,16 @@
 //! `Δq = −H⁻¹ f` (eqs 7–8), settles a ball pressed onto a plane where the
 //! contact force balances the coupling force.
 
-mod common;
-
-use common::*;
 use haptic_contact::{
-    displaced, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MassProperties, MovingObject, PenaltyParameters, StaticCoupling, StiffnessScaling,
-    VirtualCoupling,
+    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
+    MovingObject, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
+use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
-use haptic_pointshell::testing::{HalfSpaceField, SphereField};
 use haptic_pointshell::TraversalBudget;
+use haptic_render::{MassProperties, StaticCoupling};
+use haptic_testkit::fields::{HalfSpaceField, SphereField};
+use haptic_testkit::scenes::*;
 use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 

@@ -20,14 +20,16 @@
 //! its face tips first when `μ` exceeds `d/h`, `d` the face's extent from
 //! below the centroid along the push ([`FlatTool::tipping_ratio`]).
 
-use crate::cycle::{FrictionModel, RenderParameters};
-use crate::scenario::{floor_shell, run, Path, Scenario, SceneSetup, Segment, Trace};
+use crate::scenario::{run, Path, Scenario, SceneSetup, Segment, Trace};
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MassProperties, MovingObject, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_mesh::TriangleMesh;
+use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::{sample_point_shell, spacing_for_count};
+use haptic_render::MassProperties;
+use haptic_render::{FrictionModel, RenderParameters};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;

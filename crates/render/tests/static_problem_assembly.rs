@@ -1,14 +1,12 @@
 //! One cycle's friction problem holds the coupling plus the contacts, and its
 //! stiffness is the derivative of its wrench.
 
-mod common;
+use haptic_contact::{GradientModel, StiffnessScaling, VirtualCoupling};
+use haptic_core::{displaced, Matrix6, Vector6};
+use haptic_render::{MassProperties, StaticCoupling};
+use haptic_testkit::gradient_check::block_errors;
+use haptic_testkit::scenes::*;
 
-use common::*;
-use haptic_contact::gradient_check::block_errors;
-use haptic_contact::{
-    displaced, GradientModel, MassProperties, StaticCoupling, StiffnessScaling, VirtualCoupling,
-};
-use haptic_friction::{Matrix6, Vector6};
 use haptic_pointshell::TraversalBudget;
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 use rand::SeedableRng;

@@ -1,0 +1,9 @@
+//! Test fixtures shared by the workspace's tests and benchmarks, kept out of
+//! the production crates: random static-friction instances, analytic
+//! distance fields, contact scenes and the finite-difference checker of
+//! contact gradients.
+
+pub mod fields;
+pub mod gradient_check;
+pub mod instances;
+pub mod scenes;
