@@ -4,7 +4,7 @@
 //! Conventions: `q = (x, θ)` with the rotation perturbed as
 //! `R → exp([θ]×) R`; a wrench `f = (F, τ)` and a displacement
 //! `Δq = (Δx, Δθ)` are [`Vector6`]s, a stiffness `H = ∂f/∂q` or a mass
-//! matrix `M̄ = diag(M, I)` a [`Matrix6`] (Zhao, Li & Barbič, seed 002
+//! matrix `M̄ = diag(M, I)` a [`Matrix6`] (Zhao, Li & Barbič, static friction LP,
 //! eqs 2–9, 27).
 
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};

@@ -1,6 +1,6 @@
 //! Scripted scenes for measuring the rendering stage: manipulandum paths run
 //! through a [`haptic_render::RenderingCycle`] and recorded as a [`Trace`],
-//! the built-in scenes of seed 002 §4.1, §4.2, §5.3 and §5.4, and the
+//! the built-in scenes of Zhao, Li & Barbič §4.1, §4.2, §5.3 and §5.4, and the
 //! breakaway experiment of [`breakaway`]. Used by `hapticd scenario` and the
 //! tests; the servo never runs them.
 
