@@ -180,7 +180,10 @@ fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
 #[test]
 #[ignore = "a comparison table for docs/rendering.md, about two minutes"]
 fn the_lp_and_yamane_springs_on_the_same_matrix() {
-    print(&matrix(FrictionModel::StaticLp), "the static-friction LP (Zhao et al.)");
+    print(
+        &matrix(FrictionModel::StaticLp),
+        "the static-friction LP (Zhao et al.)",
+    );
     print(
         &matrix(FrictionModel::YamaneSprings { stiffness: 200.0 }),
         "Yamane's springs (k_f = 200 N/m per contact)",
