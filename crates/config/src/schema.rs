@@ -4,7 +4,7 @@
 use haptic_contact::{
     GradientModel, MassProperties, PenaltyParameters, StiffnessScaling, VirtualCoupling,
 };
-use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams};
+use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
 use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
@@ -566,7 +566,7 @@ impl Default for Threads {
     fn default() -> Self {
         Self {
             servo: Thread {
-                rate_hz: 1000.0,
+                rate_hz: ServoRate::DEFAULT.hz(),
                 priority: Some(80),
                 cpu: None,
             },

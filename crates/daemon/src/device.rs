@@ -3,8 +3,8 @@
 use haptic_config::{Config, DeviceKind};
 use haptic_devices::{
     load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample, EmulatorConfig,
-    HapticDevice, HidDevice, Motion, SafetyLayer, SafetyLimits, SimulatedClock, SimulatedDevice,
-    Trajectory, TrajectoryEmulator, Wrench,
+    HapticDevice, HidDevice, Motion, SafetyLayer, SafetyLimits, ServoRate, SimulatedClock,
+    SimulatedDevice, Trajectory, TrajectoryEmulator, Wrench,
 };
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -67,6 +67,11 @@ pub enum Pacing {
     Stepped { period: Duration },
 }
 
+/// The servo rate of a validated config (1 Hz to 100 kHz).
+fn servo_rate(config: &Config) -> ServoRate {
+    ServoRate::from_hz(config.threads.servo.rate_hz).unwrap_or_default()
+}
+
 /// Opens the device `config.device` names (paths relative to `base`),
 /// behind a safety layer whose limits follow the device's capabilities at
 /// the servo rate. `at_end` says what a recorded trajectory does after its
@@ -114,7 +119,7 @@ pub fn open(
                 Pacing::Stepped { .. } => Clock::Stepped,
             };
             let mut emulator = EmulatorConfig::new(d.emulator.mode(), clock);
-            emulator.dt = 1.0 / config.threads.servo.rate_hz;
+            emulator.rate = servo_rate(config);
             emulator.at_end = at_end;
             AnyDevice::Emulator(TrajectoryEmulator::new(trajectory, emulator))
         }
@@ -141,7 +146,7 @@ pub fn open(
             })?;
             let limits = SafetyLimits::from_capabilities(
                 HapticDevice::capabilities(&device),
-                config.threads.servo.rate_hz,
+                servo_rate(config),
             );
             // Reopened by the safety layer every `reconnect_ticks` while lost.
             return Ok(SafetyLayer::new(AnyDevice::Hid(Box::new(device)))
@@ -152,7 +157,6 @@ pub fn open(
                 }));
         }
     };
-    let limits =
-        SafetyLimits::from_capabilities(device.capabilities(), config.threads.servo.rate_hz);
+    let limits = SafetyLimits::from_capabilities(device.capabilities(), servo_rate(config));
     Ok(SafetyLayer::new(device).with_limits(limits))
 }

@@ -12,7 +12,7 @@ use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
 use crate::telemetry::{TelemetryOptions, TelemetryThread};
 use haptic_config::{Config, Thread};
-use haptic_devices::AtEnd;
+use haptic_devices::{AtEnd, ServoRate};
 use haptic_handoff::{Latest, TickStream};
 use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, ToolState};
 use std::path::PathBuf;
@@ -210,9 +210,8 @@ pub fn run(
 
     let rate_hz = config.threads.servo.rate_hz;
     let servo_config = ServoConfig {
-        rate_hz,
-        fifo_priority: config.threads.servo.priority,
-        cpu: config.threads.servo.cpu,
+        rate: ServoRate::from_hz(rate_hz).unwrap_or_default(),
+        schedule: schedule(&config.threads.servo),
     };
     let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     shutdown.servo_started();
