@@ -43,9 +43,8 @@ fn a_cycle_does_not_allocate() {
             body_inertia: Matrix3::identity() * 1e-4,
         },
         gradient: GradientModel::Exact,
-        pyramid_sides: 8,
     };
-    let mut problem = coupling.problem_for(&scene);
+    let mut problem = coupling.problem_for(&scene, 8);
     let budgets = [
         TraversalBudget::default(),
         TraversalBudget {
