@@ -7,16 +7,27 @@
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be
 //! left out or empty and takes the defaults documented on each field.
 //!
-//! [`Config::load`] parses and then validates a file; a [`ConfigError`]
-//! names the file, the line and column, and the field. Relative paths in a
-//! config are relative to the directory of the config file.
+//! [`Scene::load`] parses a file, applies the command line's [`Overrides`]
+//! and validates the result into a [`Scene`], read-only; a [`ConfigError`]
+//! names the file, the line and column, and the field. A [`RenderingPatch`]
+//! changes a scene through the same checks ([`Scene::with_rendering`]), and
+//! a [`ServoScene`] is a scene the real-time servo may run. Relative paths
+//! in a config are relative to the directory of the config file.
 
 mod locate;
+mod scene;
 mod schema;
 mod validate;
 
 pub use locate::{FieldSpans, Location};
-pub use schema::*;
+pub use scene::{Overrides, RenderingPatch, Scene, ServoScene};
+pub use schema::{
+    BodyProperties, DeviceConfig, DeviceKind, EmulatorModeConfig, EmulatorSettings, Friction,
+    Gradient, Material, ObjectConfig, ObjectRole, Rendering, Shape, Solver, Telemetry, Thread,
+    Threads, DEFAULT_MATERIAL,
+};
+
+use schema::ConfigFile;
 
 use std::path::{Path, PathBuf};
 
@@ -42,20 +53,11 @@ fn field_prefix(field: &Option<String>) -> String {
         .map_or(String::new(), |f| format!("field `{f}`: "))
 }
 
-impl Config {
-    /// Reads, parses and validates the config at `path`.
-    pub fn load(path: impl AsRef<Path>) -> Result<Config, ConfigError> {
-        Config::load_with(path, |_| {})
-    }
-
-    /// Reads and parses the config at `path`, applies `overrides` (the
-    /// command line's, say), then validates the result: a file may leave
-    /// out what the overrides supply, such as the trajectory of an
-    /// emulator. Errors in fields written in the file name their line.
-    pub fn load_with(
-        path: impl AsRef<Path>,
-        overrides: impl FnOnce(&mut Config),
-    ) -> Result<Config, ConfigError> {
+impl Scene {
+    /// Reads, parses and validates the config at `path`, with `overrides`
+    /// applied before validation. Errors in fields written in the file name
+    /// their line.
+    pub fn load(path: impl AsRef<Path>, overrides: &Overrides) -> Result<Scene, ConfigError> {
         let path = path.as_ref();
         let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
             file: path.to_owned(),
@@ -64,30 +66,19 @@ impl Config {
             message: format!("cannot read: {e}"),
         })?;
         let base = path.parent().unwrap_or(Path::new("."));
-        Config::parse_with(&text, path, base, overrides)
+        Scene::parse(&text, path, base, overrides)
     }
 
-    /// Parses and validates `text`; `file` names it in errors and `base` is
-    /// the directory its relative paths start from.
-    pub fn parse(text: &str, file: &Path, base: &Path) -> Result<Config, ConfigError> {
-        Config::parse_with(text, file, base, |_| {})
-    }
-
-    /// [`Config::parse`], applying `overrides` between parsing and
-    /// validation (see [`Config::load_with`]).
-    pub fn parse_with(
+    /// Parses and validates `text`, with `overrides` applied in between;
+    /// `file` names it in errors and `base` is the directory its relative
+    /// paths start from.
+    pub fn parse(
         text: &str,
         file: &Path,
         base: &Path,
-        overrides: impl FnOnce(&mut Config),
-    ) -> Result<Config, ConfigError> {
-        let error = |offset: Option<usize>, field: Option<String>, message: String| ConfigError {
-            file: file.to_owned(),
-            at: offset.map(|o| Location::of(text, o)),
-            field,
-            message,
-        };
-        let mut config: Config = toml::from_str(text).map_err(|e| {
+        overrides: &Overrides,
+    ) -> Result<Scene, ConfigError> {
+        let mut config: ConfigFile = toml::from_str(text).map_err(|e| {
             let spans = FieldSpans::of(text);
             let offset = e.span().map(|s| s.start);
             let mut field = offset.and_then(|o| spans.path_at(o)).map(str::to_owned);
@@ -102,40 +93,36 @@ impl Config {
                     _ => missing.to_owned(),
                 });
             }
-            error(offset, field.filter(|f| !f.is_empty()), message)
+            ConfigError {
+                file: file.to_owned(),
+                at: offset.map(|o| Location::of(text, o)),
+                field: field.filter(|f| !f.is_empty()),
+                message,
+            }
         })?;
-        overrides(&mut config);
-        if let Err(invalid) = validate::validate(&config, base) {
-            let offset = FieldSpans::of(text).start_of(&invalid.field);
-            return Err(error(offset, Some(invalid.field), invalid.message));
-        }
-        Ok(config)
+        overrides.apply(&mut config);
+        Scene::validate(config, file, base, Some(text))
     }
-}
 
-impl Config {
-    /// The embedded default scene (`config/default.toml`): a cube's point
-    /// shell pressed into a corner's field by a simulated device playing a
-    /// repeating press, slide and lift. It references no other file.
-    pub fn embedded_default() -> Config {
-        Config::parse(
+    /// The embedded default scene (`config/default.toml`) with `overrides`:
+    /// a cube's point shell pressed into a corner's field by a simulated
+    /// device playing a repeating press, slide and lift. It references no
+    /// other file.
+    pub fn embedded_default(overrides: &Overrides) -> Result<Scene, ConfigError> {
+        Scene::parse(
             EMBEDDED_DEFAULT,
             Path::new(EMBEDDED_DEFAULT_NAME),
             Path::new("."),
+            overrides,
         )
-        .expect("the embedded default scene is valid (tested)")
     }
+}
 
-    /// Validates a config changed after loading (e.g. by command-line
-    /// overrides); errors name `file` and the field, without a line.
-    pub fn revalidate(&self, file: &Path, base: &Path) -> Result<(), ConfigError> {
-        validate::validate(self, base).map_err(|invalid| ConfigError {
-            file: file.to_owned(),
-            at: None,
-            field: Some(invalid.field),
-            message: invalid.message,
-        })
-    }
+/// Where field `path` of `text` is written, or its nearest written ancestor.
+fn locate(text: &str, path: &str) -> Option<Location> {
+    FieldSpans::of(text)
+        .start_of(path)
+        .map(|offset| Location::of(text, offset))
 }
 
 /// What errors in the embedded default scene are attributed to.

@@ -1,8 +1,7 @@
 //! The configuration's tables, their defaults and their conversions into
 //! the rendering and device types.
 
-use haptic_contact::{GradientModel, PenaltyParameters, StiffnessScaling, VirtualCoupling};
-use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams};
+use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
 use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
@@ -10,17 +9,17 @@ use haptic_mesh::TriangleMesh;
 use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
-use haptic_render::{FrictionModel, RenderParameters, SolverChoice};
+use haptic_render::RenderParameters;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
-/// A whole configuration file.
+/// A whole configuration file as written, before validation.
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Config {
+pub(crate) struct ConfigFile {
     /// The scene: exactly one dynamic object (the tool) and static ones.
     pub objects: Vec<ObjectConfig>,
     /// Materials by name; objects name theirs in `material`.
@@ -353,7 +352,7 @@ impl Default for Rendering {
     }
 }
 
-/// [`GradientModel`] in a config.
+/// [`GradientModel`](haptic_contact::GradientModel) in a config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Gradient {
@@ -361,7 +360,7 @@ pub enum Gradient {
     NormalDirection,
 }
 
-/// How friction enters the cycle ([`FrictionModel`]).
+/// How friction enters the cycle ([`FrictionModel`](haptic_render::FrictionModel)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Friction {
@@ -370,7 +369,7 @@ pub enum Friction {
     YamaneSprings,
 }
 
-/// [`SolverChoice`] in a config.
+/// [`SolverChoice`](haptic_render::SolverChoice) in a config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Solver {
@@ -566,7 +565,7 @@ impl Default for Threads {
     fn default() -> Self {
         Self {
             servo: Thread {
-                rate_hz: 1000.0,
+                rate_hz: ServoRate::DEFAULT.hz(),
                 priority: Some(80),
                 cpu: None,
             },
@@ -669,98 +668,12 @@ impl Default for Telemetry {
     }
 }
 
-impl Config {
-    /// The dynamic object (validated: exactly one).
-    pub fn tool(&self) -> &ObjectConfig {
-        self.objects
-            .iter()
-            .find(|o| o.dynamic)
-            .expect("a validated config has a dynamic object")
-    }
-
-    /// The movable objects with their index in `objects` and their rigid
-    /// body properties, in file order.
-    pub fn movable_objects(&self) -> impl Iterator<Item = (usize, &ObjectConfig, BodyProperties)> {
-        self.objects
-            .iter()
-            .enumerate()
-            .filter(|(_, o)| o.movable)
-            .map(|(i, o)| {
-                let MassProperties { mass, body_inertia } = o.mass_properties();
-                let properties = BodyProperties {
-                    mass,
-                    body_inertia,
-                    linear_damping: o.linear_damping_n_s_per_m.unwrap_or(2.0),
-                    angular_damping: o.angular_damping_n_m_s_per_rad.unwrap_or(1e-3),
-                };
-                (i, o, properties)
-            })
-    }
-
-    /// The environment (every object but the dynamic one), in file order.
-    pub fn environment(&self) -> impl Iterator<Item = &ObjectConfig> {
-        self.objects.iter().filter(|o| !o.dynamic)
-    }
-
+impl ConfigFile {
     /// `object`'s material: its `[materials]` entry, or the default material.
-    pub fn material(&self, object: &ObjectConfig) -> Option<Material> {
+    pub(crate) fn material(&self, object: &ObjectConfig) -> Option<Material> {
         self.materials
             .get(&object.material)
             .copied()
             .or_else(|| (object.material == DEFAULT_MATERIAL).then(Material::default))
-    }
-
-    /// `μ` between the tool and `object`.
-    pub fn friction_coefficient(&self, object: &ObjectConfig) -> f64 {
-        self.material(object)
-            .unwrap_or_default()
-            .friction_coefficient
-    }
-
-    /// The rendering parameters: `[rendering]`, the environment's contact
-    /// stiffness and the tool's mass properties.
-    pub fn render_parameters(&self) -> RenderParameters {
-        let defaults = RenderParameters::default();
-        let r = &self.rendering;
-        let stiffness = self
-            .environment()
-            .find_map(|o| self.material(o))
-            .unwrap_or_default()
-            .contact_stiffness_n_per_m;
-        let MassProperties { mass, body_inertia } = self.tool().mass_properties();
-        RenderParameters {
-            penalty: PenaltyParameters {
-                stiffness,
-                scaling: StiffnessScaling {
-                    reference_contacts: r.stiffness_scaling_contacts,
-                },
-            },
-            coupling: VirtualCoupling {
-                translational_stiffness: r.coupling_stiffness_n_per_m,
-                rotational_stiffness: r.coupling_torsional_stiffness_n_m_per_rad,
-            },
-            mass: MassProperties { mass, body_inertia },
-            gradient: match r.gradient {
-                Gradient::Exact => GradientModel::Exact,
-                Gradient::NormalDirection => GradientModel::NormalDirection,
-            },
-            pyramid_sides: r.pyramid_sides,
-            static_damping: r.static_damping,
-            anti_stickiness: r.anti_stickiness,
-            friction: match r.friction {
-                Friction::PreSliding => FrictionModel::PreSliding {
-                    displacement: r.pre_sliding_displacement_m,
-                },
-                Friction::StaticLp => FrictionModel::StaticLp,
-                Friction::YamaneSprings => FrictionModel::YamaneSprings {
-                    stiffness: r.friction_spring_stiffness_n_per_m,
-                },
-            },
-            solver: match r.solver {
-                Solver::Fast => SolverChoice::Fast,
-                Solver::Reference => SolverChoice::Reference,
-            },
-            budget: defaults.budget,
-        }
     }
 }

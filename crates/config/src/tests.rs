@@ -3,16 +3,21 @@ use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
 use std::path::Path;
 
-fn example(name: &str) -> Config {
+fn example(name: &str) -> Scene {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("../../config")
         .join(name);
-    Config::load(&path).unwrap_or_else(|e| panic!("{e}"))
+    Scene::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Parses `text` as `bad.toml` in a temporary directory.
-fn parse(text: &str) -> Result<Config, ConfigError> {
-    Config::parse(text, Path::new("bad.toml"), Path::new("/nonexistent"))
+fn parse(text: &str) -> Result<Scene, ConfigError> {
+    Scene::parse(
+        text,
+        Path::new("bad.toml"),
+        Path::new("/nonexistent"),
+        &Overrides::default(),
+    )
 }
 
 const MINIMAL: &str = r#"
@@ -45,8 +50,8 @@ fn empty_tables_take_the_renderer_defaults() {
     assert_eq!(p.solver, d.solver);
     let wall = config.environment().next().unwrap();
     assert_eq!(config.friction_coefficient(wall), 0.5);
-    assert_eq!(config.threads.servo.rate_hz, 1000.0);
-    assert_eq!(config.telemetry.address.port(), 7701);
+    assert_eq!(config.threads().servo.rate_hz, 1000.0);
+    assert_eq!(config.telemetry().address.port(), 7701);
 }
 
 #[test]
@@ -189,7 +194,7 @@ fn referenced_files_resolve_from_the_config_directory() {
     );
     let path = dir.path().join("scene.toml");
     std::fs::write(&path, &hid).unwrap();
-    let e = Config::load(&path).unwrap_err();
+    let e = Scene::load(&path, &Overrides::default()).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("device.profile"), "{e}");
     assert_eq!(e.at.map(|a| a.line), Some(line_of(&hid, "profile = ")));
 
@@ -198,23 +203,23 @@ fn referenced_files_resolve_from_the_config_directory() {
         .replace("\"profiles\"", &format!("{:?}", real.display().to_string()))
         .replace("\"knob\"", "\"generic-force-feedback\"");
     std::fs::write(&path, &hid).unwrap();
-    Config::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    Scene::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
 fn the_embedded_default_is_config_default_toml_and_self_contained() {
-    let embedded = Config::embedded_default();
+    let embedded = Scene::embedded_default(&Overrides::default()).unwrap();
     let file = example("default.toml");
-    assert_eq!(embedded.objects.len(), file.objects.len());
-    assert_eq!(embedded.device, file.device);
-    assert_eq!(embedded.threads, file.threads);
-    assert!(embedded.device.motion_file.is_none());
-    let motion = embedded.device.motion.as_ref().unwrap();
+    assert_eq!(embedded.objects().len(), file.objects().len());
+    assert_eq!(embedded.device(), file.device());
+    assert_eq!(embedded.threads(), file.threads());
+    assert!(embedded.device().motion_file.is_none());
+    let motion = embedded.device().motion.as_ref().unwrap();
     // Repeating: a minute of demo is the motion played again and again.
     let period = motion.duration_s();
     let (a, b) = (motion.state_at(0.7), motion.state_at(0.7 + 3.0 * period));
     assert!((a.position - b.position).norm() < 1e-12);
-    assert_eq!(embedded.threads.physics.rate_hz, 200.0);
+    assert_eq!(embedded.threads().physics.rate_hz, 200.0);
 }
 
 #[test]
@@ -260,10 +265,10 @@ fn movable_objects_take_mass_and_damping_and_only_they_do() {
 #[test]
 fn emulator_settings_are_checked() {
     let config = parse(MINIMAL).unwrap();
-    assert_eq!(config.device.emulator, EmulatorSettings::default());
+    assert_eq!(config.device().emulator, EmulatorSettings::default());
     let text = format!("{MINIMAL}\n[device.emulator]\nmode = \"kinematic\"\n");
     assert_eq!(
-        parse(&text).unwrap().device.emulator.mode(),
+        parse(&text).unwrap().device().emulator.mode(),
         haptic_devices::EmulatorMode::Kinematic
     );
     let text = format!("{MINIMAL}\n[device.emulator]\nhandle_mass_kg = 0.0\n");
@@ -283,7 +288,7 @@ fn emulator_settings_are_checked() {
 #[test]
 fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
     use haptic_devices::{EmulatorMode, RotationParams};
-    let hand = |text: &str| match parse(text).unwrap().device.emulator.mode() {
+    let hand = |text: &str| match parse(text).unwrap().device().emulator.mode() {
         EmulatorMode::Hand(hand) => hand,
         other => panic!("{other:?}"),
     };
@@ -343,7 +348,7 @@ fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
 #[test]
 fn thread_tables_may_be_partial_and_are_checked() {
     let text = format!("{MINIMAL}\n[threads.servo]\ncpu = 1\n[threads.physics]\npriority = 40\n");
-    let threads = parse(&text).unwrap().threads;
+    let threads = *parse(&text).unwrap().threads();
     let defaults = Threads::default();
     assert_eq!(threads.servo.cpu, Some(1));
     assert_eq!(threads.servo.priority, Some(80));
@@ -353,7 +358,7 @@ fn thread_tables_may_be_partial_and_are_checked() {
     assert_eq!(threads.telemetry, defaults.telemetry);
 
     let text = format!("{MINIMAL}\n[threads.servo]\npriority = 0\n");
-    assert_eq!(parse(&text).unwrap().threads.servo.priority, None);
+    assert_eq!(parse(&text).unwrap().threads().servo.priority, None);
 
     let text = format!("{MINIMAL}\n[threads.servo]\ncores = 1\n");
     let e = error(&text, line_of(&text, "cores"), "threads.servo.cores");
@@ -375,9 +380,9 @@ fn thread_tables_may_be_partial_and_are_checked() {
 
 #[test]
 fn keeping_cpus_awake_is_the_default_and_can_be_turned_off() {
-    assert!(parse(MINIMAL).unwrap().threads.keep_cpus_awake);
+    assert!(parse(MINIMAL).unwrap().threads().keep_cpus_awake);
     let text = format!("{MINIMAL}\n[threads]\nkeep_cpus_awake = false\n");
-    assert!(!parse(&text).unwrap().threads.keep_cpus_awake);
+    assert!(!parse(&text).unwrap().threads().keep_cpus_awake);
 }
 
 #[test]
@@ -395,20 +400,107 @@ fn overrides_apply_before_validation() {
     let dir = tempfile::tempdir().unwrap();
     let trajectory = dir.path().join("walk.traj");
     std::fs::write(&trajectory, "not read by validation").unwrap();
-    let config = Config::parse_with(&emulator, Path::new("bad.toml"), dir.path(), |config| {
-        config.device.trajectory_file = Some(trajectory.clone());
-    })
-    .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(config.device.trajectory_file.as_ref(), Some(&trajectory));
+    let overrides = Overrides {
+        trajectory: Some(trajectory.clone()),
+        ..Overrides::default()
+    };
+    let config = Scene::parse(&emulator, Path::new("bad.toml"), dir.path(), &overrides)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(config.device().kind, DeviceKind::Emulator);
+    assert_eq!(config.device().trajectory_file.as_ref(), Some(&trajectory));
     // Errors in the file still name their line.
     let text = emulator.replace("role = \"field\"", "role = \"field\"\nfield_resolution = 1");
-    let e = Config::parse_with(&text, Path::new("bad.toml"), dir.path(), |config| {
-        config.device.trajectory_file = Some(trajectory.clone());
-    })
-    .unwrap_err();
+    let e = Scene::parse(&text, Path::new("bad.toml"), dir.path(), &overrides).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("objects[1].field_resolution"));
     assert_eq!(
         e.at.map(|a| a.line),
         Some(line_of(&text, "field_resolution"))
     );
+    // A bad override is refused like a bad value in the file.
+    let overrides = Overrides {
+        device: Some(DeviceKind::Hid),
+        servo_cpu: Some(2),
+        servo_priority: Some(0),
+        ..Overrides::default()
+    };
+    let e = Scene::parse(MINIMAL, Path::new("bad.toml"), dir.path(), &overrides).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("device.kind"), "{e}");
+    assert!(e.message.contains("profile"), "{e}");
+    let overrides = Overrides {
+        device: None,
+        ..overrides
+    };
+    let servo = Scene::parse(MINIMAL, Path::new("bad.toml"), dir.path(), &overrides)
+        .unwrap()
+        .threads()
+        .servo;
+    assert_eq!((servo.cpu, servo.priority), (Some(2), None));
+}
+
+#[test]
+fn a_rendering_patch_is_checked_like_the_file() {
+    let scene = parse(MINIMAL).unwrap();
+    let patch = RenderingPatch {
+        static_damping: Some(0.3),
+        pyramid_sides: Some(4),
+        ..RenderingPatch::default()
+    };
+    let patched = scene.with_rendering(&patch).unwrap();
+    assert_eq!(patched.render_parameters().static_damping, 0.3);
+    assert_eq!(patched.render_parameters().pyramid_sides, 4);
+    assert_eq!(scene.rendering(), &Rendering::default());
+
+    for (patch, field) in [
+        (
+            RenderingPatch {
+                static_damping: Some(1.5),
+                ..patch
+            },
+            "rendering.static_damping",
+        ),
+        (
+            RenderingPatch {
+                pyramid_sides: Some(2),
+                ..patch
+            },
+            "rendering.pyramid_sides",
+        ),
+        (
+            RenderingPatch {
+                coupling_stiffness_n_per_m: Some(f64::NAN),
+                ..RenderingPatch::default()
+            },
+            "rendering.coupling_stiffness_n_per_m",
+        ),
+    ] {
+        let e = patched.with_rendering(&patch).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(field), "{e}");
+        assert_eq!((e.file.as_path(), e.at), (Path::new("bad.toml"), None));
+        assert!(e.to_string().contains(field), "{e}");
+        // The scene it was asked of is unchanged.
+        assert_eq!(patched.rendering().static_damping, 0.3);
+        assert_eq!(patched.rendering().pyramid_sides, 4);
+    }
+}
+
+#[test]
+fn the_servo_refuses_the_reference_solver() {
+    let servo = ServoScene::new(parse(MINIMAL).unwrap()).unwrap();
+    let reference = RenderingPatch {
+        solver: Some(Solver::Reference),
+        ..RenderingPatch::default()
+    };
+    let e = servo.with_rendering(&reference).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("rendering.solver"));
+    assert!(e.message.contains("allocates in every tick"), "{e}");
+    assert_eq!(servo.rendering().solver, Solver::Fast);
+    // Replay and scenarios may use it.
+    let scene: &Scene = &servo;
+    assert_eq!(
+        scene.with_rendering(&reference).unwrap().rendering().solver,
+        Solver::Reference
+    );
+    let text = format!("{MINIMAL}\n[rendering]\nsolver = \"reference\"\n");
+    let e = ServoScene::new(parse(&text).unwrap()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("rendering.solver"));
 }

@@ -1,8 +1,9 @@
 //! Checks after parsing: values in range, one dynamic object, materials
 //! and roles that fit together, and the files the config references.
 
-use crate::schema::{Config, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
+use crate::schema::{ConfigFile, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
 use haptic_devices::Profile;
+use haptic_devices::ServoRate;
 use haptic_mesh::shapes::BUILTIN_NAMES;
 use std::path::Path;
 
@@ -13,6 +14,13 @@ pub struct Invalid {
 }
 
 type Check = Result<(), Invalid>;
+
+/// What validation establishes beyond the values themselves.
+pub struct Valid {
+    /// Index of the one dynamic object.
+    pub tool: usize,
+    pub servo_rate: ServoRate,
+}
 
 fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
     Err(Invalid {
@@ -46,8 +54,8 @@ fn file_exists(field: String, base: &Path, file: &Path) -> Check {
     }
 }
 
-pub fn validate(config: &Config, base: &Path) -> Check {
-    objects(config, base)?;
+pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
+    let tool = objects(config, base)?;
     for (name, material) in &config.materials {
         let field = |f: &str| format!("materials.{name}.{f}");
         let mu = material.friction_coefficient;
@@ -71,23 +79,28 @@ pub fn validate(config: &Config, base: &Path) -> Check {
     ] {
         self::thread(name, thread, &config.threads.servo)?;
     }
-    Ok(())
+    let servo_rate = ServoRate::from_hz(config.threads.servo.rate_hz).ok_or_else(|| Invalid {
+        field: "threads.servo.rate_hz".into(),
+        message: "must be positive and finite".into(),
+    })?;
+    Ok(Valid { tool, servo_rate })
 }
 
-fn objects(config: &Config, base: &Path) -> Check {
+/// Checks the objects; returns the dynamic one's index.
+fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
     let dynamic: Vec<usize> = (0..config.objects.len())
         .filter(|&i| config.objects[i].dynamic)
         .collect();
-    if dynamic.len() != 1 {
-        fail(
-            "objects",
-            format!(
+    let &[tool_index] = dynamic.as_slice() else {
+        return Err(Invalid {
+            field: "objects".into(),
+            message: format!(
                 "exactly one object must be `dynamic = true`, found {}",
                 dynamic.len()
             ),
-        )?;
-    }
-    let tool = &config.objects[dynamic[0]];
+        });
+    };
+    let tool = &config.objects[tool_index];
     let mut stiffness: Option<(String, f64)> = None;
     for (i, object) in config.objects.iter().enumerate() {
         let field = |f: &str| format!("objects[{i}].{f}");
@@ -169,10 +182,10 @@ fn objects(config: &Config, base: &Path) -> Check {
             )?;
         }
         let Some(material) = config.material(object) else {
-            return fail(
-                field("material"),
-                format!("no `[materials.{}]`", object.material),
-            );
+            return Err(Invalid {
+                field: field("material"),
+                message: format!("no `[materials.{}]`", object.material),
+            });
         };
         let k = material.contact_stiffness_n_per_m;
         match &stiffness {
@@ -197,7 +210,7 @@ fn objects(config: &Config, base: &Path) -> Check {
             "materials belong to the static objects",
         )?;
     }
-    Ok(())
+    Ok(tool_index)
 }
 
 fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) -> Check {
@@ -316,7 +329,7 @@ fn shape(shape: &Shape, object: &ObjectConfig, field: &dyn Fn(&str) -> String) -
     }
 }
 
-fn rendering(config: &Config) -> Check {
+fn rendering(config: &ConfigFile) -> Check {
     let r = &config.rendering;
     let field = |f: &str| format!("rendering.{f}");
     positive(
@@ -358,7 +371,7 @@ fn rendering(config: &Config) -> Check {
     )
 }
 
-fn device(config: &Config, base: &Path) -> Check {
+fn device(config: &ConfigFile, base: &Path) -> Check {
     let d = &config.device;
     let field = |f: &str| format!("device.{f}");
     finite(field("workspace_offset_m"), &d.workspace_offset_m)?;

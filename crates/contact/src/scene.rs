@@ -206,8 +206,7 @@ impl ContactScene {
 
     /// Finds the contacts of the moving object at `pose` (object frame →
     /// world) with every environment object and sets their stiffness (eq 1,
-    /// eq 77). `budget` applies to each traversal; a shared deadline stops
-    /// the later ones at a coarser level. Never allocates.
+    /// eq 77). `budget` applies to each traversal. Never allocates.
     pub fn evaluate(&mut self, pose: &Isometry3<f64>, budget: TraversalBudget) -> CycleStats {
         self.pose = *pose;
         self.contacts.clear();

@@ -1,12 +1,12 @@
 //! The device a configuration names, opened behind its safety layer.
 
-use haptic_config::{Config, DeviceKind};
+use haptic_config::{DeviceKind, Scene};
 use haptic_devices::{
     load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample, EmulatorConfig,
     HapticDevice, HidDevice, Motion, SafetyLayer, SafetyLimits, SimulatedClock, SimulatedDevice,
     Trajectory, TrajectoryEmulator, Wrench,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::Duration;
 
 /// Any of the devices the daemon drives, dispatched without a vtable.
@@ -67,17 +67,15 @@ pub enum Pacing {
     Stepped { period: Duration },
 }
 
-/// Opens the device `config.device` names (paths relative to `base`),
-/// behind a safety layer whose limits follow the device's capabilities at
+/// Opens the device `scene.device()` names, behind a safety layer whose limits follow the device's capabilities at
 /// the servo rate. `at_end` says what a recorded trajectory does after its
 /// last sample: end the run ([`AtEnd::Error`]) or hold.
 pub fn open(
-    config: &Config,
-    base: &Path,
+    scene: &Scene,
     pacing: Pacing,
     at_end: AtEnd,
 ) -> Result<SafetyLayer<AnyDevice>, OpenError> {
-    let d = &config.device;
+    let (d, base) = (scene.device(), scene.base());
     let device = match d.kind {
         DeviceKind::Simulated => {
             let motion = match (&d.motion, &d.motion_file) {
@@ -114,7 +112,7 @@ pub fn open(
                 Pacing::Stepped { .. } => Clock::Stepped,
             };
             let mut emulator = EmulatorConfig::new(d.emulator.mode(), clock);
-            emulator.dt = 1.0 / config.threads.servo.rate_hz;
+            emulator.rate = scene.servo_rate();
             emulator.at_end = at_end;
             AnyDevice::Emulator(TrajectoryEmulator::new(trajectory, emulator))
         }
@@ -141,7 +139,7 @@ pub fn open(
             })?;
             let limits = SafetyLimits::from_capabilities(
                 HapticDevice::capabilities(&device),
-                config.threads.servo.rate_hz,
+                scene.servo_rate(),
             );
             // Reopened by the safety layer every `reconnect_ticks` while lost.
             return Ok(SafetyLayer::new(AnyDevice::Hid(Box::new(device)))
@@ -152,7 +150,6 @@ pub fn open(
                 }));
         }
     };
-    let limits =
-        SafetyLimits::from_capabilities(device.capabilities(), config.threads.servo.rate_hz);
+    let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());
     Ok(SafetyLayer::new(device).with_limits(limits))
 }

@@ -9,7 +9,6 @@ use crate::physics::{MovableBody, PhysicsWorld};
 use crate::recording::TickFile;
 use crate::run::{io, RunError};
 use crate::scene::Scene;
-use haptic_config::Config;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState, VerdictCounts};
@@ -30,14 +29,15 @@ pub struct ReplayReport {
     pub movable: Vec<MovableBody>,
 }
 
-/// Replays `config`'s emulator device (paths relative to `base`) through its
-/// scene until the trajectory ends, recording every tick to `out`.
-pub fn replay(config: &Config, base: &Path, out: &Path) -> Result<ReplayReport, RunError> {
-    let scene = Scene::build(config, base)?;
-    let period = Duration::from_secs_f64(1.0 / config.threads.servo.rate_hz);
-    let safety = device::open(config, base, Pacing::Stepped { period }, AtEnd::Error)?;
+/// Replays `config`'s emulator device through its scene until the
+/// trajectory ends, recording every tick to `out`.
+pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport, RunError> {
+    let scene = Scene::build(config)?;
+    let rate = config.servo_rate();
+    let period = rate.period();
+    let safety = device::open(config, Pacing::Stepped { period }, AtEnd::Error)?;
     let mut world = PhysicsWorld::new(scene.environment_poses(), scene.movable_bodies(config));
-    let physics_every = (config.threads.servo.rate_hz / config.threads.physics.rate_hz)
+    let physics_every = (rate.hz() / config.threads().physics.rate_hz)
         .round()
         .max(1.0) as u64;
     let physics_dt = physics_every as f64 * period.as_secs_f64();

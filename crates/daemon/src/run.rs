@@ -11,7 +11,7 @@ use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
 use crate::telemetry::{TelemetryOptions, TelemetryThread};
-use haptic_config::{Config, Thread};
+use haptic_config::{ServoScene, Thread};
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, ToolState};
@@ -28,10 +28,8 @@ const POLL: Duration = Duration::from_millis(5);
 /// Status-line refreshes per second, when standard error is a terminal.
 const STATUS_RATE_HZ: f64 = 4.0;
 
-/// Everything a run needs besides the config.
+/// Everything a run needs besides the scene.
 pub struct RunOptions {
-    /// Directory the config's relative paths start from.
-    pub base: PathBuf,
     /// Record every tick to this file.
     pub record: Option<PathBuf>,
     /// Stop after this long.
@@ -132,12 +130,12 @@ fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
 /// `options.duration` passes. A second signal stops the servo at once with
 /// zero force and returns [`EndReason::Aborted`].
 pub fn run(
-    config: &Config,
+    config: &ServoScene,
     options: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
-    tracing::info!(objects = config.objects.len(), "building the scene");
-    let scene = Scene::build(config, &options.base)?;
+    tracing::info!(objects = config.objects().len(), "building the scene");
+    let scene = Scene::build(config)?;
     tracing::info!(
         tool = %scene.tool,
         environment = scene.environment.len(),
@@ -149,7 +147,7 @@ pub fn run(
     } else {
         AtEnd::Error
     };
-    let safety = device::open(config, &options.base, Pacing::RealTime, at_end)?;
+    let safety = device::open(config, Pacing::RealTime, at_end)?;
     tracing::info!(
         device = %haptic_devices::HapticDevice::capabilities(&safety).name,
         "device opened"
@@ -160,13 +158,13 @@ pub fn run(
         tracing::info!(reason = %reason, "stopped during start-up, before the servo started");
         return Ok(RunSummary::servo_only(
             reason,
-            config.threads.servo.rate_hz,
+            config.servo_rate().hz(),
             Default::default(),
         ));
     }
     // Held until the run returns.
     let _awake = config
-        .threads
+        .threads()
         .keep_cpus_awake
         .then(keep_cpus_awake)
         .flatten();
@@ -187,10 +185,13 @@ pub fn run(
     let telemetry = TelemetryThread::spawn(
         consumer,
         TelemetryOptions {
-            rate_hz: config.threads.telemetry.rate_hz,
-            schedule: schedule(&config.threads.telemetry),
+            rate_hz: config.threads().telemetry.rate_hz,
+            schedule: schedule(&config.threads().telemetry),
             record,
-            udp: config.telemetry.enabled.then_some(config.telemetry.address),
+            udp: config
+                .telemetry()
+                .enabled
+                .then_some(config.telemetry().address),
             status: StatusLine::on_terminal(),
             status_rate_hz: STATUS_RATE_HZ,
         },
@@ -198,8 +199,8 @@ pub fn run(
     .map_err(io("starting the telemetry thread"))?;
     let physics = PhysicsThread::spawn(
         PhysicsOptions {
-            rate_hz: config.threads.physics.rate_hz,
-            schedule: schedule(&config.threads.physics),
+            rate_hz: config.threads().physics.rate_hz,
+            schedule: schedule(&config.threads().physics),
             environment_poses,
             bodies,
         },
@@ -208,11 +209,10 @@ pub fn run(
     )
     .map_err(io("starting the physics thread"))?;
 
-    let rate_hz = config.threads.servo.rate_hz;
+    let rate_hz = config.servo_rate().hz();
     let servo_config = ServoConfig {
-        rate_hz,
-        fifo_priority: config.threads.servo.priority,
-        cpu: config.threads.servo.cpu,
+        rate: config.servo_rate(),
+        schedule: schedule(&config.threads().servo),
     };
     let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     shutdown.servo_started();

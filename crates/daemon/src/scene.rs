@@ -5,7 +5,7 @@
 use crate::device::AnyDevice;
 use crate::physics::MovableBody;
 use haptic_asset::load_prepared;
-use haptic_config::{Config, ObjectConfig, Shape};
+use haptic_config::{ObjectConfig, Shape};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
 };
@@ -186,9 +186,10 @@ pub struct Scene {
 }
 
 impl Scene {
-    /// Builds `config`'s scene, reading files relative to `base`.
-    pub fn build(config: &Config, base: &Path) -> Result<Scene, SceneBuildError> {
+    /// Builds `config`'s scene.
+    pub fn build(config: &haptic_config::Scene) -> Result<Scene, SceneBuildError> {
         let started = Instant::now();
+        let base = config.base();
         let tool_config = config.tool();
         let tool = load_geometry(
             tool_config,
@@ -203,7 +204,7 @@ impl Scene {
 
         let mut environment = Vec::new();
         let mut entries = Vec::new();
-        for (index, object) in config.objects.iter().enumerate() {
+        for (index, object) in config.objects().iter().enumerate() {
             if object.dynamic {
                 continue;
             }
@@ -241,15 +242,15 @@ impl Scene {
             tool_config.pose(),
         )?;
         let mapping = WorkspaceMapping::new(
-            config.device.workspace_pose(),
-            config.device.workspace_scale,
+            config.device().workspace_pose(),
+            config.device().workspace_scale,
         );
         Ok(Scene {
             cycle,
             mapping,
             environment: entries,
             tool: tool_config.name.clone(),
-            clutch_button: config.device.clutch_button,
+            clutch_button: config.device().clutch_button,
             build_time: started.elapsed(),
         })
     }
@@ -257,7 +258,7 @@ impl Scene {
     /// The movable objects of `config` (which this scene was built from),
     /// at rest where the config places them, with their environment
     /// entries.
-    pub fn movable_bodies(&self, config: &Config) -> Vec<MovableBody> {
+    pub fn movable_bodies(&self, config: &haptic_config::Scene) -> Vec<MovableBody> {
         config
             .movable_objects()
             .map(|(index, object, properties)| MovableBody {

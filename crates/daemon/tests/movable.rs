@@ -3,7 +3,7 @@
 //! impulse it received must equal what the drag took plus its momentum:
 //! ∫F dt = c Δx + m v.
 
-use haptic_config::{Config, DeviceKind};
+use haptic_config::{Overrides, Scene};
 use haptic_daemon::replay::replay;
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
 use std::path::Path;
@@ -15,9 +15,10 @@ fn repo() -> &'static Path {
 #[test]
 fn a_pushed_block_moves_and_takes_the_impulse_its_drag_dissipates() {
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::load(repo().join("config/push-block.toml")).unwrap();
+    let path = repo().join("config/push-block.toml");
+    let config = Scene::load(&path, &Overrides::default()).unwrap();
     // The config's scripted motion, recorded at 1 kHz, on the emulator.
-    let motion = config.device.motion.clone().unwrap();
+    let motion = config.device().motion.clone().unwrap();
     let rows: Vec<TrajectoryRow> = (0..=(motion.duration_s() * 1000.0).round() as usize)
         .map(|i| {
             let t_s = i as f64 * 1e-3;
@@ -35,10 +36,13 @@ fn a_pushed_block_moves_and_takes_the_impulse_its_drag_dissipates() {
         .unwrap()
         .write(std::fs::File::create(&trajectory).unwrap())
         .unwrap();
-    config.device.kind = DeviceKind::Emulator;
-    config.device.trajectory_file = Some(trajectory);
+    let overrides = Overrides {
+        trajectory: Some(trajectory),
+        ..Overrides::default()
+    };
+    let config = Scene::load(&path, &overrides).unwrap();
     let out = dir.path().join("ticks.csv");
-    let report = replay(&config, &repo().join("config"), &out).unwrap();
+    let report = replay(&config, &out).unwrap();
 
     let block = &report.movable[0];
     let start = 0.065;

@@ -17,6 +17,7 @@
 //! [`HandParams::max_render_stiffness`]).
 
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
+use crate::rate::ServoRate;
 use crate::trajectory::Trajectory;
 use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::fs::File;
@@ -102,8 +103,8 @@ pub enum AtEnd {
 pub struct EmulatorConfig {
     pub mode: EmulatorMode,
     pub clock: Clock,
-    /// Tick (s).
-    pub dt: f64,
+    /// The servo's rate, one emulator tick per servo tick.
+    pub rate: ServoRate,
     pub at_end: AtEnd,
     /// Hand mode: where the handle starts (at rest) relative to the first
     /// recorded position (m).
@@ -117,14 +118,14 @@ impl EmulatorConfig {
     /// DoF in, none out for kinematic and 3 or 6 out for hand mode, with
     /// `max_stiffness` the hand mode's stability limit at 1 kHz.
     pub fn new(mode: EmulatorMode, clock: Clock) -> Self {
-        let dt = 1e-3;
+        let rate = ServoRate::DEFAULT;
         let (output_dof, max_force, max_torque, max_stiffness) = match &mode {
             EmulatorMode::Kinematic => (0, 0.0, 0.0, 0.0),
             EmulatorMode::Hand(h) => (
                 if h.rotation.is_some() { 6 } else { 3 },
                 100.0,
                 if h.rotation.is_some() { 10.0 } else { 0.0 },
-                h.max_render_stiffness(dt),
+                h.max_render_stiffness(rate.dt()),
             ),
         };
         let capabilities = DeviceCapabilities {
@@ -135,12 +136,12 @@ impl EmulatorConfig {
             max_force,
             max_torque,
             max_stiffness,
-            native_rate: 1.0 / dt,
+            native_rate: rate.hz(),
         };
         EmulatorConfig {
             mode,
             clock,
-            dt,
+            rate,
             at_end: AtEnd::Error,
             initial_offset: Vector3::zeros(),
             capabilities,
@@ -197,12 +198,12 @@ impl TrajectoryEmulator {
     }
 
     fn elapsed_s(&self, tick: u64) -> f64 {
-        tick as f64 * self.config.dt
+        tick as f64 * self.config.rate.dt()
     }
 
     /// Advances the handle by one tick under the last written wrench.
     fn step(&mut self) {
-        let dt = self.config.dt;
+        let dt = self.config.rate.dt();
         let t = self.trajectory.start_s() + self.elapsed_s(self.tick);
         let rec = self.trajectory.at(t);
         if let EmulatorMode::Hand(p) = &self.config.mode {
@@ -241,11 +242,11 @@ impl HapticDevice for TrajectoryEmulator {
             }
             (Clock::Stepped, Some(_)) => self.tick + 1,
             (Clock::RealTime, Some(start)) => {
-                (start.elapsed().as_secs_f64() / self.config.dt) as u64
+                (start.elapsed().as_secs_f64() / self.config.rate.dt()) as u64
             }
         };
         let duration = self.trajectory.end_s() - self.trajectory.start_s();
-        let end_tick = (duration / self.config.dt + 1e-6).floor() as u64;
+        let end_tick = (duration / self.config.rate.dt() + 1e-6).floor() as u64;
         let target = match self.config.at_end {
             AtEnd::Error if target > end_tick => return Err(DeviceError::EndOfRecording),
             _ => target,

@@ -8,6 +8,7 @@ mod device;
 pub mod emulator;
 pub mod hid;
 pub mod motion;
+pub mod rate;
 pub mod safety;
 pub mod simulated;
 pub mod trajectory;
@@ -19,9 +20,8 @@ pub use emulator::{
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
 pub use motion::{Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig};
-pub use safety::{
-    SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent, SERVO_RATE_HZ,
-};
+pub use rate::ServoRate;
+pub use safety::{SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent};
 pub use simulated::{SimulatedClock, SimulatedDevice};
 pub use trajectory::{
     LengthUnit, Trajectory, TrajectoryError, TrajectoryErrorKind, TrajectoryPoint, TrajectoryRow,

@@ -32,11 +32,9 @@
 //! syscall beyond the device's own I/O.
 
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
+use crate::rate::ServoRate;
 use nalgebra::Vector3;
 use std::time::Duration;
-
-/// Servo rate that [`SafetyLayer::new`] assumes when turning times into ticks (Hz).
-pub const SERVO_RATE_HZ: f64 = 1000.0;
 
 /// Limits the safety layer enforces; every per-tick quantity is per `write`.
 #[derive(Clone, Debug, PartialEq)]
@@ -65,7 +63,7 @@ pub struct SafetyLimits {
 }
 
 impl SafetyLimits {
-    /// Limits for a device, for a servo loop at `servo_rate_hz`:
+    /// Limits for a device, for a servo loop at `rate`:
     ///
     /// - magnitudes: the device's `max_force` and `max_torque`;
     /// - change per tick: a tenth of full scale, so full scale takes 10 ticks
@@ -79,8 +77,7 @@ impl SafetyLimits {
     /// - shutdown: ramps to zero over 10 ms;
     /// - reconnection: tried every 100 ms, so reopening a device does not
     ///   load the servo thread.
-    pub fn from_capabilities(capabilities: &DeviceCapabilities, servo_rate_hz: f64) -> Self {
-        let ticks = |seconds: f64| (seconds * servo_rate_hz).ceil() as u32;
+    pub fn from_capabilities(capabilities: &DeviceCapabilities, rate: ServoRate) -> Self {
         let sample_period_s = if capabilities.native_rate > 0.0 {
             1.0 / capabilities.native_rate
         } else {
@@ -95,10 +92,10 @@ impl SafetyLimits {
             max_torque_step: max_torque / 10.0,
             soft_start_force: 0.05 * max_force,
             soft_start_torque: 0.05 * max_torque,
-            soft_start_ticks: ticks(0.5),
-            stale_ticks: ticks(f64::max(0.010, 3.0 * sample_period_s)),
-            shutdown_ticks: ticks(0.010),
-            reconnect_ticks: ticks(0.1),
+            soft_start_ticks: rate.ticks(0.5),
+            stale_ticks: rate.ticks(f64::max(0.010, 3.0 * sample_period_s)),
+            shutdown_ticks: rate.ticks(0.010),
+            reconnect_ticks: rate.ticks(0.1),
         }
     }
 }
@@ -256,9 +253,9 @@ fn sample_is_finite(sample: &DeviceSample) -> bool {
 
 impl<D: HapticDevice> SafetyLayer<D> {
     /// Wraps `device` with [`SafetyLimits::from_capabilities`] at
-    /// [`SERVO_RATE_HZ`]; output starts with a soft start.
+    /// [`ServoRate::DEFAULT`]; output starts with a soft start.
     pub fn new(device: D) -> Self {
-        let limits = SafetyLimits::from_capabilities(device.capabilities(), SERVO_RATE_HZ);
+        let limits = SafetyLimits::from_capabilities(device.capabilities(), ServoRate::DEFAULT);
         Self {
             capabilities: limited_capabilities(device.capabilities(), &limits),
             device,

@@ -2,7 +2,7 @@
 
 use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SafetyLayer, SafetyLimits,
-    SafetyState, TripCause, Wrench, SERVO_RATE_HZ,
+    SafetyState, ServoRate, TripCause, Wrench,
 };
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use std::time::Duration;
@@ -99,7 +99,7 @@ impl HapticDevice for TestDevice {
 type Layer = SafetyLayer<TestDevice>;
 
 fn default_limits() -> SafetyLimits {
-    SafetyLimits::from_capabilities(TestDevice::new().capabilities(), SERVO_RATE_HZ)
+    SafetyLimits::from_capabilities(TestDevice::new().capabilities(), ServoRate::DEFAULT)
 }
 
 fn layer(limits: SafetyLimits) -> Layer {
@@ -173,7 +173,7 @@ fn defaults_follow_the_device() {
     let mut slow = TestDevice::new().capabilities;
     slow.native_rate = 125.0;
     assert_eq!(
-        SafetyLimits::from_capabilities(&slow, SERVO_RATE_HZ).stale_ticks,
+        SafetyLimits::from_capabilities(&slow, ServoRate::DEFAULT).stale_ticks,
         24
     );
     // The layer reports the lowered limits as its capabilities.

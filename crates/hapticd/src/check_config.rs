@@ -1,7 +1,7 @@
 //! `hapticd check-config FILE...`: loads and validates configuration files.
 
 use crate::output::Stdout;
-use haptic_config::Config;
+use haptic_config::{Overrides, Scene};
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -17,7 +17,7 @@ pub struct CheckConfigArgs {
 pub fn run(args: &CheckConfigArgs) -> anyhow::Result<()> {
     let mut failed = 0;
     for file in &args.files {
-        match Config::load(file) {
+        match Scene::load(file, &Overrides::default()) {
             Ok(_) => writeln!(Stdout::lock(), "ok: {}", file.display())?,
             Err(error) => {
                 failed += 1;

@@ -3,7 +3,7 @@
 
 use crate::logging::LogFormat;
 use anyhow::Context;
-use haptic_config::{Config, DeviceKind, Solver, EMBEDDED_DEFAULT_NAME};
+use haptic_config::{DeviceKind, Overrides, Scene, ServoScene};
 use haptic_daemon::{RunOptions, Shutdown};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -61,58 +61,29 @@ impl RunArgs {
     }
 }
 
-/// The config, its base directory and the name its errors carry, with the
-/// command line's overrides applied and checked.
-fn load(args: &RunArgs) -> anyhow::Result<(Config, PathBuf)> {
+/// The scene, with the command line's overrides applied before validation,
+/// so that a config may leave out what the command line supplies (an
+/// emulator's trajectory, say); checked for the servo.
+fn load(args: &RunArgs) -> anyhow::Result<ServoScene> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    // Applied before validation, so that a config may leave out what the
-    // command line supplies (an emulator's trajectory, say).
-    let overrides = |config: &mut Config| {
-        if let Some(trajectory) = &args.trajectory {
-            config.device.kind = DeviceKind::Emulator;
-            config.device.trajectory_file = Some(cwd.join(trajectory));
-        }
-        match args.device {
-            Some(DeviceChoice::Simulated) => config.device.kind = DeviceKind::Simulated,
-            Some(DeviceChoice::Emulator) => config.device.kind = DeviceKind::Emulator,
-            Some(DeviceChoice::Hid) => config.device.kind = DeviceKind::Hid,
-            None => {}
-        }
-        if let Some(cpu) = args.servo_cpu {
-            config.threads.servo.cpu = Some(cpu);
-        }
-        if let Some(priority) = args.servo_priority {
-            config.threads.servo.priority = (priority > 0).then_some(priority);
-        }
+    let overrides = Overrides {
+        trajectory: args.trajectory.as_ref().map(|t| cwd.join(t)),
+        device: args.device.map(|device| match device {
+            DeviceChoice::Simulated => DeviceKind::Simulated,
+            DeviceChoice::Emulator => DeviceKind::Emulator,
+            DeviceChoice::Hid => DeviceKind::Hid,
+        }),
+        servo_cpu: args.servo_cpu,
+        servo_priority: args.servo_priority,
     };
-    let (config, file, base) = match &args.config {
-        Some(path) => {
-            let config = Config::load_with(path, overrides)?;
-            let base = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(Path::new("."))
-                .to_owned();
-            (config, path.clone(), base)
-        }
-        None => {
-            let mut config = Config::embedded_default();
-            overrides(&mut config);
-            let (file, base) = (PathBuf::from(EMBEDDED_DEFAULT_NAME), PathBuf::from("."));
-            config.revalidate(&file, &base)?;
-            (config, file, base)
-        }
+    let scene = match &args.config {
+        Some(path) => Scene::load(path, &overrides)?,
+        None => Scene::embedded_default(&overrides)?,
     };
-    if args.until_end && config.device.kind != DeviceKind::Emulator {
+    if args.until_end && scene.device().kind != DeviceKind::Emulator {
         anyhow::bail!("--until-end needs the emulator (`--device emulator --trajectory FILE`)");
     }
-    if config.rendering.solver == Solver::Reference {
-        anyhow::bail!(
-            "{}: `rendering.solver = \"reference\"` allocates in every tick and cannot run in the servo; use it with `hapticd replay` or `hapticd scenario`",
-            file.display()
-        );
-    }
-    Ok((config, base))
+    Ok(ServoScene::new(scene)?)
 }
 
 /// Runs the daemon; returns the process's exit code.
@@ -122,15 +93,14 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         Some(s) => anyhow::bail!("--duration must be positive, got {s}"),
         None => None,
     };
-    let (config, base) = load(args)?;
+    let scene = load(args)?;
     let shutdown = Shutdown::install().context("installing the signal handlers")?;
     let options = RunOptions {
-        base,
         record: args.record.clone(),
         duration,
         hold_at_end: !args.until_end,
     };
-    let summary = haptic_daemon::run(&config, &options, &shutdown)?;
+    let summary = haptic_daemon::run(&scene, &options, &shutdown)?;
     if let Some(path) = &args.summary_json {
         let text = serde_json::to_string_pretty(&summary.to_json())?;
         write_atomically(path, text.as_bytes())

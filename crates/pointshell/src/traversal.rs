@@ -8,7 +8,6 @@ use crate::sampling::PointShell;
 use crate::tree::NestedPointTree;
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
-use std::time::Instant;
 
 /// A shell point (or, after an early stop, a tree node) inside the field.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -30,9 +29,6 @@ pub struct TraversalBudget {
     /// A hard cap on field lookups: a level is only started if all of its
     /// lookups fit, so the count never exceeds this.
     pub max_lookups: Option<u32>,
-    /// Checked after each completed level; no further level starts once it has
-    /// passed, so the overshoot is at most one level's work.
-    pub deadline: Option<Instant>,
 }
 
 /// What a traversal did.
@@ -186,8 +182,7 @@ impl PointTreeTraversal {
             if level == levels - 1 {
                 break;
             }
-            let out_of_time = budget.deadline.is_some_and(|d| Instant::now() >= d);
-            if level == last_level || out_of_time {
+            if level == last_level {
                 stats.stopped_early = true;
                 break;
             }
@@ -242,7 +237,6 @@ mod tests {
     use nalgebra::UnitQuaternion;
     use rand::{Rng, SeedableRng};
     use rand_pcg::Pcg64;
-    use std::time::Duration;
 
     const RADIUS: f64 = 0.05;
 
@@ -500,7 +494,7 @@ mod tests {
     }
 
     #[test]
-    fn lookup_cap_and_deadline_stop_between_levels() {
+    fn lookup_cap_stops_between_levels() {
         let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
         let plane = HalfSpaceField {
             normal: Vector3::z(),
@@ -530,18 +524,6 @@ mod tests {
                 assert_eq!(contacts, exact);
             }
         }
-        let passed = TraversalBudget {
-            deadline: Some(Instant::now() - Duration::from_millis(1)),
-            ..Default::default()
-        };
-        let (contacts, stats) = setup.tree_contacts(&plane, &pose, passed);
-        assert_eq!((stats.levels_completed, stats.stopped_early), (1, true));
-        assert!(contacts.iter().all(|c| c.weight > 1));
-        let distant = TraversalBudget {
-            deadline: Some(Instant::now() + Duration::from_secs(60)),
-            ..Default::default()
-        };
-        assert_eq!(setup.tree_contacts(&plane, &pose, distant).0, exact);
     }
 
     #[test]

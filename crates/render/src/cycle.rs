@@ -281,7 +281,6 @@ impl RenderingCycle {
             coupling: parameters.coupling,
             mass: parameters.mass,
             gradient: parameters.gradient,
-            pyramid_sides: parameters.pyramid_sides,
         };
         let capacity = scene.max_contacts();
         let sides = parameters.pyramid_sides;
@@ -303,7 +302,7 @@ impl RenderingCycle {
                 (_, SolverChoice::Reference) => reference_lp_solver()?,
             };
         Ok(Self {
-            problem: statics.problem_for(&scene),
+            problem: statics.problem_for(&scene, sides),
             solution: FrictionSolution::with_capacity(capacity),
             parameters,
             scene,

@@ -37,20 +37,19 @@ pub struct StaticCoupling {
     pub mass: MassProperties,
     /// The contact gradient in `H`.
     pub gradient: GradientModel,
-    /// `ℓ ≥ 3`, the sides of the friction pyramid (eq 13).
-    pub pyramid_sides: usize,
 }
 
 impl StaticCoupling {
     /// An empty problem with room for every contact `scene` can report, so
-    /// that [`assemble`](Self::assemble) never allocates.
-    pub fn problem_for(&self, scene: &ContactScene) -> StaticFrictionProblem {
+    /// that [`assemble`](Self::assemble) never allocates, and friction
+    /// pyramids of `pyramid_sides` (`ℓ ≥ 3`, eq 13), which it keeps.
+    pub fn problem_for(&self, scene: &ContactScene, pyramid_sides: usize) -> StaticFrictionProblem {
         StaticFrictionProblem {
             wrench: Vector6::zeros(),
             stiffness: Matrix6::zeros(),
             mass: Matrix6::identity(),
             contacts: Vec::with_capacity(scene.max_contacts()),
-            pyramid_sides: self.pyramid_sides,
+            pyramid_sides,
         }
     }
 
@@ -73,7 +72,6 @@ impl StaticCoupling {
         problem.stiffness = self.coupling.stiffness(manipulandum, simulation)
             + total_stiffness(contacts, self.gradient);
         problem.mass = self.mass.matrix(&simulation.rotation);
-        problem.pyramid_sides = self.pyramid_sides;
         let environment = scene.environment();
         problem.contacts.clear();
         problem

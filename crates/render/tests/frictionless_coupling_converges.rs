@@ -93,13 +93,12 @@ fn settle(setup: Setup, scaling: StiffnessScaling, gradient: GradientModel) -> E
             body_inertia: Matrix3::identity() * 5e-4,
         },
         gradient,
-        pyramid_sides: 8,
     };
     let manipulandum = Isometry3::from_parts(
         Translation3::new(0.002, -0.001, RADIUS - 0.02),
         UnitQuaternion::from_scaled_axis(Vector3::new(0.2, -0.1, 0.4)),
     );
-    let mut problem = coupling.problem_for(&scene);
+    let mut problem = coupling.problem_for(&scene, 8);
     let mut pose = Isometry3::from_parts(
         Translation3::new(0.0, 0.0, RADIUS + 0.01),
         UnitQuaternion::identity(),

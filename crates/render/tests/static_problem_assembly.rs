@@ -27,13 +27,12 @@ fn assembled_problem_is_coupling_plus_contacts_with_a_consistent_stiffness() {
             body_inertia: Matrix3::from_diagonal(&Vector3::new(1e-4, 2e-4, 3e-4)),
         },
         gradient: GradientModel::Exact,
-        pyramid_sides: 6,
     };
     let manipulandum = Isometry3::from_parts(
         (pose.translation.vector + Vector3::new(0.004, -0.002, 0.003)).into(),
         UnitQuaternion::from_scaled_axis(Vector3::new(0.5, 0.2, -0.3)) * pose.rotation,
     );
-    let mut problem = coupling.problem_for(&scene);
+    let mut problem = coupling.problem_for(&scene, 6);
     let assembled = |scene: &mut haptic_contact::ContactScene,
                      problem: &mut haptic_friction::StaticFrictionProblem,
                      at: &Isometry3<f64>| {

@@ -5,7 +5,7 @@
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
 };
-use haptic_devices::SERVO_RATE_HZ;
+use haptic_devices::ServoRate;
 use haptic_friction::FrictionState;
 use haptic_mesh::shapes::{
     block_with_hole, box_mesh, corner_mesh, cylinder, BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS,
@@ -165,7 +165,7 @@ pub struct TraceRow {
     pub cycle: usize,
     /// Index into the path's segments.
     pub segment: usize,
-    /// `cycle / SERVO_RATE_HZ` (s).
+    /// `cycle` times the default servo period (s).
     pub time: f64,
     pub manipulandum: Isometry3<f64>,
     /// After this cycle's update.
@@ -207,7 +207,7 @@ pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
             TraceRow {
                 cycle: i,
                 segment: *segment,
-                time: i as f64 / SERVO_RATE_HZ,
+                time: i as f64 * ServoRate::DEFAULT.dt(),
                 manipulandum: *manipulandum,
                 simulation: report.simulation_pose,
                 state: report.verdict.state(),

@@ -28,7 +28,7 @@
 use crate::schedule::ThreadSchedule;
 use crate::stage::{PerStage, Stage};
 use crate::tick::{ServoTick, TickFaults, TickRecord, VerdictCounts};
-use haptic_devices::{HapticDevice, SafetyCounters, SafetyState};
+use haptic_devices::{HapticDevice, SafetyCounters, SafetyState, ServoRate};
 use hdrhistogram::Histogram;
 use std::fmt;
 use std::io;
@@ -41,21 +41,20 @@ use std::time::Duration;
 /// How the servo thread runs.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ServoConfig {
-    /// Tick rate (Hz).
-    pub rate_hz: f64,
-    /// `SCHED_FIFO` priority (1–99); `None` keeps the normal scheduler.
-    pub fifo_priority: Option<u8>,
-    /// CPU to pin the thread to.
-    pub cpu: Option<usize>,
+    pub rate: ServoRate,
+    pub schedule: ThreadSchedule,
 }
 
 impl Default for ServoConfig {
-    /// 1 kHz at `SCHED_FIFO` 80 (above interrupt threads at 50), unpinned.
+    /// [`ServoRate::DEFAULT`] at `SCHED_FIFO` 80 (above interrupt threads
+    /// at 50), unpinned.
     fn default() -> Self {
         Self {
-            rate_hz: 1000.0,
-            fifo_priority: Some(80),
-            cpu: None,
+            rate: ServoRate::DEFAULT,
+            schedule: ThreadSchedule {
+                fifo_priority: Some(80),
+                cpu: None,
+            },
         }
     }
 }
@@ -272,7 +271,7 @@ impl<D: HapticDevice> Drop for ServoHandle<D> {
 pub struct ServoThread;
 
 impl ServoThread {
-    /// Runs `tick` on a new thread at `config.rate_hz` until stopped.
+    /// Runs `tick` on a new thread at `config.rate` until stopped.
     pub fn spawn<D: HapticDevice + 'static>(
         config: ServoConfig,
         tick: ServoTick<D>,
@@ -334,12 +333,8 @@ fn run<D: HapticDevice>(
     request: &AtomicU8,
     after_setup: impl FnOnce(),
 ) -> (ServoStats, ServoTick<D>) {
-    let realtime = ThreadSchedule {
-        fifo_priority: config.fifo_priority,
-        cpu: config.cpu,
-    }
-    .apply("servo");
-    let period_ns = (1e9 / config.rate_hz).round().max(1.0) as u64;
+    let realtime = config.schedule.apply("servo");
+    let period_ns = (1e9 / config.rate.hz()).round().max(1.0) as u64;
     let mut stats = ServoStats {
         ticks: 0,
         overruns: 0,

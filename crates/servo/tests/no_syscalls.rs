@@ -425,7 +425,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
     assert!(futexes.is_empty(), "futex while the servo ran: {futexes:?}");
     assert_eq!(allocations, 0, "allocations on the servo thread");
 
-    let expected = stats.elapsed.as_secs_f64() * config.rate_hz;
+    let expected = stats.elapsed.as_secs_f64() * config.rate.hz();
     assert!(
         (stats.ticks as f64 - expected).abs() <= 0.1 * expected,
         "{} ticks, {expected:.0} expected",

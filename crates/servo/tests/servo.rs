@@ -164,7 +164,7 @@ fn thread_runs_near_1_khz_and_ramps_down_on_stop() {
     std::thread::sleep(Duration::from_millis(500));
     let (stats, tick) = handle.stop().unwrap();
 
-    let expected = stats.elapsed.as_secs_f64() * config.rate_hz;
+    let expected = stats.elapsed.as_secs_f64() * config.rate.hz();
     let ticks = stats.ticks as f64;
     println!(
         "ticks {} in {:?} (expected {expected:.0}), overruns {}, skipped {}, realtime {}",
