@@ -118,7 +118,7 @@ mod tests {
     use haptic_config::Config;
     use haptic_servo::{ServoThread, ToolState};
     use std::path::{Path, PathBuf};
-    use std::sync::Mutex;
+    use std::sync::{Mutex, MutexGuard};
     use std::time::{Duration, Instant};
 
     /// One run at a time, so that the threads each test sees are its own.
@@ -128,12 +128,34 @@ mod tests {
         Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config")
     }
 
-    fn options(record: &Path) -> RunOptions {
-        RunOptions {
-            base: config_dir(),
-            record: Some(record.to_owned()),
-            duration: Some(Duration::from_secs(30)),
-            hold_at_end: false,
+    /// One run at a time of push-block.toml, recorded, for 30 s at most.
+    struct Fixture {
+        _one: MutexGuard<'static, ()>,
+        _dir: tempfile::TempDir,
+        record: PathBuf,
+        config: Config,
+        options: RunOptions,
+        shutdown: Shutdown,
+    }
+
+    impl Fixture {
+        fn new() -> Self {
+            let one = RUNS.lock().unwrap_or_else(|e| e.into_inner());
+            let dir = tempfile::tempdir().unwrap();
+            let record = dir.path().join("ticks.csv");
+            Self {
+                _one: one,
+                config: Config::load(config_dir().join("push-block.toml")).unwrap(),
+                options: RunOptions {
+                    base: config_dir(),
+                    record: Some(record.clone()),
+                    duration: Some(Duration::from_secs(30)),
+                    hold_at_end: false,
+                },
+                shutdown: Shutdown::install().unwrap(),
+                _dir: dir,
+                record,
+            }
         }
     }
 
@@ -149,11 +171,7 @@ mod tests {
 
     #[test]
     fn a_physics_panic_is_an_error_and_the_recording_is_complete() {
-        let _one = RUNS.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = tempfile::tempdir().unwrap();
-        let record = dir.path().join("ticks.csv");
-        let config = Config::load(config_dir().join("push-block.toml")).unwrap();
-        let shutdown = Shutdown::install().unwrap();
+        let run = Fixture::new();
         let mut steps = 0;
         let step = move |world: &mut PhysicsWorld, tool: &ToolState, dt: f64| {
             steps += 1;
@@ -162,9 +180,9 @@ mod tests {
         };
         let started = Instant::now();
         let result = run_with(
-            &config,
-            &options(&record),
-            &shutdown,
+            &run.config,
+            &run.options,
+            &run.shutdown,
             step,
             ServoThread::spawn_with,
         );
@@ -177,7 +195,7 @@ mod tests {
         assert!(started.elapsed() < Duration::from_secs(20));
         assert_eq!(run_threads(), Vec::<String>::new());
         // Every tick up to the end of the servo's ramp, in order.
-        let ticks = haptic_devices::load_ticks(&record).unwrap();
+        let ticks = haptic_devices::load_ticks(&run.record).unwrap();
         assert!(ticks.len() > 100, "{} ticks", ticks.len());
         assert!(ticks.windows(2).all(|w| w[1].tick == w[0].tick + 1));
         assert_eq!(ticks.last().unwrap().wrench.force.norm(), 0.0);
@@ -185,11 +203,7 @@ mod tests {
 
     #[test]
     fn a_servo_that_cannot_start_stops_the_other_threads() {
-        let _one = RUNS.lock().unwrap_or_else(|e| e.into_inner());
-        let dir = tempfile::tempdir().unwrap();
-        let record = dir.path().join("ticks.csv");
-        let config = Config::load(config_dir().join("push-block.toml")).unwrap();
-        let shutdown = Shutdown::install().unwrap();
+        let run = Fixture::new();
         // Held by the physics step until its thread ends.
         let alive = Arc::new(());
         let held = Arc::clone(&alive);
@@ -197,7 +211,7 @@ mod tests {
             let _ = &held;
             world.step(tool, dt);
         };
-        let result = run_with(&config, &options(&record), &shutdown, step, |_, _, _| {
+        let result = run_with(&run.config, &run.options, &run.shutdown, step, |_, _, _| {
             Err(io::Error::other("no thread for the servo"))
         });
         let Err(RunError::Io { what, .. }) = result else {
@@ -206,6 +220,6 @@ mod tests {
         assert_eq!(what, "starting the servo thread");
         assert_eq!(Arc::strong_count(&alive), 1, "the physics thread runs on");
         assert_eq!(run_threads(), Vec::<String>::new());
-        assert!(haptic_devices::load_ticks(&record).unwrap().is_empty());
+        assert!(haptic_devices::load_ticks(&run.record).unwrap().is_empty());
     }
 }
