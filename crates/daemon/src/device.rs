@@ -3,8 +3,8 @@
 use haptic_config::{DeviceKind, Scene};
 use haptic_devices::{
     load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample, EmulatorConfig,
-    HapticDevice, HidDevice, Motion, SafetyLayer, SafetyLimits, SimulatedClock, SimulatedDevice,
-    Trajectory, TrajectoryEmulator, Wrench,
+    HapticDevice, HidDevice, Motion, MotionFileError, ProfileError, SafetyLayer, SafetyLimits,
+    SimulatedClock, SimulatedDevice, Trajectory, TrajectoryEmulator, TrajectoryError, Wrench,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -46,8 +46,14 @@ impl HapticDevice for AnyDevice {
 /// Why a device could not be opened.
 #[derive(Debug, thiserror::Error)]
 pub enum OpenError {
-    #[error("{file}: {message}")]
-    File { file: PathBuf, message: String },
+    #[error(transparent)]
+    Motion(#[from] MotionFileError),
+    #[error(transparent)]
+    Trajectory(#[from] TrajectoryError),
+    #[error(transparent)]
+    Profile(#[from] ProfileError),
+    #[error("{}: no device profile `{name}`", dir.display())]
+    NoProfile { dir: PathBuf, name: String },
     #[error("opening the HID device `{profile}`: {source}")]
     Hid {
         profile: String,
@@ -80,12 +86,7 @@ pub fn open(
         DeviceKind::Simulated => {
             let motion = match (&d.motion, &d.motion_file) {
                 (Some(motion), _) => motion.clone(),
-                (None, Some(file)) => {
-                    Motion::load(&base.join(file)).map_err(|e| OpenError::File {
-                        file: e.file,
-                        message: e.message,
-                    })?
-                }
+                (None, Some(file)) => Motion::load(&base.join(file))?,
                 (None, None) => {
                     return Err(OpenError::Config(
                         "a simulated device needs `device.motion` or `device.motion_file`".into(),
@@ -102,11 +103,7 @@ pub fn open(
             let file = d.trajectory_file.as_ref().ok_or_else(|| {
                 OpenError::Config("an emulator needs `device.trajectory_file`".into())
             })?;
-            let path = base.join(file);
-            let trajectory = Trajectory::load(&path).map_err(|e| OpenError::File {
-                file: path.clone(),
-                message: e.to_string(),
-            })?;
+            let trajectory = Trajectory::load(&base.join(file))?;
             let clock = match pacing {
                 Pacing::RealTime => Clock::RealTime,
                 Pacing::Stepped { .. } => Clock::Stepped,
@@ -122,16 +119,13 @@ pub fn open(
                 .as_ref()
                 .ok_or_else(|| OpenError::Config("a HID device needs `device.profile`".into()))?;
             let dir = base.join(&d.profiles_dir);
-            let profiles = load_profiles(&dir).map_err(|e| OpenError::File {
-                file: e.file.clone(),
-                message: e.message.clone(),
-            })?;
+            let profiles = load_profiles(&dir)?;
             let profile = profiles
                 .into_iter()
                 .find(|p| &p.name == name)
-                .ok_or_else(|| OpenError::File {
-                    file: dir.clone(),
-                    message: format!("no device profile `{name}`"),
+                .ok_or_else(|| OpenError::NoProfile {
+                    dir: dir.clone(),
+                    name: name.clone(),
                 })?;
             let device = HidDevice::open(&profile).map_err(|source| OpenError::Hid {
                 profile: name.clone(),

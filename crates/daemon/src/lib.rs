@@ -15,6 +15,7 @@
 //! recorded trajectory through a scene deterministically, without threads.
 
 pub mod device;
+pub mod lifecycle;
 mod pacer;
 pub mod physics;
 pub mod recording;
@@ -26,6 +27,7 @@ pub mod status;
 pub mod summary;
 pub mod telemetry;
 
+pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use run::{run, RunError, RunOptions};
 pub use signals::{Shutdown, ShutdownRequest};
 pub use summary::{EndReason, RunSummary};

@@ -18,14 +18,13 @@
 //! Both threads exchange only through lock-free latest-value hand-off: the
 //! servo never waits for a step and a step never waits for the servo.
 
+use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 
 /// A movable scene object as the physics thread integrates it.
 #[derive(Clone, Debug, PartialEq)]
@@ -115,31 +114,34 @@ pub struct PhysicsReport {
     pub bodies: Vec<MovableBody>,
 }
 
-/// A running physics thread.
-pub struct PhysicsThread {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<PhysicsReport>,
-}
+/// A running physics thread, stopped and joined when dropped.
+pub struct PhysicsThread(StoppableThread<PhysicsReport>);
 
 impl PhysicsThread {
     /// Starts stepping at `options.rate_hz`, reading the servo's tool state
-    /// from `tool` and publishing poses to `snapshots`.
+    /// from `tool` and publishing poses to `snapshots`. `step` advances the
+    /// world by a step (the daemon's is [`PhysicsWorld::step`]).
     pub fn spawn(
         options: PhysicsOptions,
         tool: LatestReader<ToolState>,
         snapshots: LatestWriter<PhysicsSnapshot>,
+        step: impl FnMut(&mut PhysicsWorld, &ToolState, f64) + Send + 'static,
     ) -> io::Result<PhysicsThread> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
-        let thread = std::thread::Builder::new()
-            .name("haptic-physics".into())
-            .spawn(move || run(options, tool, snapshots, &flag))?;
-        Ok(PhysicsThread { stop, thread })
+        StoppableThread::spawn(ThreadName::Physics, move |stop| {
+            run(options, tool, snapshots, step, stop)
+        })
+        .map(PhysicsThread)
     }
 
-    pub fn stop(self) -> PhysicsReport {
-        self.stop.store(true, Ordering::Release);
-        self.thread.join().expect("the physics thread panicked")
+    /// Whether the thread has ended, which before [`stop`](Self::stop)
+    /// means it panicked.
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    /// Stops stepping and returns the report, or the thread's panic.
+    pub fn stop(self) -> Result<PhysicsReport, ThreadPanicked> {
+        self.0.stop()
     }
 }
 
@@ -207,6 +209,7 @@ fn run(
     options: PhysicsOptions,
     mut tool: LatestReader<ToolState>,
     mut snapshots: LatestWriter<PhysicsSnapshot>,
+    mut step: impl FnMut(&mut PhysicsWorld, &ToolState, f64),
     stop: &AtomicBool,
 ) -> PhysicsReport {
     options.schedule.apply("physics");
@@ -219,7 +222,7 @@ fn run(
         bodies: Vec::new(),
     };
     while !stop.load(Ordering::Acquire) {
-        world.step(tool.read(), dt);
+        step(&mut world, tool.read(), dt);
         world.publish(&mut snapshots);
         report.steps += 1;
         if !pacer.wait() {

@@ -3,8 +3,9 @@
 //! in order (servo first, ramping the force to zero; then physics; then
 //! telemetry, which drains the last records and finishes the recording).
 
-use crate::device::{self, OpenError, Pacing};
-use crate::physics::{PhysicsOptions, PhysicsReport, PhysicsThread};
+use crate::device::{self, AnyDevice, OpenError, Pacing};
+use crate::lifecycle::{ThreadName, ThreadPanicked};
+use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
 use crate::recording::TickFile;
 use crate::scene::{Scene, SceneBuildError};
 use crate::signals::{Shutdown, ShutdownRequest};
@@ -14,7 +15,9 @@ use crate::telemetry::{TelemetryOptions, TelemetryThread};
 use haptic_config::{ServoScene, Thread};
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoThread, ThreadSchedule, ToolState};
+use haptic_servo::{
+    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
+};
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -46,8 +49,10 @@ pub enum RunError {
     Scene(#[from] SceneBuildError),
     #[error(transparent)]
     Device(#[from] OpenError),
-    #[error("the servo thread panicked; its output was zeroed")]
-    ServoPanicked,
+    /// A thread panicked; the others were stopped, the servo's output was
+    /// zeroed and the recording finished.
+    #[error(transparent)]
+    ThreadPanicked(#[from] ThreadPanicked),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -128,11 +133,35 @@ fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
 
 /// Runs `config` until `shutdown` asks to stop, the recording ends, or
 /// `options.duration` passes. A second signal stops the servo at once with
-/// zero force and returns [`EndReason::Aborted`].
+/// zero force and returns [`EndReason::Aborted`]. A thread that panics
+/// stops the others (the servo ramping its output to zero) and is returned
+/// as [`RunError::ThreadPanicked`], the recording finished.
 pub fn run(
     config: &ServoScene,
     options: &RunOptions,
     shutdown: &Shutdown,
+) -> Result<RunSummary, RunError> {
+    run_with(
+        config,
+        options,
+        shutdown,
+        PhysicsWorld::step,
+        ServoThread::spawn_with,
+    )
+}
+
+/// [`run`] with the physics step and the servo's spawn given, so that tests
+/// can make either fail.
+pub(crate) fn run_with(
+    config: &ServoScene,
+    options: &RunOptions,
+    shutdown: &Shutdown,
+    physics_step: impl FnMut(&mut PhysicsWorld, &ToolState, f64) + Send + 'static,
+    spawn_servo: impl FnOnce(
+        ServoConfig,
+        ServoTick<AnyDevice>,
+        fn(),
+    ) -> std::io::Result<ServoHandle<AnyDevice>>,
 ) -> Result<RunSummary, RunError> {
     tracing::info!(objects = config.objects().len(), "building the scene");
     let scene = Scene::build(config)?;
@@ -206,6 +235,7 @@ pub fn run(
         },
         tool_reader,
         physics_writer,
+        physics_step,
     )
     .map_err(io("starting the physics thread"))?;
 
@@ -217,61 +247,75 @@ pub fn run(
     let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     shutdown.servo_started();
     // Locked on the servo thread once its own buffers exist, so that with a
-    // finite RLIMIT_MEMLOCK they are among the pages locked.
-    let servo = ServoThread::spawn_with(servo_config, tick, lock_memory)
-        .map_err(io("starting the servo thread"))?;
+    // finite RLIMIT_MEMLOCK they are among the pages locked. From here on
+    // every return, early or not, drops the physics and telemetry threads'
+    // guards, which stop them and finish the recording.
+    let servo =
+        spawn_servo(servo_config, tick, lock_memory).map_err(io("starting the servo thread"))?;
     tracing::info!(rate_hz, "running; SIGINT or SIGTERM stops");
 
+    // `None` when the physics or telemetry thread ended by itself, which
+    // only a panic does.
     let started = Instant::now();
-    let reason = loop {
+    let mut reason = loop {
         if let Some(reason) = requested_end(shutdown) {
-            break reason;
+            break Some(reason);
         }
         if servo.is_finished() {
-            break EndReason::DeviceEnded;
+            break Some(EndReason::DeviceEnded);
+        }
+        if physics.is_finished() || telemetry.is_finished() {
+            break None;
         }
         if options.duration.is_some_and(|d| started.elapsed() >= d) {
-            break EndReason::Duration;
+            break Some(EndReason::Duration);
         }
         std::thread::sleep(POLL);
     };
 
-    let reason = match reason {
-        EndReason::Aborted(_) => {
-            servo.abort();
-            reason
-        }
-        reason => {
-            servo.request_stop();
-            tracing::info!(reason = %reason, "stopping: ramping the output to zero");
-            // A second signal during the ramp aborts it.
-            let mut reason = reason;
-            while !servo.is_finished() {
-                if let ShutdownRequest::Abort(signal) = shutdown.request() {
-                    servo.abort();
-                    reason = EndReason::Aborted(signal);
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(1));
+    if let Some(EndReason::Aborted(_)) = reason {
+        servo.abort();
+    } else {
+        servo.request_stop();
+        match &reason {
+            Some(reason) => {
+                tracing::info!(reason = %reason, "stopping: ramping the output to zero")
             }
-            reason
+            None => tracing::error!("a thread ended early: ramping the output to zero"),
         }
-    };
-    let joined = servo.join();
-    if let EndReason::Aborted(_) = reason {
-        let (stats, tick) = joined.map_err(|_| RunError::ServoPanicked)?;
+        // A second signal during the ramp aborts it.
+        while !servo.is_finished() {
+            if let ShutdownRequest::Abort(signal) = shutdown.request() {
+                servo.abort();
+                reason = Some(EndReason::Aborted(signal));
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+    let servo = servo
+        .join()
+        .map_err(|payload| ThreadPanicked::new(ThreadName::Servo, payload));
+    if let Some(reason @ EndReason::Aborted(_)) = reason {
+        let (stats, tick) = servo?;
         let force = tick.safety().commanded().force.norm();
         tracing::warn!(
             ticks = stats.ticks,
             force_n = force,
             "aborted: output zeroed, exiting"
         );
+        // The physics and telemetry threads stop as their guards drop.
         return Ok(RunSummary::servo_only(reason, rate_hz, stats));
     }
     // The other threads stop even after a servo panic, so the recording
-    // keeps everything up to it.
-    let physics: PhysicsReport = physics.stop();
+    // keeps everything up to it; the first thread to have panicked (in
+    // servo, physics, telemetry order) is the error.
+    let physics = physics.stop();
     let telemetry = telemetry.stop();
-    let (stats, _) = joined.map_err(|_| RunError::ServoPanicked)?;
+    let (stats, _) = servo?;
+    let (physics, telemetry) = (physics?, telemetry?);
+    let Some(reason) = reason else {
+        unreachable!("only a panic ends the physics or telemetry thread before its stop")
+    };
     Ok(RunSummary::new(reason, rate_hz, stats, telemetry, physics))
 }

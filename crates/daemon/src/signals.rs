@@ -28,8 +28,9 @@ pub struct Shutdown {
 }
 
 impl Shutdown {
-    /// Installs the handlers. Each only increments counters, which is
-    /// async-signal-safe.
+    /// Installs the handlers. Each records the signal and counts it; a
+    /// second signal before [`servo_started`](Self::servo_started) also
+    /// writes a line to standard error and ends the process with `_exit`.
     pub fn install() -> io::Result<Shutdown> {
         let count = Arc::new(AtomicUsize::new(0));
         let last = Arc::new(AtomicI32::new(0));

@@ -5,6 +5,7 @@
 //! It runs at normal priority and never holds up the servo: when it falls
 //! behind, the tick stream drops records and counts them.
 
+use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use crate::recording::{device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
@@ -17,8 +18,6 @@ use serde_json::json;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 /// Highest latency or compute time the telemetry histograms hold (ns).
@@ -131,11 +130,9 @@ impl TelemetryReport {
     }
 }
 
-/// A running telemetry thread.
-pub struct TelemetryThread {
-    stop: Arc<AtomicBool>,
-    thread: JoinHandle<io::Result<TelemetryReport>>,
-}
+/// A running telemetry thread, stopped and joined when dropped: it then
+/// still drains what is left and finishes the recording.
+pub struct TelemetryThread(StoppableThread<io::Result<TelemetryReport>>);
 
 impl TelemetryThread {
     /// Starts draining `consumer`.
@@ -143,8 +140,6 @@ impl TelemetryThread {
         consumer: TickConsumer<TickRecord>,
         options: TelemetryOptions,
     ) -> io::Result<TelemetryThread> {
-        let stop = Arc::new(AtomicBool::new(false));
-        let flag = Arc::clone(&stop);
         let socket = match options.udp {
             Some(address) => {
                 let bind: SocketAddr = if address.is_ipv4() {
@@ -158,18 +153,22 @@ impl TelemetryThread {
             }
             None => None,
         };
-        let thread = std::thread::Builder::new()
-            .name("haptic-telemetry".into())
-            .spawn(move || run(consumer, options, socket, &flag))?;
-        Ok(TelemetryThread { stop, thread })
+        StoppableThread::spawn(ThreadName::Telemetry, move |stop| {
+            run(consumer, options, socket, stop)
+        })
+        .map(TelemetryThread)
     }
 
-    /// Drains what is left, finishes the recording and returns the report.
-    pub fn stop(self) -> io::Result<TelemetryReport> {
-        self.stop.store(true, Ordering::Release);
-        self.thread
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("the telemetry thread panicked")))
+    /// Whether the thread has ended, which before [`stop`](Self::stop)
+    /// means it panicked.
+    pub fn is_finished(&self) -> bool {
+        self.0.is_finished()
+    }
+
+    /// Drains what is left, finishes the recording and returns the report
+    /// (an error if recording failed), or the thread's panic.
+    pub fn stop(self) -> Result<io::Result<TelemetryReport>, ThreadPanicked> {
+        self.0.stop()
     }
 }
 

@@ -29,6 +29,7 @@ mod check_config;
 mod devices;
 mod inspect;
 mod logging;
+mod memory;
 mod output;
 mod prep;
 mod progress;

@@ -1,6 +1,7 @@
 //! `hapticd prep`: mesh → prepared-geometry file, skipped when up to date.
 
 use crate::inspect::{level_sizes, mib, millimetres};
+use crate::memory::MemoryBudget;
 use crate::output::Stdout;
 use crate::progress::Progress;
 use anyhow::{bail, Context};
@@ -9,9 +10,13 @@ use haptic_mesh::shapes::{builtin, BUILTIN_NAMES};
 use haptic_mesh::{
     load_mesh_from_bytes, LengthUnit, LoadOptions, LoadedMesh, MeshError, MeshFormat, TriangleMesh,
 };
-use haptic_pointshell::{sample_point_shell, spacing_for_count, NestedPointTree};
+use haptic_pointshell::{
+    sample_point_shell, spacing_for_count, NestedPointTree, POISSON_DISK_DENSITY,
+};
 use haptic_sdf::MAX_BAND_HALF_WIDTH_VOXELS;
-use haptic_sdf::{BuildProgress, DenseField, DenseOptions, Field, SparseField, SparseOptions};
+use haptic_sdf::{
+    BuildProgress, DenseField, DenseOptions, Field, GridSpec, SparseField, SparseOptions,
+};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -65,6 +70,11 @@ pub struct PrepArgs {
     /// Build even if the file is up to date.
     #[arg(long)]
     force: bool,
+
+    /// Refuse a build whose field or shell would need more memory than
+    /// this [default: the memory available, /proc/meminfo's MemAvailable].
+    #[arg(long, value_name = "GIB")]
+    memory_limit: Option<f64>,
 }
 
 pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
@@ -96,6 +106,7 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
     let LoadedMesh { mesh, report } =
         load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
     writeln!(stdout, "mesh: {}: {report}", source.name)?;
+    check_memory(&mesh, args)?;
 
     let progress = Progress::new();
     let field = build_field(&mesh, args, &progress);
@@ -153,6 +164,54 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
         timing.join(", ")
     )?;
     Ok(())
+}
+
+/// Bytes per point of the point shell, its point tree and their copy for
+/// the file (an upper estimate).
+const SHELL_BYTES_PER_POINT: f64 = 160.0;
+
+/// Refuses a field or point shell that cannot fit in memory, before any
+/// of it is allocated, saying what would fit instead.
+fn check_memory(mesh: &TriangleMesh, args: &PrepArgs) -> anyhow::Result<()> {
+    let budget = MemoryBudget::new(args.memory_limit)?;
+    let bounds = mesh.aabb();
+    let grid = |resolution| GridSpec::covering(&bounds, resolution, args.padding);
+    let [nx, ny, nz] = grid(args.resolution).dims;
+    match args.narrow_band {
+        None => budget.check(
+            format_args!("a {nx} × {ny} × {nz} dense field"),
+            DenseField::bytes_on(&grid(args.resolution)),
+            || {
+                // The finest grid that fits, by bisection: grids grow with
+                // the resolution.
+                let fits = |r| budget.fits(DenseField::bytes_on(&grid(r)));
+                let (mut fitting, mut too_big) = (2, args.resolution);
+                while too_big - fitting > 1 {
+                    let middle = fitting + (too_big - fitting) / 2;
+                    if fits(middle) {
+                        fitting = middle;
+                    } else {
+                        too_big = middle;
+                    }
+                }
+                format!("use --narrow-band, or --resolution ≤ {fitting}")
+            },
+        )?,
+        Some(_) => budget.check(
+            format_args!("a {nx} × {ny} × {nz} narrow-band field's coarse field and brick index"),
+            SparseField::fixed_bytes_on(&grid(args.resolution)),
+            || "use a lower --resolution".to_owned(),
+        )?,
+    }
+    let points = match args.spacing {
+        Some(spacing) => POISSON_DISK_DENSITY * mesh.surface_area() / (spacing * spacing),
+        None => args.points as f64,
+    };
+    budget.check(
+        format_args!("a point shell of about {points:.0} points"),
+        (points * SHELL_BYTES_PER_POINT) as u64,
+        || "use fewer --points or a larger --spacing".to_owned(),
+    )
 }
 
 fn build_field(mesh: &TriangleMesh, args: &PrepArgs, progress: &dyn BuildProgress) -> Field {

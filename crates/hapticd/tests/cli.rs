@@ -313,3 +313,54 @@ fn scenario_errors_name_the_problem() {
     );
     assert!(fs::read_dir(dir.path()).unwrap().next().is_none());
 }
+
+/// A field or shell that cannot fit in memory is refused before anything
+/// is allocated, with the size it needs and what would fit instead.
+#[test]
+fn prep_refuses_what_cannot_fit_in_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("big.hgeo");
+    let prep = |extra: &[&str]| {
+        let mut args = vec!["prep", "builtin:torus", "--memory-limit", "16"];
+        args.extend_from_slice(&["--out", out.to_str().unwrap()]);
+        args.extend_from_slice(extra);
+        hapticd(&args)
+    };
+    let started = std::time::Instant::now();
+    let dense = prep(&["--resolution", "3000"]);
+    assert_error(
+        &dense,
+        &[
+            "a 3000 × 3000 × ",
+            " dense field needs ",
+            " GiB; --memory-limit is 16.0 GiB; use --narrow-band, or --resolution ≤ ",
+        ],
+    );
+    let fitting: u32 = stderr(&dense)
+        .trim()
+        .rsplit(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((1000..3000).contains(&fitting), "{fitting}");
+    let band = prep(&["--resolution", "400000", "--narrow-band", "3"]);
+    assert_error(
+        &band,
+        &[
+            "narrow-band field's coarse field and brick index needs",
+            "use a lower --resolution",
+        ],
+    );
+    let shell = prep(&["--resolution", "24", "--points", "10000000000"]);
+    assert_error(
+        &shell,
+        &[
+            "a point shell of about 10000000000 points needs",
+            "use fewer --points",
+        ],
+    );
+    // Refused up front, without building anything.
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    assert!(!out.exists());
+}

@@ -95,6 +95,19 @@ impl Daemon {
         assert_eq!(result, 0);
     }
 
+    /// SIGINT and SIGTERM delivered together, however loaded the machine:
+    /// sent while the daemon is stopped, so both are pending (two different
+    /// signals, which do not merge) when it continues. Returns the exit
+    /// codes either may end it with, as the handlers may run in either order
+    /// on different threads.
+    fn two_signals(&self) -> [i32; 2] {
+        self.signal(libc::SIGSTOP);
+        self.signal(libc::SIGINT);
+        self.signal(libc::SIGTERM);
+        self.signal(libc::SIGCONT);
+        [128 + libc::SIGINT, 128 + libc::SIGTERM]
+    }
+
     /// Waits for exit; returns the status, standard output and error.
     fn finish(mut self, timeout: Duration) -> (ExitStatus, String, String) {
         let deadline = Instant::now() + timeout;
@@ -257,15 +270,12 @@ fn a_second_signal_exits_at_once_with_zero_force() {
     let mut daemon = Daemon::start(&["--record", record.to_str().unwrap()]);
     daemon.wait_for("running", Duration::from_secs(120));
     std::thread::sleep(Duration::from_millis(1500));
-    daemon.signal(libc::SIGINT);
-    // Apart, so that the kernel delivers two signals rather than merging
-    // them, and well within the 10 ms ramp the first one starts.
-    std::thread::sleep(Duration::from_millis(2));
-    daemon.signal(libc::SIGINT);
+    // Together, well within the 10 ms ramp the first one starts.
+    let codes = daemon.two_signals();
     let sent = Instant::now();
     let (status, _, stderr) = daemon.finish(Duration::from_secs(20));
     assert!(sent.elapsed() < Duration::from_secs(2), "{stderr}");
-    assert_eq!(status.code(), Some(128 + libc::SIGINT), "{stderr}");
+    assert!(codes.map(Some).contains(&status.code()), "{stderr}");
     assert!(stderr.contains("aborted: output zeroed"), "{stderr}");
     // The wrench last written to the device.
     assert!(stderr.contains("force_n=0.0"), "{stderr}");
@@ -302,16 +312,12 @@ fn a_signal_during_start_up_stops_before_the_servo_starts() {
 fn a_second_signal_during_start_up_exits_at_once() {
     let dir = tempfile::tempdir().unwrap();
     let daemon = daemon_building_a_slow_scene(dir.path());
-    // Two different signals: two pending SIGTERMs sent before the first is
-    // delivered would merge into one. Linux delivers the lower number first.
-    daemon.signal(libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(2));
-    daemon.signal(libc::SIGTERM);
+    let codes = daemon.two_signals();
     let sent = Instant::now();
     let (status, _, stderr) = daemon.finish(Duration::from_secs(120));
     // Well before the 256³ field is built.
-    assert!(sent.elapsed() < Duration::from_millis(500), "{stderr}");
-    assert_eq!(status.code(), Some(128 + libc::SIGTERM), "{stderr}");
+    assert!(sent.elapsed() < Duration::from_secs(2), "{stderr}");
+    assert!(codes.map(Some).contains(&status.code()), "{stderr}");
     assert!(stderr.contains("second signal during start-up"), "{stderr}");
 }
 

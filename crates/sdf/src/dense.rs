@@ -64,6 +64,11 @@ impl DenseField {
         Self::build_on_grid(&bvh, mesh.aabb(), grid, progress)
     }
 
+    /// Bytes the values of a dense field on `grid` take.
+    pub fn bytes_on(grid: &GridSpec) -> u64 {
+        grid.bytes(size_of::<f32>())
+    }
+
     /// Samples the mesh behind `bvh` on `grid`.
     pub fn build_on_grid(
         bvh: &MeshBvh,

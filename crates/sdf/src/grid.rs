@@ -39,6 +39,15 @@ impl GridSpec {
         }
     }
 
+    /// Bytes of `bytes_per_node` at every node, saturating rather than
+    /// overflowing, so that a grid too large to allocate can be refused
+    /// before it is.
+    pub fn bytes(&self, bytes_per_node: usize) -> u64 {
+        self.dims
+            .iter()
+            .fold(bytes_per_node as u64, |n, &d| n.saturating_mul(d.into()))
+    }
+
     pub fn node_count(&self) -> usize {
         self.dims.iter().map(|&d| d as usize).product()
     }

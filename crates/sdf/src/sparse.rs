@@ -72,6 +72,21 @@ pub struct SparseField {
 }
 
 impl SparseField {
+    /// Bytes a sparse field on `grid` takes whatever the surface: its
+    /// coarse field and its brick index (the bricks near the surface come
+    /// on top, [`BRICK_VOLUME`] samples each).
+    pub fn fixed_bytes_on(grid: &GridSpec) -> u64 {
+        let bricks = GridSpec {
+            dims: grid.dims.map(|d| (d - 1).div_ceil(BRICK_CELLS)),
+            ..*grid
+        };
+        let coarse = GridSpec {
+            dims: bricks.dims.map(|b| b + 1),
+            ..*grid
+        };
+        DenseField::bytes_on(&coarse).saturating_add(bricks.bytes(size_of::<u32>()))
+    }
+
     pub fn build(
         mesh: &TriangleMesh,
         options: &SparseOptions,

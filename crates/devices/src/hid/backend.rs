@@ -132,7 +132,7 @@ impl HidDevice {
     fn drain(&mut self) -> Result<usize, DeviceError> {
         let mut accepted = 0;
         for _ in 0..MAX_DRAIN {
-            let len = self.device.read(&mut self.buffer).map_err(read_error)?;
+            let len = self.device.read(&mut self.buffer).map_err(transfer_error)?;
             if len == 0 {
                 break;
             }
@@ -194,7 +194,7 @@ impl HapticDevice for HidDevice {
         };
         let len = encode_wrench_into(output, wrench, &mut self.output_report)?;
         let report = &self.output_report[..len];
-        let written = self.device.write(report).map_err(read_error)?;
+        let written = self.device.write(report).map_err(transfer_error)?;
         if written != len {
             return Err(DeviceError::Io(format!(
                 "wrote {written} of {len} bytes of output report {}",
@@ -209,12 +209,56 @@ fn io(error: HidError) -> DeviceError {
     DeviceError::Io(error.to_string())
 }
 
-/// Maps hidapi's unplug report to [`DeviceError::Disconnected`].
-fn read_error(error: HidError) -> DeviceError {
-    let text = error.to_string();
-    if text.contains("disconnected") || text.contains("No such device") {
+/// The message hidapi 2.6's linux-native backend gives when `poll(2)`
+/// reports a hangup on the hidraw file, which is how a read first sees an
+/// unplugged device: this one case carries no errno, only this text.
+const POLL_HANGUP: &str = "unexpected poll error (device disconnected)";
+
+/// Maps a failed hidraw read or write to [`DeviceError::Disconnected`]
+/// when the device is gone: a hangup seen by `poll(2)`, or the errno the
+/// kernel's hidraw driver returns once its device is removed (`EIO` from
+/// `read(2)`, `ENODEV` from `write(2)`; `ENXIO` as for any removed device).
+fn transfer_error(error: HidError) -> DeviceError {
+    let gone = match &error {
+        HidError::IoError { error } => matches!(
+            error.raw_os_error(),
+            Some(libc::EIO | libc::ENODEV | libc::ENXIO)
+        ),
+        HidError::HidApiError { message } => message == POLL_HANGUP,
+        _ => false,
+    };
+    if gone {
         DeviceError::Disconnected
     } else {
-        DeviceError::Io(text)
+        io(error)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn os(errno: i32) -> HidError {
+        std::io::Error::from_raw_os_error(errno).into()
+    }
+
+    #[test]
+    fn an_unplugged_device_is_disconnected() {
+        let hangup = HidError::HidApiError {
+            message: POLL_HANGUP.into(),
+        };
+        for error in [hangup, os(libc::EIO), os(libc::ENODEV), os(libc::ENXIO)] {
+            assert_eq!(transfer_error(error), DeviceError::Disconnected);
+        }
+    }
+
+    #[test]
+    fn other_failures_are_io_errors() {
+        let other = HidError::HidApiError {
+            message: "invalid timeout value -2".into(),
+        };
+        for error in [other, os(libc::EPERM), HidError::InvalidZeroSizeData] {
+            assert!(matches!(transfer_error(error), DeviceError::Io(_)));
+        }
     }
 }
