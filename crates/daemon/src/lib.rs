@@ -5,29 +5,32 @@
 //!
 //! - the **servo** (`haptic-servo`), 1 kHz at `SCHED_FIFO`: device sample →
 //!   rendering cycle → safety-limited wrench, one tick record per tick;
-//! - the **physics** thread ([`physics`]): moves the movable objects under
+//! - the **physics** thread: moves the movable objects under
 //!   the tool's contact wrenches and publishes their poses to the servo;
-//! - the **telemetry** thread ([`telemetry`]): drains tick records into a
+//! - the **telemetry** thread: drains tick records into a
 //!   recording, a UDP stream and the live status line.
 //!
-//! [`run::run`] starts them and stops them in order on a signal, at the end
+//! [`run()`] starts them and stops them in order on a signal, at the end
 //! of a recorded trajectory, or after a set duration; [`replay`] runs a
 //! recorded trajectory through a scene deterministically, without threads.
 
-pub mod device;
-pub mod lifecycle;
+mod device;
+mod lifecycle;
 mod pacer;
-pub mod physics;
-pub mod recording;
-pub mod replay;
-pub mod run;
-pub mod scene;
-pub mod signals;
-pub mod status;
-pub mod summary;
-pub mod telemetry;
+mod physics;
+mod recording;
+mod replay;
+mod run;
+mod scene;
+mod signals;
+mod status;
+mod summary;
+mod telemetry;
 
+pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
+pub use replay::{replay, ReplayReport};
 pub use run::{run, RunError, RunOptions};
-pub use signals::{Shutdown, ShutdownRequest};
+pub use scene::SceneBuildError;
+pub use signals::Shutdown;
 pub use summary::{EndReason, RunSummary};

@@ -121,11 +121,6 @@ impl TickFile {
         &self.path
     }
 
-    /// Ticks written so far.
-    pub fn ticks(&self) -> u64 {
-        self.ticks
-    }
-
     /// Appends one tick: the device pose read, the wrench written to the
     /// device and the wrench rendered, the tool pose, contacts, the friction
     /// state and verdict, and whether the tool pose was quarantined.

@@ -8,7 +8,7 @@ use crate::device::{self, Pacing};
 use crate::physics::{MovableBody, PhysicsWorld};
 use crate::recording::TickFile;
 use crate::run::{io, RunError};
-use crate::scene::Scene;
+use crate::scene::BuiltScene;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState, VerdictCounts};
@@ -32,7 +32,7 @@ pub struct ReplayReport {
 /// Replays `config`'s emulator device through its scene until the
 /// trajectory ends, recording every tick to `out`.
 pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport, RunError> {
-    let scene = Scene::build(config)?;
+    let scene = BuiltScene::build(config)?;
     let rate = config.servo_rate();
     let period = rate.period();
     let safety = device::open(config, Pacing::Stepped { period }, AtEnd::Error)?;

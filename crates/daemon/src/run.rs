@@ -7,7 +7,7 @@ use crate::device::{self, AnyDevice, OpenError, Pacing};
 use crate::lifecycle::{ThreadName, ThreadPanicked};
 use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
 use crate::recording::TickFile;
-use crate::scene::{Scene, SceneBuildError};
+use crate::scene::{BuiltScene, SceneBuildError};
 use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
@@ -53,6 +53,10 @@ pub enum RunError {
     /// zeroed and the recording finished.
     #[error(transparent)]
     ThreadPanicked(#[from] ThreadPanicked),
+    /// A thread ended by itself, without a panic, before it was asked to
+    /// stop; the others were stopped as for a panic.
+    #[error("the {0} thread ended before it was asked to stop")]
+    ThreadEnded(ThreadName),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -164,7 +168,7 @@ pub(crate) fn run_with(
     ) -> std::io::Result<ServoHandle<AnyDevice>>,
 ) -> Result<RunSummary, RunError> {
     tracing::info!(objects = config.objects().len(), "building the scene");
-    let scene = Scene::build(config)?;
+    let scene = BuiltScene::build(config)?;
     tracing::info!(
         tool = %scene.tool,
         environment = scene.environment.len(),
@@ -254,8 +258,7 @@ pub(crate) fn run_with(
         spawn_servo(servo_config, tick, lock_memory).map_err(io("starting the servo thread"))?;
     tracing::info!(rate_hz, "running; SIGINT or SIGTERM stops");
 
-    // `None` when the physics or telemetry thread ended by itself, which
-    // only a panic does.
+    // `None` when the physics or telemetry thread ended by itself.
     let started = Instant::now();
     let mut reason = loop {
         if let Some(reason) = requested_end(shutdown) {
@@ -310,12 +313,17 @@ pub(crate) fn run_with(
     // The other threads stop even after a servo panic, so the recording
     // keeps everything up to it; the first thread to have panicked (in
     // servo, physics, telemetry order) is the error.
+    let ended = if physics.is_finished() {
+        ThreadName::Physics
+    } else {
+        ThreadName::Telemetry
+    };
     let physics = physics.stop();
     let telemetry = telemetry.stop();
     let (stats, _) = servo?;
     let (physics, telemetry) = (physics?, telemetry?);
     let Some(reason) = reason else {
-        unreachable!("only a panic ends the physics or telemetry thread before its stop")
+        return Err(RunError::ThreadEnded(ended));
     };
     Ok(RunSummary::new(reason, rate_hz, stats, telemetry, physics))
 }

@@ -170,14 +170,14 @@ pub struct EnvironmentEntry {
     pub pose: Isometry3<f64>,
 }
 
-/// A built scene: the cycle, the device mapping, and what each
-/// environment entry of the cycle is.
-pub struct Scene {
+/// A scene with its geometry built: the rendering cycle, the device
+/// mapping, and what each environment entry of the cycle is.
+pub struct BuiltScene {
     pub cycle: RenderingCycle,
     pub mapping: WorkspaceMapping,
     /// In the cycle's environment order.
     pub environment: Vec<EnvironmentEntry>,
-    /// The dynamic object's name.
+    /// The tool's name.
     pub tool: String,
     /// The device button that declutches the tool, if any.
     pub clutch_button: Option<u32>,
@@ -185,9 +185,9 @@ pub struct Scene {
     pub build_time: Duration,
 }
 
-impl Scene {
+impl BuiltScene {
     /// Builds `config`'s scene.
-    pub fn build(config: &haptic_config::Scene) -> Result<Scene, SceneBuildError> {
+    pub fn build(config: &haptic_config::Scene) -> Result<BuiltScene, SceneBuildError> {
         let started = Instant::now();
         let base = config.base();
         let tool_config = config.tool();
@@ -245,7 +245,7 @@ impl Scene {
             config.device().workspace_pose(),
             config.device().workspace_scale,
         );
-        Ok(Scene {
+        Ok(BuiltScene {
             cycle,
             mapping,
             environment: entries,

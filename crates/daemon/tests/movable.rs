@@ -4,7 +4,7 @@
 //! ∫F dt = c Δx + m v.
 
 use haptic_config::{Overrides, Scene};
-use haptic_daemon::replay::replay;
+use haptic_daemon::replay;
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
 use std::path::Path;
 

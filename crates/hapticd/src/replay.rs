@@ -27,7 +27,7 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         ..Overrides::default()
     };
     let scene = Scene::load(&args.config, &overrides)?;
-    let report = haptic_daemon::replay::replay(&scene, &args.out)?;
+    let report = haptic_daemon::replay(&scene, &args.out)?;
     let f = &report.faults;
     println!(
         "replayed {} ticks into {}: max force {:.3} N, max {} contacts; faults: render {}, solver failed {}, quarantined {}; {} decisions in the solver's band",
