@@ -336,12 +336,12 @@ impl RecordedTick {
 }
 
 /// The tick format version the [`Recorder`] writes and [`read_ticks`] reads.
-pub const TICK_FORMAT_VERSION: u32 = 2;
+pub(crate) const TICK_FORMAT_VERSION: u32 = 2;
 
 /// Column layout of a tick recording: version 1's columns, then (since
 /// version 2) the rendered wrench, the tool pose, the friction verdict and
 /// the quarantine flag.
-pub const TICK_COLUMNS: &str =
+pub(crate) const TICK_COLUMNS: &str =
     "tick,time_ns,x,y,z,qw,qx,qy,qz,fx,fy,fz,tx,ty,tz,contacts,state,cycle_time_ns,\
 rendered_fx,rendered_fy,rendered_fz,rendered_tx,rendered_ty,rendered_tz,\
 tool_x,tool_y,tool_z,tool_qw,tool_qx,tool_qy,tool_qz,verdict,quarantined";
@@ -350,7 +350,7 @@ tool_x,tool_y,tool_z,tool_qw,tool_qx,tool_qy,tool_qz,verdict,quarantined";
 const TICK_COLUMN_COUNT: usize = 33;
 
 /// Writes one line per [`RecordedTick`] in a text format like the trajectory
-/// format: `# hapticd-ticks: 2` and `# columns:` [`TICK_COLUMNS`], then
+/// format: `# hapticd-ticks: 2` and `# columns:` (docs/devices.md), then
 /// comma-separated values, positions in metres, floats as the shortest
 /// decimal that round-trips. Equal records give equal bytes.
 pub struct Recorder<W: Write> {
@@ -442,8 +442,8 @@ pub struct TickFileError {
     pub message: String,
 }
 
-/// Parses a tick recording written by [`Recorder`] (version
-/// [`TICK_FORMAT_VERSION`]); `file` names it in errors. Every value comes
+/// Parses a tick recording written by [`Recorder`] (version 2);
+/// `file` names it in errors. Every value comes
 /// back with the bits it was written with; quaternions are taken as
 /// written, not renormalised.
 pub fn read_ticks(text: &str, file: &str) -> Result<Vec<RecordedTick>, TickFileError> {

@@ -5,21 +5,24 @@
 //! in SI units. The safety layer sits between rendering and every device.
 
 mod device;
-pub mod emulator;
+mod emulator;
 pub mod hid;
-pub mod motion;
-pub mod rate;
-pub mod safety;
-pub mod simulated;
-pub mod trajectory;
+mod motion;
+mod rate;
+mod safety;
+mod simulated;
+mod trajectory;
 
 pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 pub use emulator::{
     load_ticks, read_ticks, AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, RecordedTick,
-    Recorder, RotationParams, TickFileError, TrajectoryEmulator, TICK_COLUMNS, TICK_FORMAT_VERSION,
+    Recorder, RotationParams, TickFileError, TrajectoryEmulator,
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
-pub use motion::{Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig};
+pub use motion::{
+    Motion, MotionConfig, MotionError, MotionFileError, MotionState, SegmentConfig,
+    CLOSURE_TOLERANCE,
+};
 pub use rate::ServoRate;
 pub use safety::{SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent};
 pub use simulated::{SimulatedClock, SimulatedDevice};

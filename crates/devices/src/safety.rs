@@ -204,7 +204,8 @@ enum Phase {
 /// Reopens a lost device in place.
 pub type ReconnectHook<D> = Box<dyn FnMut(&mut D) -> Result<(), DeviceError> + Send>;
 
-/// A device behind the safety layer; see the [module docs](self).
+/// A device behind the safety layer: limits, soft start and trips as in
+/// docs/devices.md, “The safety layer”.
 pub struct SafetyLayer<D: HapticDevice> {
     device: D,
     limits: SafetyLimits,

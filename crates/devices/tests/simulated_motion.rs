@@ -1,8 +1,7 @@
 //! Scripted motion: exact endpoints, rest at segment ends, analytic
 //! velocities against finite differences, and config parsing.
 
-use haptic_devices::motion::CLOSURE_TOLERANCE;
-use haptic_devices::{Motion, MotionConfig, MotionError, SegmentConfig};
+use haptic_devices::{Motion, MotionConfig, MotionError, SegmentConfig, CLOSURE_TOLERANCE};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 
 const EXAMPLE: &str = r#"

@@ -1,4 +1,3 @@
-use haptic_devices::trajectory::{COLUMNS, FORMAT_VERSION};
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryErrorKind, TrajectoryRow};
 use nalgebra::{UnitQuaternion, Vector3};
 use proptest::prelude::*;
@@ -197,7 +196,7 @@ fn write_is_canonical_and_versioned() {
     t.write(&mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
     assert!(text.starts_with(&format!(
-        "# hapticd-trajectory: {FORMAT_VERSION}\n# units: mm\n# rate_hz: 1000\n# columns: {COLUMNS}\n"
+        "# hapticd-trajectory: 1\n# units: mm\n# rate_hz: 1000\n# columns: t_s,x,y,z,qw,qx,qy,qz,buttons\n"
     )));
     assert_eq!(text, example());
 }
