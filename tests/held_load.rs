@@ -5,7 +5,7 @@
 //! (`haptic_scenarios::breakaway::FlatBed::hold`).
 //!
 //! With bounded pre-sliding, over the last 9 s of the hold (the first second
-//! lets static damping's lag from the ramp die out) the simulation object
+//! lets static damping's lag from the ramp die out) the tool
 //! moves less than 1 nm and the rendered force drifts less than 1 µN; and
 //! the held load is at least 0.9 of what a perfectly stuck tool feels at the
 //! same manipulandum offset: the same tool at μ = 1000 in role B, which

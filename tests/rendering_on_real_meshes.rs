@@ -10,8 +10,8 @@
 
 use haptic_acceptance::mesh_path;
 use haptic_contact::{
-    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MovingObject, Role, SharedField, ShellTree,
+    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel, Role,
+    SharedField, ShellTree, ToolGeometry,
 };
 use haptic_core::Matrix6;
 use haptic_friction::FrictionState;
@@ -385,7 +385,7 @@ fn exact_stiffness_of_the_bunny_shell_on_the_armadillo_field_matches_finite_diff
     // contact, then 1 mm deeper (shallow contact).
     let probe_scene = |bunny_pose: Isometry3<f64>| {
         ContactScene::new(
-            MovingObject {
+            ToolGeometry {
                 shell: Some(geometry.shell.clone()),
                 field: None,
             },
@@ -435,7 +435,7 @@ fn exact_stiffness_of_the_bunny_shell_on_the_armadillo_field_matches_finite_diff
             );
             let (moving, environment, pose) = match role {
                 Role::MovingShell => (
-                    MovingObject {
+                    ToolGeometry {
                         shell: Some(geometry.shell.clone()),
                         field: None,
                     },
@@ -447,7 +447,7 @@ fn exact_stiffness_of_the_bunny_shell_on_the_armadillo_field_matches_finite_diff
                     armadillo_pose * relative,
                 ),
                 Role::MovingField => (
-                    MovingObject {
+                    ToolGeometry {
                         shell: None,
                         field: Some(shared.clone()),
                     },

@@ -26,7 +26,7 @@ pub struct Scene {
     name: PathBuf,
     /// The directory relative paths start from.
     base: PathBuf,
-    /// Index of the dynamic object in `file.objects`.
+    /// Index of the tool in `file.objects`.
     tool: usize,
     servo_rate: ServoRate,
 }
@@ -147,14 +147,14 @@ impl Scene {
         &self.file.objects
     }
 
-    /// The dynamic object.
+    /// The tool.
     pub fn tool(&self) -> &ObjectConfig {
         &self.file.objects[self.tool]
     }
 
-    /// The environment (every object but the dynamic one), in file order.
+    /// The environment (every object but the tool), in file order.
     pub fn environment(&self) -> impl Iterator<Item = &ObjectConfig> {
-        self.file.objects.iter().filter(|o| !o.dynamic)
+        self.file.objects.iter().filter(|o| !o.tool)
     }
 
     /// The movable objects with their index in [`objects`](Self::objects)

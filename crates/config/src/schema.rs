@@ -20,7 +20,7 @@ use std::path::PathBuf;
 #[derive(Clone, Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct ConfigFile {
-    /// The scene: exactly one dynamic object (the tool) and static ones.
+    /// The scene: exactly one tool (`tool = true`) and environment objects.
     pub objects: Vec<ObjectConfig>,
     /// Materials by name; objects name theirs in `material`.
     #[serde(default)]
@@ -52,7 +52,7 @@ pub struct ObjectConfig {
     /// A generated shape with its dimensions.
     #[serde(default)]
     pub shape: Option<Shape>,
-    /// Position of the object's frame in the world (m); for the dynamic
+    /// Position of the object's frame in the world (m); for the tool
     /// object, where it starts. Default the origin.
     #[serde(default)]
     pub position_m: [f64; 3],
@@ -61,10 +61,10 @@ pub struct ObjectConfig {
     pub rotation_rad: [f64; 3],
     /// Which contact geometry the object contributes.
     pub role: ObjectRole,
-    /// `true` for the simulation object the device drives. Default `false`:
+    /// `true` for the tool the device drives. Default `false`:
     /// scenes are mostly static environment.
     #[serde(default)]
-    pub dynamic: bool,
+    pub tool: bool,
     /// The `[materials]` entry between this (static) object and the tool.
     /// Default `"default"`, which need not be written out.
     #[serde(default = "default_material")]
@@ -74,11 +74,11 @@ pub struct ObjectConfig {
     /// under the contact wrench of the tool. Default `false`: fixed.
     #[serde(default)]
     pub movable: bool,
-    /// Mass of the dynamic or a movable object (kg). Default that of the
+    /// Mass of the tool or a movable object (kg). Default that of the
     /// rendering defaults: 0.1 kg, a 5 cm plastic cube.
     #[serde(default)]
     pub mass_kg: Option<f64>,
-    /// Principal moments of inertia of the dynamic or a movable object
+    /// Principal moments of inertia of the tool or a movable object
     /// about its frame's axes (kg·m²). Default a solid cube's of `mass_kg`
     /// and 5 cm sides.
     #[serde(default)]

@@ -25,7 +25,7 @@ const MINIMAL: &str = r#"
 name = "tool"
 shape = { kind = "sphere", radius_m = 0.02 }
 role = "point_shell"
-dynamic = true
+tool = true
 
 [[objects]]
 name = "wall"
@@ -120,8 +120,8 @@ fn parse_errors_name_the_line_and_the_field() {
     let e = error(&text, line_of(&text, "radius = 2"), "objects[1].radius");
     assert!(e.message.contains("unknown field `radius`"), "{e}");
 
-    let text = MINIMAL.replace("dynamic = true", "dynamic = \"yes\"");
-    error(&text, line_of(&text, "dynamic"), "objects[0].dynamic");
+    let text = MINIMAL.replace("tool = true", "tool = \"yes\"");
+    error(&text, line_of(&text, "tool"), "objects[0].tool");
 
     let text = MINIMAL.replace("role = \"field\"", "role = \"surface\"");
     let e = error(&text, line_of(&text, "\"surface\""), "objects[1].role");
@@ -173,7 +173,7 @@ fn invalid_values_name_the_line_and_the_field() {
     let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nmaterial = \"oak\"");
     error(&text, line_of(&text, "material ="), "objects[1].material");
 
-    let text = MINIMAL.replace("dynamic = true", "dynamic = false");
+    let text = MINIMAL.replace("tool = true", "tool = false");
     error(&text, line_of(&text, "[[objects]]"), "objects");
 
     let text = MINIMAL.replace("role = \"point_shell\"", "role = \"field\"");
@@ -258,7 +258,7 @@ fn movable_objects_take_mass_and_damping_and_only_they_do() {
         line_of(&text, "linear_damping"),
         "objects[1].linear_damping_n_s_per_m",
     );
-    let text = MINIMAL.replace("dynamic = true", "dynamic = true\nmovable = true");
+    let text = MINIMAL.replace("tool = true", "tool = true\nmovable = true");
     error(&text, line_of(&text, "movable"), "objects[0].movable");
 }
 

@@ -1,4 +1,4 @@
-//! Checks after parsing: values in range, one dynamic object, materials
+//! Checks after parsing: values in range, one tool, materials
 //! and roles that fit together, and the files the config references.
 
 use crate::schema::{ConfigFile, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
@@ -17,7 +17,7 @@ type Check = Result<(), Invalid>;
 
 /// What validation establishes beyond the values themselves.
 pub struct Valid {
-    /// Index of the one dynamic object.
+    /// Index of the one tool.
     pub tool: usize,
     pub servo_rate: ServoRate,
 }
@@ -86,17 +86,17 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
     Ok(Valid { tool, servo_rate })
 }
 
-/// Checks the objects; returns the dynamic one's index.
+/// Checks the objects; returns the tool's index.
 fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
-    let dynamic: Vec<usize> = (0..config.objects.len())
-        .filter(|&i| config.objects[i].dynamic)
+    let tools: Vec<usize> = (0..config.objects.len())
+        .filter(|&i| config.objects[i].tool)
         .collect();
-    let &[tool_index] = dynamic.as_slice() else {
+    let &[tool_index] = tools.as_slice() else {
         return Err(Invalid {
             field: "objects".into(),
             message: format!(
-                "exactly one object must be `dynamic = true`, found {}",
-                dynamic.len()
+                "exactly one object must be `tool = true`, found {}",
+                tools.len()
             ),
         });
     };
@@ -124,10 +124,10 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
             };
             fail(field(f), "must be positive")?;
         }
-        if object.dynamic && object.movable {
+        if object.tool && object.movable {
             fail(
                 field("movable"),
-                "the dynamic object follows the device; only environment objects are movable",
+                "the tool follows the device; only environment objects are movable",
             )?;
         }
         for (name, damping) in [
@@ -147,14 +147,14 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
                 _ => {}
             }
         }
-        if object.dynamic || object.movable {
+        if object.tool || object.movable {
             if let Some(mass) = object.mass_kg {
                 positive(field("mass_kg"), mass)?;
             }
             for &moment in object.inertia_kg_m2.iter().flatten() {
                 positive(field("inertia_kg_m2"), moment)?;
             }
-            if object.dynamic {
+            if object.tool {
                 continue;
             }
         }
@@ -166,19 +166,22 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
             };
             fail(
                 field(f),
-                "only the dynamic object and movable objects have mass properties",
+                "only the tool and movable objects have mass properties",
             )?;
         }
         if object.role.has_field() && !tool.role.has_shell() {
             fail(
                 field("role"),
-                format!("a field needs the dynamic object `{}` to have a point shell (role `point_shell` or `both`)", tool.name),
+                format!("a field needs the tool `{}` to have a point shell (role `point_shell` or `both`)", tool.name),
             )?;
         }
         if object.role.has_shell() && !tool.role.has_field() {
             fail(
                 field("role"),
-                format!("a point shell needs the dynamic object `{}` to have a field (role `field` or `both`)", tool.name),
+                format!(
+                    "a point shell needs the tool `{}` to have a field (role `field` or `both`)",
+                    tool.name
+                ),
             )?;
         }
         let Some(material) = config.material(object) else {
@@ -203,7 +206,7 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
         .objects
         .iter()
         .enumerate()
-        .find(|(_, o)| o.dynamic && o.material != DEFAULT_MATERIAL)
+        .find(|(_, o)| o.tool && o.material != DEFAULT_MATERIAL)
     {
         fail(
             format!("objects[{i}].material"),

@@ -1,12 +1,12 @@
 //! Static virtual coupling (Zhao, Li & Barbič eqs 5–6) between the manipulandum (the
-//! device's pose) and the simulation object, and its 6×6 stiffness.
+//! device's pose) and the tool, and its 6×6 stiffness.
 //!
 //! `F_vc = k_vc (x_m − x_s)` and `τ_vc = k_vc,tor φ`, where
 //! `φ = log(R_m R_sᵀ)` is the rotation vector (world frame, angle in
-//! `[0, π]`) taking the simulation object's orientation to the
+//! `[0, π]`) taking the tool's orientation to the
 //! manipulandum's: the rotation-vector reading of eq 6's `ω_m − ω_s`.
 //!
-//! Gradient w.r.t. the simulation object's `q = (x, θ)`, `R_s → exp([θ]×) R_s`:
+//! Gradient w.r.t. the tool's `q = (x, θ)`, `R_s → exp([θ]×) R_s`:
 //! `∂F_vc/∂x = −k_vc I`, and since `R_m R_sᵀ → exp([φ]×) exp(−[θ]×)`,
 //! `∂φ/∂θ = −J_r⁻¹(φ)` with the inverse right Jacobian of SO(3)
 //!
@@ -31,7 +31,7 @@ pub struct VirtualCoupling {
 }
 
 impl VirtualCoupling {
-    /// `(F_vc, τ_vc)` on the simulation object (N, N·m), eqs 5–6.
+    /// `(F_vc, τ_vc)` on the tool (N, N·m), eqs 5–6.
     pub fn wrench(&self, manipulandum: &Isometry3<f64>, simulation: &Isometry3<f64>) -> Vector6 {
         let force = (manipulandum.translation.vector - simulation.translation.vector)
             * self.translational_stiffness;
@@ -115,7 +115,7 @@ mod tests {
         (Vector3::new(rng.gen(), rng.gen(), rng.gen()) * 2.0 - Vector3::repeat(1.0)) * scale
     }
 
-    /// Central differences of the coupling wrench in the simulation object's
+    /// Central differences of the coupling wrench in the tool's
     /// `q`, with the rotation perturbed as the contact gradients are.
     fn finite_difference(manipulandum: &Isometry3<f64>, simulation: &Isometry3<f64>) -> Matrix6 {
         let h = 1e-6;

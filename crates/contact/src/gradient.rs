@@ -1,5 +1,5 @@
 //! The 6×6 gradient `∂(F, τ)/∂(x, θ)` of penalty contact wrenches, for a
-//! moving object displaced by `x → x + δx`, `R → exp([δθ]×) R` (a small
+//! tool displaced by `x → x + δx`, `R → exp([δθ]×) R` (a small
 //! rotation about the world axes, applied about the reference point).
 //!
 //! Per contact, with `a = ∂d/∂x` ([`PenaltyContact::distance_gradient`]) and
@@ -15,7 +15,7 @@
 //!
 //! Zhao, Li & Barbič's eqs 2–3 ([`GradientModel::NormalDirection`]) take `a = N` and
 //! keep `N` fixed. Its eq 3 puts `[F]×` in `∂τ/∂x`: that is role B's handle
-//! term. With the point shell on the moving object (role A) the handle
+//! term. With the point shell on the tool (role A) the handle
 //! rotates instead, and the geometric term is `[F]× [r]×` in `∂τ/∂θ`; this
 //! model uses each role's own handle term, so it equals the exact gradient
 //! whenever `a = N` and the normals do not rotate.

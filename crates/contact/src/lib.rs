@@ -2,7 +2,7 @@
 //! exact 6×6 gradient, and static virtual coupling (Zhao, Li & Barbič,
 //! static friction LP, §3; Xu, Zhao & Barbič, implicit penalty contact, §4.1).
 //!
-//! One moving rigid object, the *simulation object* at pose `(x, R)` (its
+//! One moving rigid object, the *tool* at pose `(x, R)` (its
 //! frame's origin is the reference point), touches static environment
 //! objects in two roles ([`Role`]): its point shell in their fields (A), or
 //! their point shells in its field (B). Per cycle:
@@ -20,10 +20,10 @@
 //!    without friction) [`haptic_core::displaced`] applies.
 //!
 //! Conventions: world frame throughout; `q = (x, θ)` with the rotation
-//! perturbed as `R → exp([θ]×) R`; wrenches act on the simulation object,
+//! perturbed as `R → exp([θ]×) R`; wrenches act on the tool,
 //! torques about `x`; `H = ∂f/∂q`, not symmetric in general ([`gradient`]);
 //! distances negative inside; `N` is the direction of the contact force on
-//! the simulation object, out of the environment ([`penalty`] has the table).
+//! the tool, out of the environment ([`penalty`] has the table).
 
 pub mod coupling;
 pub mod gradient;
@@ -35,7 +35,7 @@ pub use coupling::VirtualCoupling;
 pub use gradient::{contact_stiffness, total_stiffness, GradientModel};
 pub use penalty::{total_wrench, PenaltyContact, Role};
 pub use scene::{
-    ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, MovingObject,
-    PenaltyParameters, SceneError, SharedField, ShellTree,
+    ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, PenaltyParameters,
+    SceneError, SharedField, ShellTree, ToolGeometry,
 };
 pub use stiffness_scaling::StiffnessScaling;

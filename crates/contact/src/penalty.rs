@@ -1,25 +1,25 @@
-//! Penalty normal contact (Zhao, Li & Barbič eq 1) on the moving object, in the two
+//! Penalty normal contact (Zhao, Li & Barbič eq 1) on the tool, in the two
 //! roles of Xu, Zhao & Barbič §4.1.
 //!
-//! Every quantity is in the world frame. `x` and `R` are the moving object's
+//! Every quantity is in the world frame. `x` and `R` are the tool's
 //! translation and rotation (its frame's origin is the reference point of
 //! torques), `P` the contact point, `r = P − x` the torque handle.
 //!
 //! | | role A: [`Role::MovingShell`] | role B: [`Role::MovingField`] |
 //! |---|---|---|
-//! | point shell on | the moving object (`p`, `n` in its frame) | an environment object (fixed in the world) |
+//! | point shell on | the tool (`p`, `n` in its frame) | an environment object (fixed in the world) |
 //! | `P` | `x + R p` | the environment point |
 //! | `d` | environment field at `P` | moving field at `Rᵀ(P − x)` |
-//! | `N` (force direction on the moving object) | `−R n` | the environment normal `n_e` |
+//! | `N` (force direction on the tool) | `−R n` | the environment normal `n_e` |
 //! | `∂d/∂x` | `∇φ_env(P)` | `−R ∇φ_moving` |
 //!
 //! Shell normals `n` are outward. In role A, `R n` points out of the moving
 //! object into the environment it penetrates, so the environment pushes the
-//! moving object along `N = −R n`. In role B, the environment point sits
-//! inside the moving object; the force on the environment point is
+//! tool along `N = −R n`. In role B, the environment point sits
+//! inside the tool; the force on the environment point is
 //! `k d n_e` (along `−n_e`, into the environment) and its reaction on the
-//! moving object, applied at `P`, is `F = −k d n_e`, out of the environment.
-//! Either way `F = −k d N` with `d < 0` pushes the moving object out of the
+//! tool, applied at `P`, is `F = −k d n_e`, out of the environment.
+//! Either way `F = −k d N` with `d < 0` pushes the tool out of the
 //! environment, and `τ = r × F` (eq 1).
 
 use haptic_core::Vector6;
@@ -29,16 +29,16 @@ use nalgebra::{Isometry3, Point3, Vector3};
 /// Which of the two objects carries the point shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Role {
-    /// Role A: the moving object's point shell against an environment field.
+    /// Role A: the tool's point shell against an environment field.
     /// The contact point, its normal and its handle move with the object.
     MovingShell,
-    /// Role B: an environment point shell against the moving object's field.
+    /// Role B: an environment point shell against the tool's field.
     /// The contact point and its normal stay put; the handle `P − x` changes
     /// with `x`.
     MovingField,
 }
 
-/// One penalty contact on the moving object (eq 1), everything the force,
+/// One penalty contact on the tool (eq 1), everything the force,
 /// the torque and their exact gradient need.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PenaltyContact {
@@ -53,11 +53,11 @@ pub struct PenaltyContact {
     pub weight: u32,
     /// Torque handle `r = P − x` (m).
     pub handle: Vector3<f64>,
-    /// Unit direction `N` of the force on the moving object.
+    /// Unit direction `N` of the force on the tool.
     pub normal: Vector3<f64>,
     /// Signed distance `d` (m), negative in contact.
     pub distance: f64,
-    /// `∂d/∂x`: the change of `d` per unit translation of the moving object,
+    /// `∂d/∂x`: the change of `d` per unit translation of the tool,
     /// from the field's own gradient (see the module table). Zhao et al.'s
     /// eqs 2–3 take it to be `N`.
     pub distance_gradient: Vector3<f64>,
@@ -68,7 +68,7 @@ pub struct PenaltyContact {
 
 impl PenaltyContact {
     /// Role A: shell point `point` (`p`, outward normal `n`, moving frame)
-    /// of the moving object at `pose`, against `field` placed in the world
+    /// of the tool at `pose`, against `field` placed in the world
     /// by `field_pose`. `field_from_shell` is `field_pose⁻¹ · pose`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn moving_shell<F: DistanceField + ?Sized>(
@@ -98,7 +98,7 @@ impl PenaltyContact {
 
     /// Role B: environment shell point `point` (`p`, outward normal `n`, in
     /// the frame of an environment object at `shell_pose`) against the field
-    /// of the moving object at `pose`. `field_from_shell` is
+    /// of the tool at `pose`. `field_from_shell` is
     /// `pose⁻¹ · shell_pose`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn moving_field<F: DistanceField + ?Sized>(

@@ -1,4 +1,4 @@
-//! The moving object, the static environment and one cycle's contacts: each
+//! The tool, the static environment and one cycle's contacts: each
 //! (environment object, role) pair is queried through its nested point tree,
 //! with every buffer sized when the scene is built.
 
@@ -52,10 +52,10 @@ impl ShellTree {
     }
 }
 
-/// The simulation object's contact geometry, in its own frame (origin = the
+/// The tool's contact geometry, in its own frame (origin = the
 /// reference point of torques and of the coupling).
 #[derive(Clone, Default)]
-pub struct MovingObject {
+pub struct ToolGeometry {
     /// Needed for role A (environment objects with a field).
     pub shell: Option<Arc<ShellTree>>,
     /// Needed for role B (environment objects with a point shell).
@@ -65,9 +65,9 @@ pub struct MovingObject {
 /// What an environment object contributes, which fixes its role.
 #[derive(Clone)]
 pub enum EnvironmentGeometry {
-    /// A field queried by the moving object's point shell (role A).
+    /// A field queried by the tool's point shell (role A).
     Field(SharedField),
-    /// A point shell queried in the moving object's field (role B).
+    /// A point shell queried in the tool's field (role B).
     Shell(Arc<ShellTree>),
 }
 
@@ -79,7 +79,7 @@ pub struct EnvironmentObject {
     /// Object frame → world.
     pub pose: Isometry3<f64>,
     pub geometry: EnvironmentGeometry,
-    /// Coulomb `μ ≥ 0` between it and the moving object.
+    /// Coulomb `μ ≥ 0` between it and the tool.
     pub friction_coefficient: f64,
 }
 
@@ -94,9 +94,9 @@ pub struct PenaltyParameters {
 /// Why a scene cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SceneError {
-    #[error("environment object {index} has a distance field, but the moving object has no point shell to test against it")]
+    #[error("environment object {index} has a distance field, but the tool has no point shell to test against it")]
     MissingMovingShell { index: usize },
-    #[error("environment object {index} has a point shell, but the moving object has no distance field to test it in")]
+    #[error("environment object {index} has a point shell, but the tool has no distance field to test it in")]
     MissingMovingField { index: usize },
     #[error("a point shell of {points} points and {normals} normals with a tree built for {tree} points")]
     ShellTreeMismatch {
@@ -135,7 +135,7 @@ struct Pair {
     traversal: PointTreeTraversal,
 }
 
-/// The moving object against the static environment: evaluates one cycle's
+/// The tool against the static environment: evaluates one cycle's
 /// penalty contacts without allocating.
 pub struct ContactScene {
     environment: Vec<EnvironmentObject>,
@@ -150,7 +150,7 @@ impl ContactScene {
     /// Checks that every environment object has its counterpart on `moving`
     /// and sizes every buffer for the worst case (all points in contact).
     pub fn new(
-        moving: MovingObject,
+        moving: ToolGeometry,
         environment: Vec<EnvironmentObject>,
         parameters: PenaltyParameters,
     ) -> Result<Self, SceneError> {
@@ -204,7 +204,7 @@ impl ContactScene {
         Ok(scene)
     }
 
-    /// Finds the contacts of the moving object at `pose` (object frame →
+    /// Finds the contacts of the tool at `pose` (object frame →
     /// world) with every environment object and sets their stiffness (eq 1,
     /// eq 77). `budget` applies to each traversal. Never allocates.
     pub fn evaluate(&mut self, pose: &Isometry3<f64>, budget: TraversalBudget) -> CycleStats {

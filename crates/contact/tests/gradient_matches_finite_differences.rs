@@ -4,7 +4,7 @@
 
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MovingObject, PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling,
+    PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_core::{skew, Matrix6};
 use haptic_testkit::gradient_check::{block_errors, BLOCKS};
@@ -112,7 +112,7 @@ fn exact_gradient_matches_finite_differences_on_dense_fields() {
             )
         };
         ContactScene::new(
-            MovingObject {
+            ToolGeometry {
                 shell: moving_shell.clone(),
                 field: Some(moving_field.clone()),
             },
@@ -154,7 +154,7 @@ fn flat_contact_scene(role: Role, pose: &Isometry3<f64>, rng: &mut Pcg64) -> Con
             let m = pose.rotation * Vector3::z();
             let patch = Arc::new(ShellTree::build(flat_patch_shell(12, 0.004, &center), 4));
             (
-                MovingObject {
+                ToolGeometry {
                     shell: Some(patch),
                     field: None,
                 },
@@ -177,7 +177,7 @@ fn flat_contact_scene(role: Role, pose: &Isometry3<f64>, rng: &mut Pcg64) -> Con
                 4,
             ));
             (
-                MovingObject {
+                ToolGeometry {
                     shell: None,
                     field: Some(plane),
                 },
@@ -242,7 +242,7 @@ fn normal_direction_gradient_is_exact_when_the_gradient_is_the_normal_and_normal
 
 /// Zhao, Li & Barbič's eq 3 read literally (`∂τ/∂x = (∂F/∂ω)ᵀ + [F]×`,
 /// `∂τ/∂ω = [r]× ∂F/∂ω`) is the gradient of a point shell fixed in the world
-/// (role B); with the shell on the moving object (role A) its `[F]×` belongs
+/// (role B); with the shell on the tool (role A) its `[F]×` belongs
 /// in `∂τ/∂θ` as `[F]× [r]×`.
 #[test]
 fn seed_002_eq_3_is_the_form_for_a_static_point_shell() {

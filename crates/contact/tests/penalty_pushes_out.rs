@@ -1,8 +1,8 @@
 //! Force and torque directions of eq 1 (Zhao, Li & Barbič) in both roles.
 
 use haptic_contact::{
-    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, MovingObject,
-    PenaltyParameters, ShellTree, StiffnessScaling,
+    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, PenaltyParameters,
+    ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_pointshell::TraversalBudget;
@@ -28,7 +28,7 @@ fn parameters() -> PenaltyParameters {
 #[test]
 fn a_ball_shell_in_a_floor_field_is_pushed_out_without_torque() {
     let mut scene = ContactScene::new(
-        MovingObject {
+        ToolGeometry {
             shell: Some(Arc::new(ShellTree::build(
                 radial_sphere_shell(RADIUS, 4000),
                 6,
@@ -71,7 +71,7 @@ fn a_ball_shell_in_a_floor_field_is_pushed_out_without_torque() {
 fn a_ball_field_on_a_slab_shell_is_pushed_out() {
     let half = Vector3::new(0.08, 0.08, 0.01);
     let mut scene = ContactScene::new(
-        MovingObject {
+        ToolGeometry {
             shell: None,
             field: Some(Arc::new(SphereField {
                 center: Point3::origin(),

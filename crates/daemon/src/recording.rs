@@ -59,7 +59,7 @@ pub fn device_pose(record: &TickRecord) -> Isometry3<f64> {
     pose(record.device_position, record.device_orientation)
 }
 
-/// The tool (simulation object) pose of a servo record.
+/// The tool pose of a servo record.
 pub fn tool_pose(record: &TickRecord) -> Isometry3<f64> {
     pose(record.tool_position, record.tool_orientation)
 }

@@ -7,7 +7,7 @@ use crate::physics::MovableBody;
 use haptic_asset::load_prepared;
 use haptic_config::{ObjectConfig, Shape};
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MovingObject, SceneError, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, SceneError, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_devices::SafetyLayer;
 use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
@@ -197,7 +197,7 @@ impl BuiltScene {
             tool_config.role.has_field(),
             tool_config.role.has_shell(),
         )?;
-        let moving = MovingObject {
+        let moving = ToolGeometry {
             shell: tool.shell,
             field: tool.field,
         };
@@ -205,7 +205,7 @@ impl BuiltScene {
         let mut environment = Vec::new();
         let mut entries = Vec::new();
         for (index, object) in config.objects().iter().enumerate() {
-            if object.dynamic {
+            if object.tool {
                 continue;
             }
             let geometry = load_geometry(

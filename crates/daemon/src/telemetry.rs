@@ -265,7 +265,7 @@ fn log_first_faults(record: &TickRecord, logged: &mut haptic_servo::TickFaults) 
     if faults.quarantined > 0 && logged.quarantined == 0 {
         tracing::warn!(
             tick = record.tick,
-            "the simulation pose came out non-finite and was reset to the handle (further ones are counted, not logged)"
+            "the tool pose came out non-finite and was reset to the handle (further ones are counted, not logged)"
         );
         logged.quarantined = faults.quarantined;
     }

@@ -310,7 +310,7 @@ pub struct RecordedTick {
     /// (a kinematic emulator writes nothing, but this shows what it would
     /// have felt).
     pub rendered: Wrench,
-    /// The simulation object (tool) after the tick, scene frame.
+    /// The tool after the tick, scene frame.
     pub tool_pose: Isometry3<f64>,
     /// Number of contacts.
     pub contacts: u32,

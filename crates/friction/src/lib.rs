@@ -3,7 +3,7 @@
 //! Linear Programming", §4).
 //!
 //! A [`StaticFrictionProblem`] holds one servo cycle's data: the wrench `f`
-//! on the simulation object (virtual coupling plus penalty normal forces,
+//! on the tool (virtual coupling plus penalty normal forces,
 //! eq 9), its stiffness `H = ∂f/∂q` (eqs 2–3 and the coupling), the mass
 //! matrix `M̄ = diag(M, I)` and the contacts with their normal force and
 //! friction coefficient. The object is in static friction exactly when the LP

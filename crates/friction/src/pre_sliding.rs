@@ -11,7 +11,7 @@
 //! spread of penetration depths. The LP then reports sliding far below `μ`.
 //!
 //! **The model.** Each contact keeps a stick anchor, placed where the
-//! simulation object's material point was when the contact last stuck, and
+//! tool's material point was when the contact last stuck, and
 //! `s_i` is that point's tangential offset from it. A cycle's displacement
 //! `Δq` and friction forces `β_i` in the pyramids of eq 13 must balance the
 //! wrench to first order, `f + HΔq + Wβ = 0` (eqs 35–36). Among these

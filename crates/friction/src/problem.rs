@@ -10,13 +10,13 @@ pub struct FrictionContact {
     /// object's reference point, world frame (m).
     pub handle: Vector3<f64>,
     /// Unit contact normal `N`, the direction of the normal force on the
-    /// simulation object.
+    /// tool.
     pub normal: Vector3<f64>,
     /// Magnitude of the penalty normal force `‖F_n‖` (N).
     pub normal_force: f64,
     /// Coulomb friction coefficient `μ ≥ 0`.
     pub friction_coefficient: f64,
-    /// Tangential offset of the simulation object's material point at this
+    /// Tangential offset of the tool's material point at this
     /// contact from the contact's stick anchor, world frame (m): the slip
     /// accumulated since the contact last stuck. Only the pre-sliding model
     /// ([`crate::FastPreSlidingSolver`]) reads it; zero for a new contact.
@@ -85,7 +85,7 @@ impl FrictionContact {
 #[derive(Clone, Debug, PartialEq)]
 pub struct StaticFrictionProblem {
     /// `f = (F, τ)`: virtual coupling plus all normal contact forces and
-    /// torques on the simulation object (N, N·m), eq 9.
+    /// torques on the tool (N, N·m), eq 9.
     pub wrench: Vector6,
     /// `H = ∂f/∂q` for `q = (x, θ)`: the penalty gradients of eqs 2–3 plus
     /// `−k_vc I` and `−k_vc,tor I` on the diagonal blocks.
@@ -133,7 +133,7 @@ pub struct FrictionSolution {
     pub state: FrictionState,
     /// Friction force components `(β_u, β_v)` per contact (N), zero unless static.
     pub beta: Vec<[f64; 2]>,
-    /// Displacement `Δq = (Δx, Δθ)` of the simulation object (m, rad).
+    /// Displacement `Δq = (Δx, Δθ)` of the tool (m, rad).
     pub displacement: Vector6,
     /// Solver iterations this cycle.
     pub iterations: u32,

@@ -2,7 +2,7 @@
 //! physics thread and the telemetry consumer.
 //!
 //! - [`Latest`]: latest-value hand-off (triple buffering) for state such as
-//!   the tool pose (servo → physics) or dynamic-object poses and contact
+//!   the tool pose (servo → physics) or environment-object poses and contact
 //!   models (physics → servo). Publish and read are each one atomic swap:
 //!   wait-free.
 //! - [`TickStream`]: a bounded per-tick record stream (servo → telemetry)

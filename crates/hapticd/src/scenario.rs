@@ -20,7 +20,7 @@ pub struct ScenarioArgs {
     #[arg(long, conflicts_with_all = ["name", "out"])]
     list: bool,
 
-    /// Friction coefficient μ between the moving object and the environment
+    /// Friction coefficient μ between the tool and the environment
     /// (default: the scenario's own).
     #[arg(long, value_name = "MU", allow_hyphen_values = true)]
     mu: Option<f64>,

@@ -41,7 +41,7 @@ const GOOD: &str = r#"[[objects]]
 name = "cube"
 shape = { kind = "box", half_extents_m = [0.025, 0.025, 0.025] }
 role = "point_shell"
-dynamic = true
+tool = true
 
 [[objects]]
 name = "wall"
@@ -71,9 +71,9 @@ fn bad_configs_fail_naming_file_line_and_field() {
         ),
         (
             "wrong-type.toml",
-            GOOD.replace("dynamic = true", "dynamic = 1"),
+            GOOD.replace("tool = true", "tool = 1"),
             5,
-            "objects[0].dynamic",
+            "objects[0].tool",
         ),
         (
             "negative-mu.toml",

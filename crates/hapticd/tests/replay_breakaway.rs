@@ -245,7 +245,7 @@ tree_levels = 7
         r#"[[objects]]
 name = "tool"
 {tool}
-dynamic = true
+tool = true
 position_m = [0.0, 0.0, {z}]
 rotation_rad = [0.0, 0.0, {YAW}]
 {floor}

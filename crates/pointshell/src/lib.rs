@@ -1,6 +1,6 @@
 //! Point shells and nested point trees (Barbič & James 2008), the
 //! collision-detection side of Zhao, Li & Barbič's 6-DoF haptic rendering:
-//! surface samples of the moving object tested against the other object's
+//! surface samples of the tool tested against the other object's
 //! signed distance field.
 //!
 //! - [`sample_point_shell`]: Poisson-disk surface samples with outward normals.

@@ -31,7 +31,7 @@
 //! Arguments: `--cycles N` measured cycles per point (default 5,000),
 //! `--reference-cycles N` with the reference solver (default 2,000).
 
-use haptic_contact::{EnvironmentGeometry, EnvironmentObject, MovingObject, ShellTree};
+use haptic_contact::{EnvironmentGeometry, EnvironmentObject, ShellTree, ToolGeometry};
 use haptic_friction::FrictionState;
 use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::box_mesh;
@@ -61,7 +61,7 @@ const PUSH_JITTER: f64 = 0.03;
 
 /// The cube, the floor and the cube's pose with its lower edge on the floor.
 struct Bench {
-    moving: MovingObject,
+    moving: ToolGeometry,
     floor: EnvironmentObject,
     touching: Isometry3<f64>,
 }
@@ -70,7 +70,7 @@ impl Bench {
     fn new() -> Self {
         let cube = box_mesh(Vector3::repeat(CUBE_HALF));
         let shell = sample_point_shell(&cube, spacing_for_count(&cube, SHELL_POINTS), 7);
-        let moving = MovingObject {
+        let moving = ToolGeometry {
             shell: Some(Arc::new(ShellTree::build(shell, TREE_LEVELS))),
             field: None,
         };

@@ -1,6 +1,6 @@
 //! Stick anchors of contacts, keyed by (environment object, shell point):
 //! where a contact stuck, as a point `w` fixed in the world and a point `b`
-//! fixed in the simulation object, both where the contact point was then.
+//! fixed in the tool, both where the contact point was then.
 //! The slip of the object's material point at the contact since then is
 //! `x + R b − w`. Shared by Yamane's springs and the pre-sliding model.
 
@@ -29,7 +29,7 @@ pub(crate) struct ContactAnchors {
 
 impl ContactAnchors {
     /// Room for every shell point of every (environment object, role) pair;
-    /// `moving_shell_points` is the moving object's shell size (role A).
+    /// `moving_shell_points` is the tool's shell size (role A).
     pub(crate) fn new(environment: &[EnvironmentObject], moving_shell_points: usize) -> Self {
         let mut base = Vec::with_capacity(environment.len());
         let mut total = 0;
@@ -57,7 +57,7 @@ impl ContactAnchors {
         self.cycle += 1;
     }
 
-    /// `contact`'s anchor for the simulation object at `pose`, placed at the
+    /// `contact`'s anchor for the tool at `pose`, placed at the
     /// contact point if the contact was missing in the previous cycle.
     pub(crate) fn anchor(
         &mut self,

@@ -5,8 +5,8 @@ use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
 use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
-    ContactScene, EnvironmentObject, GradientModel, MovingObject, PenaltyContact,
-    PenaltyParameters, Role, SceneError, StiffnessScaling, VirtualCoupling,
+    ContactScene, EnvironmentObject, GradientModel, PenaltyContact, PenaltyParameters, Role,
+    SceneError, StiffnessScaling, ToolGeometry, VirtualCoupling,
 };
 use haptic_core::{displaced, Vector6};
 use haptic_friction::{
@@ -225,7 +225,7 @@ pub struct CycleReport {
     /// The friction stage's decision with its certainty;
     /// [`state`](FrictionVerdict::state) says free, sliding or static.
     pub verdict: FrictionVerdict,
-    /// The simulation object's pose came out non-finite and was reset to the
+    /// The tool's pose came out non-finite and was reset to the
     /// manipulandum; this cycle renders zero.
     pub quarantined: bool,
     /// Penalty contacts this cycle.
@@ -244,8 +244,8 @@ pub struct CycleReport {
     /// The wrench to render: the coupling on the manipulandum,
     /// `−(F_vc, τ_vc)` at the updated pose (N, N·m).
     pub coupling_wrench: Vector6,
-    /// The simulation object after the update.
-    pub simulation_pose: Isometry3<f64>,
+    /// The tool after the update.
+    pub tool_pose: Isometry3<f64>,
     pub timings: StageTimings,
 }
 
@@ -266,9 +266,9 @@ pub struct RenderingCycle {
 
 impl RenderingCycle {
     /// Builds the contact scene from `parameters.penalty` and places the
-    /// simulation object at `pose`.
+    /// tool at `pose`.
     pub fn new(
-        moving: MovingObject,
+        moving: ToolGeometry,
         environment: Vec<EnvironmentObject>,
         parameters: RenderParameters,
         pose: Isometry3<f64>,
@@ -318,8 +318,8 @@ impl RenderingCycle {
         &self.parameters
     }
 
-    /// The simulation object's pose.
-    pub fn simulation_pose(&self) -> &Isometry3<f64> {
+    /// The tool's pose.
+    pub fn tool_pose(&self) -> &Isometry3<f64> {
         &self.pose
     }
 
@@ -343,7 +343,7 @@ impl RenderingCycle {
     pub fn step(&mut self, manipulandum: &Isometry3<f64>) -> CycleReport {
         let p = self.parameters;
 
-        // Collision: penalty contacts at the current simulation pose (eq 1).
+        // Collision: penalty contacts at the current tool pose (eq 1).
         let start = Instant::now();
         self.scene.evaluate(&self.pose, p.budget);
         let contacts = self.scene.contacts().len();
@@ -469,7 +469,7 @@ impl RenderingCycle {
             frictionless_displacement: frictionless,
             displacement: dq,
             coupling_wrench,
-            simulation_pose: self.pose,
+            tool_pose: self.pose,
             timings: StageTimings {
                 collision: collided - start,
                 assembly: assembled - collided,

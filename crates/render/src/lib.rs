@@ -4,7 +4,7 @@
 //! `haptic-scenarios`).
 //!
 //! [`RenderingCycle::step`] reads top to bottom: penalty contacts at the
-//! simulation object's pose → `f`, `H`, `M̄` (eqs 2–9, 27) → §4.1 drops
+//! tool's pose → `f`, `H`, `M̄` (eqs 2–9, 27) → §4.1 drops
 //! separating contacts → the LP of eqs 32–37 (static) or the frictionless
 //! equilibrium `Δq₀ = −H⁻¹f` (sliding) → §4.2 static damping `(1 − α)Δq`
 //! in cycles with contacts → the pose update → the coupling wrench on the
@@ -12,9 +12,9 @@
 //!
 //! Conventions (those of `haptic-contact`): world frame, SI units;
 //! `q = (x, θ)` with rotations applied as `R → exp([Δθ]×) R` about the
-//! simulation object's frame origin; wrenches act on the simulation object,
+//! tool's frame origin; wrenches act on the tool,
 //! torques about that origin; `N` is the contact force's direction on the
-//! simulation object, out of the environment; the coupling wrench reported
+//! tool, out of the environment; the coupling wrench reported
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
 mod anchors;

@@ -8,7 +8,7 @@ use haptic_core::{Matrix6, Vector6};
 use haptic_friction::{FrictionContact, StaticFrictionProblem};
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
-/// Mass and inertia of the simulation object (eq 27's `M` and `I`).
+/// Mass and inertia of the tool (eq 27's `M` and `I`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct MassProperties {
     /// kg.
@@ -54,7 +54,7 @@ impl StaticCoupling {
     }
 
     /// Fills `problem` from the contacts of the last `scene.evaluate` (the
-    /// simulation object at `scene.pose()`) and the manipulandum's pose:
+    /// tool at `scene.pose()`) and the manipulandum's pose:
     /// `f = f_vc + Σ (F_i, τ_i)` (eq 9), `H = ∂f_vc/∂q + H_c` (eqs 2–3, 5–6),
     /// `M̄`, and one [`FrictionContact`] per penalty contact with its handle,
     /// normal, normal force `k_i |d_i|` and its environment object's `μ`.

@@ -4,7 +4,7 @@
 //!
 //! Each contact, keyed by (environment object, shell point), gets an
 //! anchor when it appears: a point `w` fixed in the world and a point `b`
-//! fixed in the simulation object, both where the contact point is then.
+//! fixed in the tool, both where the contact point is then.
 //! The spring pulls the object's point `m = x + R b` towards `w` in the
 //! contact's tangent plane, `F = k_f P_t (w − m)`, `P_t = I − N Nᵀ`, applied
 //! at `m` (`τ = r_b × F`, `r_b = R b`). When `‖F‖ > μ‖F_n‖` the contact
@@ -37,7 +37,7 @@ pub struct YamaneSprings {
 
 impl YamaneSprings {
     /// Room for every shell point of every (environment object, role) pair;
-    /// `moving_shell_points` is the moving object's shell size (role A).
+    /// `moving_shell_points` is the tool's shell size (role A).
     pub fn new(environment: &[EnvironmentObject], moving_shell_points: usize) -> Self {
         Self {
             anchors: ContactAnchors::new(environment, moving_shell_points),

@@ -4,7 +4,7 @@
 
 use haptic_contact::{
     total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MovingObject, PenaltyParameters, StiffnessScaling, VirtualCoupling,
+    PenaltyParameters, StiffnessScaling, ToolGeometry, VirtualCoupling,
 };
 use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
@@ -33,7 +33,7 @@ fn scene(setup: Setup, scaling: StiffnessScaling) -> ContactScene {
     };
     match setup {
         Setup::BallShellOnFloorField => ContactScene::new(
-            MovingObject {
+            ToolGeometry {
                 shell: Some(mesh_shell(&icosphere(RADIUS, 4), 3000, 7)),
                 field: None,
             },
@@ -50,7 +50,7 @@ fn scene(setup: Setup, scaling: StiffnessScaling) -> ContactScene {
         Setup::BallFieldOnSlabShell => {
             let half = Vector3::new(0.1, 0.1, 0.01);
             ContactScene::new(
-                MovingObject {
+                ToolGeometry {
                     shell: None,
                     field: Some(Arc::new(SphereField {
                         center: Point3::origin(),

@@ -5,7 +5,7 @@
 //!
 //! **Set-up.** [`FlatTool::new`] turns a closed mesh so that its largest
 //! planar face on the convex hull faces down, puts the reference point (the
-//! simulation object's frame origin, where the coupling acts) at the
+//! tool's frame origin, where the coupling acts) at the
 //! volume centroid and turns it by a yaw, so that nothing is aligned with the
 //! axes. The floor is the top `z = 0` of a slab's field (the tool's point
 //! shell meets it: role A) or a grid of points (the floor's shell meets the
@@ -22,7 +22,7 @@
 
 use crate::scenario::{run, Path, Scenario, SceneSetup, Segment, Trace};
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_mesh::TriangleMesh;
@@ -212,7 +212,7 @@ pub struct HoldResult {
     pub commanded: f64,
     /// The rendered sideways force at the end of the hold (N).
     pub held: f64,
-    /// Largest motion of the simulation object over the hold after its
+    /// Largest motion of the tool over the hold after its
     /// first second (the static-damping transient of the ramp's end): its
     /// translation (m) and rotation (rad) from that cycle.
     pub creep: f64,
@@ -267,7 +267,7 @@ impl FlatBed {
             ToolRole::Shell => {
                 let shell = sample_point_shell(&tool.mesh, spacing_for_count(&tool.mesh, 2000), 11);
                 (
-                    MovingObject {
+                    ToolGeometry {
                         shell: Some(Arc::new(ShellTree::build(shell, 6))),
                         field: None,
                     },
@@ -288,7 +288,7 @@ impl FlatBed {
                 let side = (2.0 * size / spacing).ceil() as usize + 1;
                 let levels = if side > 60 { 7 } else { 6 };
                 (
-                    MovingObject {
+                    ToolGeometry {
                         shell: None,
                         field: Some(field),
                     },

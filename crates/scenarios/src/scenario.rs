@@ -3,7 +3,7 @@
 //! friction LP) §4.1, §4.2, §5.3 and §5.4 from generated geometry.
 
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, MovingObject, SharedField, ShellTree,
+    EnvironmentGeometry, EnvironmentObject, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_devices::ServoRate;
 use haptic_friction::FrictionState;
@@ -35,7 +35,7 @@ pub enum Segment {
     Line { to: Isometry3<f64>, cycles: usize },
     /// Offset the translation from the segment's start by `F / k_vc`, `F`
     /// ramping linearly from `from` to `to` (N): the coupling force grows
-    /// by `F` while the simulation object holds still (eq 5).
+    /// by `F` while the tool holds still (eq 5).
     ForceRamp {
         from: Vector3<f64>,
         to: Vector3<f64>,
@@ -93,11 +93,11 @@ impl Path {
     }
 }
 
-/// The simulation object's geometry, the environment and where the object
+/// The tool's geometry, the environment and where the object
 /// starts. Cloning shares the geometry.
 #[derive(Clone)]
 pub struct SceneSetup {
-    pub moving: MovingObject,
+    pub moving: ToolGeometry,
     pub environment: Vec<EnvironmentObject>,
     pub initial_pose: Isometry3<f64>,
 }
@@ -209,7 +209,7 @@ pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
                 segment: *segment,
                 time: i as f64 * ServoRate::DEFAULT.dt(),
                 manipulandum: *manipulandum,
-                simulation: report.simulation_pose,
+                simulation: report.tool_pose,
                 state: report.verdict.state(),
                 verdict: report.verdict,
                 contacts: report.contacts,
@@ -414,7 +414,7 @@ pub fn cube_corner_from_meshes(
     mu: f64,
 ) -> Scenario {
     let shell = sample_point_shell(&cube, spacing_for_count(&cube, 2000), 7);
-    let moving = MovingObject {
+    let moving = ToolGeometry {
         shell: Some(Arc::new(ShellTree::build(shell, 6))),
         field: None,
     };
@@ -462,7 +462,7 @@ pub fn cube_corner_from_meshes(
 /// apart, in `z = 0`): the roles of Zhao et al. §5.4. The cube starts
 /// `gap` above the floor.
 fn cube_on_floor(mu: f64, gap: f64) -> (SceneSetup, Isometry3<f64>) {
-    let moving = MovingObject {
+    let moving = ToolGeometry {
         shell: None,
         field: Some(dense(&box_mesh(Vector3::repeat(CUBE_HALF)), 64)),
     };
@@ -554,7 +554,7 @@ pub const PEG_RAMP_FORCE: f64 = 1.0;
 /// field, as in §5.4's cube and corner: 672 points on the peg put about 30
 /// around its circumference, where on the block most of them would land
 /// on the outer faces (the spacing for 680 points yields 673). The peg
-/// (10 mm × 60 mm, 128 segments) is the simulation object, frame at its
+/// (10 mm × 60 mm, 128 segments) is the tool, frame at its
 /// centre, axis z, a steel peg's mass; the block (50 × 50 × 30 mm, centred
 /// at the origin) is sampled at 128³. The pyramid has `ℓ = 4` sides; with
 /// the tangents of [`haptic_friction::FrictionContact::tangents`] the axis
@@ -579,7 +579,7 @@ pub const PEG_RAMP_FORCE: f64 = 1.0;
 pub fn peg_in_hole(mu: f64, oversize: f64) -> Scenario {
     let peg = cylinder(PEG_RADIUS, PEG_LENGTH, 128);
     let shell = sample_point_shell(&peg, spacing_for_count(&peg, 680), 11);
-    let moving = MovingObject {
+    let moving = ToolGeometry {
         shell: Some(Arc::new(ShellTree::build(shell, 6))),
         field: None,
     };

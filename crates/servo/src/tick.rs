@@ -94,11 +94,11 @@ pub struct ToolState {
     pub tick: u64,
     /// Its scheduled time since the servo started.
     pub time: Duration,
-    /// The simulation object after the tick's step (object frame → world).
+    /// The tool after the tick's step (object frame → world).
     pub tool_pose: Isometry3<f64>,
     /// The manipulandum: the handle mapped into the scene (the last one
     /// read when this tick's read failed).
-    pub device_pose: Isometry3<f64>,
+    pub manipulandum: Isometry3<f64>,
     /// Per environment object, the penalty contact wrench `[F; τ]` the tool
     /// exerts on it (world frame, torque about the object's frame origin at
     /// its current pose), from the contacts of this tick's step: the
@@ -129,7 +129,7 @@ impl ToolState {
             tick: 0,
             time: Duration::ZERO,
             tool_pose: Isometry3::identity(),
-            device_pose: Isometry3::identity(),
+            manipulandum: Isometry3::identity(),
             contact_wrenches: vec![Vector6::zeros(); environment_objects],
             contact_impulses: vec![Vector6::zeros(); environment_objects],
         }
@@ -148,7 +148,7 @@ pub struct TickRecord {
     /// The friction stage's verdict; `None` when the device read failed and
     /// nothing was rendered.
     pub verdict: Option<FrictionVerdict>,
-    /// The simulation pose came out non-finite and the rendering cycle
+    /// The tool pose came out non-finite and the rendering cycle
     /// reset it to the manipulandum (`CycleReport::quarantined`).
     pub quarantined: bool,
     /// Sequence of the last physics snapshot applied.
@@ -159,9 +159,9 @@ pub struct TickRecord {
     /// Handle orientation read this tick, device frame; identity when the
     /// read failed.
     pub device_orientation: [f64; 4],
-    /// Simulation object position after the tick, world frame (m).
+    /// Tool position after the tick, world frame (m).
     pub tool_position: [f64; 3],
-    /// Simulation object orientation after the tick, world frame.
+    /// Tool orientation after the tick, world frame.
     pub tool_orientation: [f64; 4],
     /// Force rendered this tick, device frame (N): the coupling wrench mapped
     /// to the device, as requested of the safety layer, before its limits
@@ -206,7 +206,7 @@ pub struct TickFaults {
     /// Ticks whose friction solve failed ([`FrictionVerdict::SolverFailed`]):
     /// they slid without friction.
     pub solver_failed: u64,
-    /// Ticks whose simulation pose came out non-finite and was reset to the
+    /// Ticks whose tool pose came out non-finite and was reset to the
     /// manipulandum (`CycleReport::quarantined`); they rendered zero.
     pub quarantined: u64,
 }
@@ -337,7 +337,7 @@ impl<D: HapticDevice> ServoTick<D> {
         Self {
             device,
             mapping,
-            manipulandum: *cycle.simulation_pose(),
+            manipulandum: *cycle.tool_pose(),
             cycle,
             physics,
             physics_sequence: 0,
@@ -461,7 +461,7 @@ impl<D: HapticDevice> ServoTick<D> {
         record.band_decisions = self.verdicts.band_decisions();
         record.last_trip = self.device.last_trip().map(|trip| trip.cause);
         record.safety_state = self.device.state();
-        let tool_pose = *self.cycle.simulation_pose();
+        let tool_pose = *self.cycle.tool_pose();
         record.tool_position = tool_pose.translation.vector.into();
         record.tool_orientation = wijk(&tool_pose.rotation);
 
@@ -480,13 +480,13 @@ impl<D: HapticDevice> ServoTick<D> {
                 *impulse += wrench * period;
             }
         }
-        let device_pose = self.manipulandum;
+        let manipulandum = self.manipulandum;
         let (wrenches, impulses) = (&self.contact_wrenches, &self.contact_impulses);
         self.tool.publish_with(|state| {
             state.tick = record.tick;
             state.time = time;
             state.tool_pose = tool_pose;
-            state.device_pose = device_pose;
+            state.manipulandum = manipulandum;
             // Reuses the slot's capacity: no allocation.
             state.contact_wrenches.clone_from(wrenches);
             state.contact_impulses.clone_from(impulses);

@@ -275,15 +275,15 @@ fn tool_state_carries_the_poses_and_the_reaction_on_each_object() {
         let state = rig.tool.read().clone();
         assert_eq!(state.tick, u64::from(i));
         assert_eq!(state.time, DT * i);
-        assert_eq!(&state.tool_pose, rig.tick.cycle().simulation_pose());
+        assert_eq!(&state.tool_pose, rig.tick.cycle().tool_pose());
         assert_eq!(
             record.tool_position,
             <[f64; 3]>::from(state.tool_pose.translation.vector)
         );
         // The manipulandum is the handle placed by the fixed mapping.
-        let placed = state.device_pose.translation.vector - Vector3::from(record.device_position);
+        let placed = state.manipulandum.translation.vector - Vector3::from(record.device_position);
         assert!((placed - *offset.get_or_insert(placed)).norm() < 1e-12);
-        assert_eq!(state.device_pose.rotation, UnitQuaternion::identity());
+        assert_eq!(state.manipulandum.rotation, UnitQuaternion::identity());
 
         let scene = rig.tick.cycle().scene();
         assert_eq!(state.contact_wrenches.len(), 2);
@@ -886,7 +886,7 @@ fn reindexing_keeps_the_workspace_axes() {
 
 /// Plays a [`SimulatedDevice`] but reports the handle `far` metres away on
 /// read `at`: finite, so the safety layer passes it, but far enough that
-/// the coupling force overflows and the simulation pose comes out
+/// the coupling force overflows and the tool pose comes out
 /// non-finite.
 struct Flung {
     device: SimulatedDevice,

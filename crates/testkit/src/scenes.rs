@@ -6,7 +6,7 @@ use crate::fields::{HalfSpaceField, SphereField};
 use crate::gradient_check::finite_difference_stiffness;
 use haptic_contact::{
     total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    MovingObject, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
+    PenaltyParameters, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_core::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
@@ -108,12 +108,12 @@ pub const MAJOR: f64 = 0.05;
 pub const MINOR: f64 = 0.02;
 
 /// The moving torus of [`mixed_scene`]: its shell (role A) and field (role B).
-pub fn moving_torus() -> MovingObject {
+pub fn moving_torus() -> ToolGeometry {
     let field: SharedField = Arc::new(TorusField {
         major: MAJOR,
         minor: MINOR,
     });
-    MovingObject {
+    ToolGeometry {
         shell: Some(mesh_shell(&torus(MAJOR, MINOR, 96, 48), 4000, 7)),
         field: Some(field),
     }
