@@ -63,17 +63,39 @@ pub struct DeviceCapabilities {
     pub native_rate: f64,
 }
 
-/// Why a device read or write failed.
+/// Why a device failed to open, read or write. The variants a tick can
+/// meet carry no heap data, so a fault allocates nothing.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum DeviceError {
     #[error("the device is disconnected")]
     Disconnected,
     #[error("no new sample since {age:?}")]
     Stale { age: Duration },
-    #[error("malformed report: {0}")]
-    Malformed(String),
-    #[error("device I/O failed: {0}")]
-    Io(String),
+    /// A sample held a NaN or an infinity.
+    #[error("the device sent a non-finite sample")]
+    SampleNotFinite,
+    /// A wrench with a NaN or an infinity was refused.
+    #[error("non-finite wrench refused")]
+    WrenchNotFinite,
+    /// An output report does not fit the buffer meant for it.
+    #[error("a {buffer}-byte buffer cannot hold a {report}-byte output report")]
+    ReportTooLong { buffer: usize, report: usize },
+    /// The device took fewer bytes than the report had.
+    #[error("wrote {written} of {expected} bytes of an output report")]
+    ShortWrite { written: usize, expected: usize },
+    /// The operating system refused a transfer, with this errno.
+    #[error("device I/O failed: {}", std::io::Error::from_raw_os_error(*.0))]
+    Os(i32),
+    /// No connected device has the profile's USB ids.
+    #[error("no HID device {vendor_id:04x}:{product_id:04x} ({profile}) is connected")]
+    NotConnected {
+        vendor_id: u16,
+        product_id: u16,
+        profile: String,
+    },
+    /// hidapi failed without an errno; its message.
+    #[error("hidapi: {0}")]
+    Hid(String),
     #[error("the recording has ended")]
     EndOfRecording,
 }

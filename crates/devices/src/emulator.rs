@@ -288,7 +288,7 @@ impl HapticDevice for TrajectoryEmulator {
 
     fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
         if !wrench.is_finite() {
-            return Err(DeviceError::Malformed("non-finite wrench".to_owned()));
+            return Err(DeviceError::WrenchNotFinite);
         }
         self.wrench = *wrench;
         Ok(())

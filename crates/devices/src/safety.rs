@@ -13,7 +13,7 @@
 //! | `RequestNotFinite` | a requested wrench holds a NaN or an infinity | zero until finite requests, then a soft start |
 //! | `Overrun` | the servo calls [`SafetyLayer::report_overrun`] | zero at once and for the next write; once a write comes without a new overrun since the last, back under the force-rate limit from zero (full scale in 10 ticks) in the phase it was in: no soft start |
 //! | `Disconnected` | a read or write reports `Disconnected` | zero, reconnection every `reconnect_ticks` reads, a soft start when back |
-//! | `DeviceError` | a malformed report or an I/O error | zero until a read succeeds, then a soft start |
+//! | `DeviceError` | a failed transfer or a refused wrench | zero until a read succeeds, then a soft start |
 //! | `Shutdown` | [`SafetyLayer::shutdown`] (a ramp to zero over `shutdown_ticks`), [`SafetyLayer::abort`] or [`SafetyLayer::zero_now_after_fault`] (zero at once) | zero for good |
 //!
 //! A soft start waits until the request is at most `soft_start_force` and
@@ -114,7 +114,7 @@ pub enum TripCause {
     Overrun,
     /// The device was lost.
     Disconnected,
-    /// The device reported a malformed report or an I/O error (not the end
+    /// A read or write failed: a refused transfer or wrench (not the end
     /// of its recording, which is no fault).
     DeviceError,
     /// [`SafetyLayer::shutdown`], [`SafetyLayer::abort`] or
@@ -489,7 +489,7 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
 
     /// Reads the device and checks the sample. While the device is lost this
     /// returns `Disconnected` and tries to reconnect; a non-finite sample is
-    /// withheld as `Malformed` with an empty message (no allocation).
+    /// withheld as [`DeviceError::SampleNotFinite`].
     /// [`DeviceError::EndOfRecording`] is passed through without a trip and
     /// without touching the output: the end of a recording is not a fault,
     /// and the caller ends the run with [`SafetyLayer::shutdown`].
@@ -530,7 +530,7 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
             if self.trip(TripCause::SampleNotFinite) {
                 self.zero_now();
             }
-            return Err(DeviceError::Malformed(String::new()));
+            return Err(DeviceError::SampleNotFinite);
         }
         self.clear(TripCause::SampleNotFinite);
         if self.last_timestamp == Some(sample.timestamp) {

@@ -117,7 +117,7 @@ fn hand_mode_tracks_and_yields_to_the_rendered_force() {
             force: Vector3::new(f64::NAN, 0.0, 0.0),
             torque: Vector3::zeros()
         }),
-        Err(DeviceError::Malformed("non-finite wrench".to_owned()))
+        Err(DeviceError::WrenchNotFinite)
     );
 }
 

@@ -161,7 +161,7 @@ fn generic_profile_decodes_pose_and_encodes_wrench() {
     };
     assert!(matches!(
         encode_wrench(output, &nan),
-        Err(DeviceError::Malformed(_))
+        Err(DeviceError::WrenchNotFinite)
     ));
 }
 
@@ -210,12 +210,12 @@ fn wrench_encodes_in_place_without_allocating() {
     };
     assert!(matches!(
         encode_wrench_into(output, &nan, &mut buffer),
-        Err(DeviceError::Malformed(_))
+        Err(DeviceError::WrenchNotFinite)
     ));
     let mut short = vec![0u8; output.length - 1];
     assert!(matches!(
         encode_wrench_into(output, &Wrench::ZERO, &mut short),
-        Err(DeviceError::Io(_))
+        Err(DeviceError::ReportTooLong { .. })
     ));
     assert!(short.iter().all(|b| *b == 0));
 }

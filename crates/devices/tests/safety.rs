@@ -289,7 +289,7 @@ fn nan_in_sample_zeroes_and_counts() {
     let mut layer = running(default_limits(), request);
     layer.device_mut().nan_sample = true;
     let writes = layer.device().writes.len();
-    assert!(matches!(layer.read(), Err(DeviceError::Malformed(_))));
+    assert!(matches!(layer.read(), Err(DeviceError::SampleNotFinite)));
     // Zeroed at once, before the servo writes.
     assert_eq!(layer.device().writes.len(), writes + 1);
     assert_eq!(last_write(&layer), Wrench::ZERO);

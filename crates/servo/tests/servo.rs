@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 const DT: Duration = Duration::from_millis(1);
 
+/// The errno of an I/O error, for reads that fail.
+const EIO: i32 = 5;
+
 #[test]
 fn stepped_run_renders_contacts_within_limits() {
     let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT));
@@ -111,7 +114,7 @@ impl HapticDevice for FaultyDevice {
     fn read(&mut self) -> Result<DeviceSample, DeviceError> {
         self.reads += 1;
         let x = match self.reads % 3 {
-            0 => return Err(DeviceError::Io(String::new())),
+            0 => return Err(DeviceError::Os(EIO)),
             1 => f64::NAN,
             _ => 0.0,
         };
@@ -711,7 +714,7 @@ impl HapticDevice for Flaky {
         let read = self.reads;
         self.reads += 1;
         if (self.fails)(read) {
-            return Err(DeviceError::Io(String::new()));
+            return Err(DeviceError::Os(EIO));
         }
         self.device.read()
     }

@@ -99,11 +99,10 @@ impl HidDevice {
             .iter()
             .find(|d| (d.usage_page(), d.usage()) == MULTI_AXIS_USAGE)
             .or(candidates.first())
-            .ok_or_else(|| {
-                DeviceError::Io(format!(
-                    "no HID device {:04x}:{:04x} ({}) is connected",
-                    ids.0, ids.1, profile.name
-                ))
+            .ok_or_else(|| DeviceError::NotConnected {
+                vendor_id: ids.0,
+                product_id: ids.1,
+                profile: profile.name.clone(),
             })?;
         let device = chosen.open_device(&api).map_err(io)?;
         device.set_blocking_mode(false).map_err(io)?;
@@ -196,17 +195,23 @@ impl HapticDevice for HidDevice {
         let report = &self.output_report[..len];
         let written = self.device.write(report).map_err(transfer_error)?;
         if written != len {
-            return Err(DeviceError::Io(format!(
-                "wrote {written} of {len} bytes of output report {}",
-                output.report_id
-            )));
+            return Err(DeviceError::ShortWrite {
+                written,
+                expected: len,
+            });
         }
         Ok(())
     }
 }
 
+/// A hidapi failure: its errno when it has one, else its message.
 fn io(error: HidError) -> DeviceError {
-    DeviceError::Io(error.to_string())
+    match &error {
+        HidError::IoError { error } if error.raw_os_error().is_some() => {
+            DeviceError::Os(error.raw_os_error().unwrap_or_default())
+        }
+        _ => DeviceError::Hid(error.to_string()),
+    }
 }
 
 /// The message hidapi 2.6's linux-native backend gives when `poll(2)`
@@ -258,7 +263,10 @@ mod tests {
             message: "invalid timeout value -2".into(),
         };
         for error in [other, os(libc::EPERM), HidError::InvalidZeroSizeData] {
-            assert!(matches!(transfer_error(error), DeviceError::Io(_)));
+            assert!(matches!(
+                transfer_error(error),
+                DeviceError::Os(_) | DeviceError::Hid(_)
+            ));
         }
     }
 }

@@ -183,27 +183,20 @@ pub fn encode_wrench(output: &OutputReport, wrench: &Wrench) -> Result<Vec<u8>, 
 /// `output.length` bytes of `report` (see [`encode_wrench`]) and returns
 /// that length; bytes past it are left as they are.
 ///
-/// Allocates nothing when it succeeds. The error paths (a non-finite
-/// wrench, or `report` shorter than `output.length`) format their message
-/// and so allocate: they are fault paths, after which the safety layer
-/// zeroes the output.
+/// Allocates nothing, its errors included.
 pub fn encode_wrench_into(
     output: &OutputReport,
     wrench: &Wrench,
     report: &mut [u8],
 ) -> Result<usize, DeviceError> {
     if !wrench.is_finite() {
-        return Err(DeviceError::Malformed(format!(
-            "non-finite wrench {wrench:?}"
-        )));
+        return Err(DeviceError::WrenchNotFinite);
     }
     let Some(report) = report.get_mut(..output.length) else {
-        return Err(DeviceError::Io(format!(
-            "a {}-byte buffer cannot hold the {}-byte output report {}",
-            report.len(),
-            output.length,
-            output.report_id
-        )));
+        return Err(DeviceError::ReportTooLong {
+            buffer: report.len(),
+            report: output.length,
+        });
     };
     let values = [
         wrench.force.x,
