@@ -121,7 +121,7 @@ fn parse_errors_name_the_line_and_the_field() {
     assert!(e.message.contains("unknown field `radius`"), "{e}");
 
     let text = MINIMAL.replace("tool = true", "tool = \"yes\"");
-    error(&text, line_of(&text, "tool"), "objects[0].tool");
+    error(&text, line_of(&text, "tool = \"yes\""), "objects[0].tool");
 
     let text = MINIMAL.replace("role = \"field\"", "role = \"surface\"");
     let e = error(&text, line_of(&text, "\"surface\""), "objects[1].role");
