@@ -9,15 +9,15 @@ use std::fmt;
 use std::path::Path;
 
 /// The first eight bytes of every prepared file.
-pub const MAGIC: [u8; 8] = *b"HAPTGEO\0";
+pub(crate) const MAGIC: [u8; 8] = *b"HAPTGEO\0";
 /// The format version this build writes and reads.
-pub const FORMAT_VERSION: u32 = 1;
+pub(crate) const FORMAT_VERSION: u32 = 1;
 /// Bytes in the fixed header; the first section starts here.
-pub const HEADER_LEN: usize = 576;
+pub(crate) const HEADER_LEN: usize = 576;
 /// Every section starts at a multiple of this many bytes.
-pub const SECTION_ALIGN: u64 = 64;
+pub(crate) const SECTION_ALIGN: u64 = 64;
 /// Entries in the header's section table.
-pub const MAX_SECTIONS: usize = 12;
+pub(crate) const MAX_SECTIONS: usize = 12;
 /// Byte offset of the checksum inside the header.
 pub(crate) const CHECKSUM_OFFSET: usize = std::mem::offset_of!(RawHeader, checksum);
 
@@ -215,7 +215,7 @@ const ALL_SECTIONS: [SectionId; 10] = [
 
 impl SectionId {
     /// The id stored in the section table.
-    pub fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         self as u32
     }
 
@@ -253,7 +253,7 @@ impl SectionId {
     }
 
     /// Whether the section holds distance-field samples.
-    pub fn is_field(self) -> bool {
+    pub(crate) fn is_field(self) -> bool {
         matches!(
             self,
             SectionId::DenseValues
@@ -305,8 +305,8 @@ pub struct Header {
     pub mesh_bounds: Aabb,
     pub lipschitz: f64,
     /// The Lipschitz bound of a sparse field's coarse field; 0 when dense.
-    pub coarse_lipschitz: f64,
-    pub point_count: u64,
+    pub(crate) coarse_lipschitz: f64,
+    pub(crate) point_count: u64,
     pub tree_levels: u32,
     /// Total bytes in the file.
     pub file_length: u64,
@@ -317,7 +317,7 @@ pub struct Header {
 }
 
 impl Header {
-    pub fn section(&self, id: SectionId) -> Option<&Section> {
+    pub(crate) fn section(&self, id: SectionId) -> Option<&Section> {
         self.sections.iter().find(|s| s.id == id)
     }
 
@@ -331,7 +331,7 @@ impl Header {
     }
 
     /// Lays out sections of the given byte lengths after the header, each
-    /// aligned to [`SECTION_ALIGN`], and sets `file_length` to match.
+    /// aligned to `SECTION_ALIGN`, and sets `file_length` to match.
     pub(crate) fn lay_out(&mut self, lengths: impl IntoIterator<Item = (SectionId, u64)>) {
         let mut end = HEADER_LEN as u64;
         self.sections = lengths

@@ -76,15 +76,13 @@ mod write;
 mod tests;
 
 pub use error::AssetError;
-pub use header::{
-    ElementType, FieldKind, Header, Section, SectionId, SourceInfo, FORMAT_VERSION, HEADER_LEN,
-    MAGIC, MAX_SECTIONS, SECTION_ALIGN,
-};
+pub use header::{ElementType, FieldKind, Header, Section, SectionId, SourceInfo};
 pub use read::{load_prepared, read_header};
 pub use write::write_prepared;
 
 use haptic_pointshell::{NestedPointTree, PointShell};
 use haptic_sdf::Field;
+use header::{FORMAT_VERSION, MAGIC};
 use sha2::{Digest, Sha256};
 
 /// Everything a prepared file holds.

@@ -1,4 +1,4 @@
-use crate::header::CHECKSUM_OFFSET;
+use crate::header::{CHECKSUM_OFFSET, HEADER_LEN, SECTION_ALIGN};
 use crate::read::checksum;
 use crate::*;
 use haptic_mesh::shapes::torus;

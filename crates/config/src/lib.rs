@@ -9,24 +9,23 @@
 //!
 //! [`Scene::load`] parses a file, applies the command line's [`Overrides`]
 //! and validates the result into a [`Scene`], read-only; a [`ConfigError`]
-//! names the file, the line and column, and the field. A [`RenderingPatch`]
-//! changes a scene through the same checks ([`Scene::with_rendering`]), and
-//! a [`ServoScene`] is a scene the real-time servo may run. Relative paths
-//! in a config are relative to the directory of the config file.
+//! names the file, the line and column, and the field. A [`ServoScene`] is a
+//! scene the real-time servo may run. Relative paths in a config are
+//! relative to the directory of the config file.
 
 mod locate;
 mod scene;
 mod schema;
 mod validate;
 
-pub use locate::{FieldSpans, Location};
-pub use scene::{Overrides, RenderingPatch, Scene, ServoScene};
+pub use locate::Location;
+pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    BodyProperties, DeviceConfig, DeviceKind, EmulatorModeConfig, EmulatorSettings, Friction,
-    Gradient, Material, ObjectConfig, ObjectRole, Rendering, Shape, Solver, Telemetry, Thread,
-    Threads, DEFAULT_MATERIAL,
+    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole, Shape,
+    Telemetry, Thread, Threads,
 };
 
+use locate::FieldSpans;
 use schema::ConfigFile;
 
 use std::path::{Path, PathBuf};
@@ -72,7 +71,7 @@ impl Scene {
     /// Parses and validates `text`, with `overrides` applied in between;
     /// `file` names it in errors and `base` is the directory its relative
     /// paths start from.
-    pub fn parse(
+    pub(crate) fn parse(
         text: &str,
         file: &Path,
         base: &Path,
@@ -126,10 +125,10 @@ fn locate(text: &str, path: &str) -> Option<Location> {
 }
 
 /// What errors in the embedded default scene are attributed to.
-pub const EMBEDDED_DEFAULT_NAME: &str = "<embedded default scene>";
+const EMBEDDED_DEFAULT_NAME: &str = "<embedded default scene>";
 
 /// The text of `config/default.toml`.
-pub const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
+const EMBEDDED_DEFAULT: &str = include_str!("../../../config/default.toml");
 
 #[cfg(test)]
 mod tests;

@@ -17,8 +17,7 @@ use std::path::{Path, PathBuf};
 /// A validated scene description: the objects, materials, rendering,
 /// device, threads and telemetry of one config file (see the crate docs),
 /// every value in range and every referenced file present. Built only by
-/// validation ([`Scene::load`], [`Scene::parse`], [`Scene::with_rendering`]),
-/// and read-only.
+/// validation ([`Scene::load`], [`Scene::embedded_default`]), and read-only.
 #[derive(Clone, Debug)]
 pub struct Scene {
     file: ConfigFile,
@@ -64,40 +63,6 @@ impl Overrides {
     }
 }
 
-macro_rules! rendering_patch {
-    ($($field:ident: $type:ty),* $(,)?) => {
-        /// A change to `[rendering]`, as a run-time control would submit
-        /// it: each field given replaces the scene's (same names and units
-        /// as the file's).
-        #[derive(Clone, Copy, Debug, Default, PartialEq)]
-        pub struct RenderingPatch {
-            $(pub $field: Option<$type>,)*
-        }
-
-        impl RenderingPatch {
-            fn apply(&self, rendering: &mut Rendering) {
-                $(if let Some(value) = self.$field {
-                    rendering.$field = value;
-                })*
-            }
-        }
-    };
-}
-
-rendering_patch! {
-    coupling_stiffness_n_per_m: f64,
-    coupling_torsional_stiffness_n_m_per_rad: f64,
-    static_damping: f64,
-    pyramid_sides: usize,
-    stiffness_scaling_contacts: f64,
-    anti_stickiness: bool,
-    gradient: Gradient,
-    friction: Friction,
-    pre_sliding_displacement_m: f64,
-    friction_spring_stiffness_n_per_m: f64,
-    solver: Solver,
-}
-
 impl Scene {
     /// Validates `file` (named `name` in errors, its relative paths from
     /// `base`); an error's line is looked up in `text` when given.
@@ -122,14 +87,6 @@ impl Scene {
                 message,
             }),
         }
-    }
-
-    /// This scene with `patch` applied, checked as a file would be; on an
-    /// error (naming the field, without a line) this scene is unchanged.
-    pub fn with_rendering(&self, patch: &RenderingPatch) -> Result<Scene, ConfigError> {
-        let mut file = self.file.clone();
-        patch.apply(&mut file.rendering);
-        Scene::validate(file, &self.name, &self.base, None)
     }
 
     /// What errors about this scene name: its file.
@@ -178,7 +135,7 @@ impl Scene {
     }
 
     /// `object`'s material: its `[materials]` entry, or the default material.
-    pub fn material(&self, object: &ObjectConfig) -> Option<Material> {
+    pub(crate) fn material(&self, object: &ObjectConfig) -> Option<Material> {
         self.file.material(object)
     }
 
@@ -190,7 +147,7 @@ impl Scene {
     }
 
     /// `[rendering]` as validated.
-    pub fn rendering(&self) -> &Rendering {
+    pub(crate) fn rendering(&self) -> &Rendering {
         &self.file.rendering
     }
 
@@ -275,11 +232,6 @@ impl ServoScene {
                 message: "`reference` allocates in every tick and cannot run in the servo; use it with `hapticd replay` or `hapticd scenario`".into(),
             }),
         }
-    }
-
-    /// [`Scene::with_rendering`], checked for the servo too.
-    pub fn with_rendering(&self, patch: &RenderingPatch) -> Result<ServoScene, ConfigError> {
-        ServoScene::new(self.0.with_rendering(patch)?)
     }
 }
 

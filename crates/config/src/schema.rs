@@ -68,7 +68,7 @@ pub struct ObjectConfig {
     /// The `[materials]` entry between this (static) object and the tool.
     /// Default `"default"`, which need not be written out.
     #[serde(default = "default_material")]
-    pub material: String,
+    pub(crate) material: String,
     /// `true` for an environment object the tool can push: the physics
     /// thread moves it as a free rigid body with viscous drag (no gravity),
     /// under the contact wrench of the tool. Default `false`: fixed.
@@ -77,20 +77,20 @@ pub struct ObjectConfig {
     /// Mass of the tool or a movable object (kg). Default that of the
     /// rendering defaults: 0.1 kg, a 5 cm plastic cube.
     #[serde(default)]
-    pub mass_kg: Option<f64>,
+    pub(crate) mass_kg: Option<f64>,
     /// Principal moments of inertia of the tool or a movable object
     /// about its frame's axes (kg·m²). Default a solid cube's of `mass_kg`
     /// and 5 cm sides.
     #[serde(default)]
-    pub inertia_kg_m2: Option<[f64; 3]>,
+    pub(crate) inertia_kg_m2: Option<[f64; 3]>,
     /// Viscous drag on a movable object's velocity (N·s/m). Default
     /// 2 N·s/m: a 0.1 kg object comes to rest within about 0.05 s.
     #[serde(default)]
-    pub linear_damping_n_s_per_m: Option<f64>,
+    pub(crate) linear_damping_n_s_per_m: Option<f64>,
     /// Viscous drag on a movable object's angular velocity (N·m·s/rad).
     /// Default 1e-3 N·m·s/rad: about 0.04 s for the default cube.
     #[serde(default)]
-    pub angular_damping_n_m_s_per_rad: Option<f64>,
+    pub(crate) angular_damping_n_m_s_per_rad: Option<f64>,
     /// Cells per axis of the distance field built from a mesh or shape.
     /// Default 64, the corner of Zhao, Li & Barbič (static friction LP) §5.4.
     #[serde(default = "default_field_resolution")]
@@ -123,7 +123,7 @@ fn default_tree_levels() -> usize {
 
 /// The material an object uses when it names none; `[materials.default]`
 /// overrides it.
-pub const DEFAULT_MATERIAL: &str = "default";
+pub(crate) const DEFAULT_MATERIAL: &str = "default";
 
 /// What an object contributes to contact (Xu, Zhao & Barbič §4.1).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -265,7 +265,7 @@ impl ObjectConfig {
 /// Contact properties between the tool and a static object.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields)]
-pub struct Material {
+pub(crate) struct Material {
     /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, Zhao et al. §5.4's value.
     #[serde(default = "default_mu")]
     pub friction_coefficient: f64,
@@ -298,7 +298,7 @@ impl Default for Material {
 /// centimetres at 1 kHz.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct Rendering {
+pub(crate) struct Rendering {
     /// `k_vc` (N/m). Default 1,000 N/m, within desk-top devices' stable range.
     pub coupling_stiffness_n_per_m: f64,
     /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
@@ -355,7 +355,7 @@ impl Default for Rendering {
 /// [`GradientModel`](haptic_contact::GradientModel) in a config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Gradient {
+pub(crate) enum Gradient {
     Exact,
     NormalDirection,
 }
@@ -363,7 +363,7 @@ pub enum Gradient {
 /// How friction enters the cycle ([`FrictionModel`](haptic_render::FrictionModel)).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Friction {
+pub(crate) enum Friction {
     PreSliding,
     StaticLp,
     YamaneSprings,
@@ -372,7 +372,7 @@ pub enum Friction {
 /// [`SolverChoice`](haptic_render::SolverChoice) in a config.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum Solver {
+pub(crate) enum Solver {
     Fast,
     Reference,
 }
@@ -398,10 +398,10 @@ pub struct DeviceConfig {
     pub emulator: EmulatorSettings,
     /// Scene position of the device workspace's origin (m). Default the
     /// scene origin.
-    pub workspace_offset_m: [f64; 3],
+    pub(crate) workspace_offset_m: [f64; 3],
     /// Rotation of the device frame into the scene (rotation vector, rad).
     /// Default none.
-    pub workspace_rotation_rad: [f64; 3],
+    pub(crate) workspace_rotation_rad: [f64; 3],
     /// Scene metres per device metre (dimensionless, > 0). Default 1: the
     /// hand moves the tool as far as itself.
     pub workspace_scale: f64,
@@ -446,36 +446,36 @@ pub struct EmulatorSettings {
     /// through a spring-damper, so rendered forces push the handle back
     /// and reach the recording; `kinematic` replays positions exactly and
     /// outputs no force.
-    pub mode: EmulatorModeConfig,
+    pub(crate) mode: EmulatorModeConfig,
     /// Handle mass (kg). Default 0.2 kg, a desk-top device's handle.
-    pub handle_mass_kg: f64,
+    pub(crate) handle_mass_kg: f64,
     /// Hand stiffness (N/m). Default 300 N/m, a relaxed grip.
-    pub hand_stiffness_n_per_m: f64,
+    pub(crate) hand_stiffness_n_per_m: f64,
     /// Hand damping (N·s/m). Default 15 N·s/m, near critical for the
     /// default mass and stiffness (2√(k m) = 15.5).
-    pub hand_damping_n_s_per_m: f64,
+    pub(crate) hand_damping_n_s_per_m: f64,
     /// The handle's own damping to ground (N·s/m). Default 1 N·s/m.
-    pub handle_damping_n_s_per_m: f64,
+    pub(crate) handle_damping_n_s_per_m: f64,
     /// How the handle turns in `mode = "hand"`. Default `hand`: it has an
     /// inertia, is held by a rotational spring-damper hand driven by the
     /// recorded orientation, and rendered torques turn it (the emulator
     /// outputs 6 DoF). `kinematic`: the orientation follows the recording
     /// and rendered torques are not written (3 DoF out).
-    pub rotation: EmulatorModeConfig,
+    pub(crate) rotation: EmulatorModeConfig,
     /// Handle inertia about every axis (kg·m²). Default 1e-4 kg·m²: the
     /// default 0.2 kg handle as a 10 cm grip of 1.5 cm radius (1.8e-4
     /// across it, 2.3e-5 about its axis).
-    pub handle_inertia_kg_m2: f64,
+    pub(crate) handle_inertia_kg_m2: f64,
     /// Hand rotational stiffness (N·m/rad). Default 1 N·m/rad, a relaxed
     /// wrist; it equals the default coupling torsional stiffness, so a
     /// handle twisting a blocked tool turns half as far as the hand.
-    pub hand_rotational_stiffness_n_m_per_rad: f64,
+    pub(crate) hand_rotational_stiffness_n_m_per_rad: f64,
     /// Hand rotational damping (N·m·s/rad). Default 0.02 N·m·s/rad,
     /// critical for the default inertia and stiffness (2√(k I)).
-    pub hand_rotational_damping_n_m_s_per_rad: f64,
+    pub(crate) hand_rotational_damping_n_m_s_per_rad: f64,
     /// The handle's own rotational damping to ground (N·m·s/rad). Default
     /// 0.001 N·m·s/rad.
-    pub handle_rotational_damping_n_m_s_per_rad: f64,
+    pub(crate) handle_rotational_damping_n_m_s_per_rad: f64,
 }
 
 impl Default for EmulatorSettings {
@@ -521,7 +521,7 @@ impl EmulatorSettings {
 /// (`rotation`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "snake_case")]
-pub enum EmulatorModeConfig {
+pub(crate) enum EmulatorModeConfig {
     Kinematic,
     Hand,
 }

@@ -1,4 +1,5 @@
 use super::*;
+use crate::schema::Solver;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
 use std::path::Path;
@@ -438,69 +439,14 @@ fn overrides_apply_before_validation() {
 }
 
 #[test]
-fn a_rendering_patch_is_checked_like_the_file() {
-    let scene = parse(MINIMAL).unwrap();
-    let patch = RenderingPatch {
-        static_damping: Some(0.3),
-        pyramid_sides: Some(4),
-        ..RenderingPatch::default()
-    };
-    let patched = scene.with_rendering(&patch).unwrap();
-    assert_eq!(patched.render_parameters().static_damping, 0.3);
-    assert_eq!(patched.render_parameters().pyramid_sides, 4);
-    assert_eq!(scene.rendering(), &Rendering::default());
-
-    for (patch, field) in [
-        (
-            RenderingPatch {
-                static_damping: Some(1.5),
-                ..patch
-            },
-            "rendering.static_damping",
-        ),
-        (
-            RenderingPatch {
-                pyramid_sides: Some(2),
-                ..patch
-            },
-            "rendering.pyramid_sides",
-        ),
-        (
-            RenderingPatch {
-                coupling_stiffness_n_per_m: Some(f64::NAN),
-                ..RenderingPatch::default()
-            },
-            "rendering.coupling_stiffness_n_per_m",
-        ),
-    ] {
-        let e = patched.with_rendering(&patch).unwrap_err();
-        assert_eq!(e.field.as_deref(), Some(field), "{e}");
-        assert_eq!((e.file.as_path(), e.at), (Path::new("bad.toml"), None));
-        assert!(e.to_string().contains(field), "{e}");
-        // The scene it was asked of is unchanged.
-        assert_eq!(patched.rendering().static_damping, 0.3);
-        assert_eq!(patched.rendering().pyramid_sides, 4);
-    }
-}
-
-#[test]
 fn the_servo_refuses_the_reference_solver() {
     let servo = ServoScene::new(parse(MINIMAL).unwrap()).unwrap();
-    let reference = RenderingPatch {
-        solver: Some(Solver::Reference),
-        ..RenderingPatch::default()
-    };
-    let e = servo.with_rendering(&reference).unwrap_err();
-    assert_eq!(e.field.as_deref(), Some("rendering.solver"));
-    assert!(e.message.contains("allocates in every tick"), "{e}");
     assert_eq!(servo.rendering().solver, Solver::Fast);
     // Replay and scenarios may use it.
-    let scene: &Scene = &servo;
-    assert_eq!(
-        scene.with_rendering(&reference).unwrap().rendering().solver,
-        Solver::Reference
-    );
     let text = format!("{MINIMAL}\n[rendering]\nsolver = \"reference\"\n");
-    let e = ServoScene::new(parse(&text).unwrap()).unwrap_err();
+    let scene = parse(&text).unwrap();
+    assert_eq!(scene.rendering().solver, Solver::Reference);
+    let e = ServoScene::new(scene).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("rendering.solver"));
+    assert!(e.message.contains("allocates in every tick"), "{e}");
 }

@@ -54,7 +54,7 @@ impl VirtualCoupling {
 
 /// `φ = log(R_m R_sᵀ)`, angle in `[0, π]`. Computed with `atan2`, accurate
 /// at small angles (where `2 acos(w)` loses half the digits).
-pub fn relative_rotation_vector(
+pub(crate) fn relative_rotation_vector(
     manipulandum: &UnitQuaternion<f64>,
     simulation: &UnitQuaternion<f64>,
 ) -> Vector3<f64> {
@@ -72,7 +72,7 @@ pub fn relative_rotation_vector(
 }
 
 /// `J_r⁻¹(φ)`: `log(exp([φ]×) exp([ε]×)) = φ + J_r⁻¹(φ) ε + O(ε²)`.
-pub fn right_jacobian_inverse(phi: &Vector3<f64>) -> Matrix3<f64> {
+pub(crate) fn right_jacobian_inverse(phi: &Vector3<f64>) -> Matrix3<f64> {
     let angle = phi.norm();
     // The closed form cancels at small angles: its series there.
     let c = if angle < SERIES_BELOW {

@@ -21,15 +21,15 @@
 //!
 //! Conventions: world frame throughout; `q = (x, θ)` with the rotation
 //! perturbed as `R → exp([θ]×) R`; wrenches act on the tool,
-//! torques about `x`; `H = ∂f/∂q`, not symmetric in general ([`gradient`]);
+//! torques about `x`; `H = ∂f/∂q`, not symmetric in general (the `gradient` module);
 //! distances negative inside; `N` is the direction of the contact force on
-//! the tool, out of the environment ([`penalty`] has the table).
+//! the tool, out of the environment (the `penalty` module has the table).
 
-pub mod coupling;
-pub mod gradient;
-pub mod penalty;
-pub mod scene;
-pub mod stiffness_scaling;
+mod coupling;
+mod gradient;
+mod penalty;
+mod scene;
+mod stiffness_scaling;
 
 pub use coupling::VirtualCoupling;
 pub use gradient::{contact_stiffness, total_stiffness, GradientModel};

@@ -27,7 +27,7 @@ mod reference;
 mod wolfe;
 
 pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, MembershipStatus};
-pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport, TIE_BREAK};
+pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport};
 #[cfg(feature = "reference")]
 pub use pre_sliding_reference::{PreSlidingOutcome, ReferencePreSlidingSolver};
 pub use problem::{

@@ -55,7 +55,7 @@ use crate::problem::{
 use crate::wolfe::{End, PolygonSum, Query};
 
 /// The tie-breaking weight `ρ` of `J` on the length-scaled displacement.
-pub const TIE_BREAK: f64 = 1e-8;
+pub(crate) const TIE_BREAK: f64 = 1e-8;
 
 /// Parameters of the pre-sliding model and its real-time solver.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -90,7 +90,7 @@ pub struct PreSlidingReport {
     pub iterations: u32,
     /// Wolfe's optimality test held (or the anchors themselves balance the
     /// wrench): the equilibrium is the minimiser of `J`.
-    pub optimal: bool,
+    pub(crate) optimal: bool,
     /// `L` (m).
     pub length_scale: f64,
 }

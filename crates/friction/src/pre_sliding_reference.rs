@@ -47,7 +47,7 @@ pub struct PreSlidingOutcome {
 /// offline comparison only.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct ReferencePreSlidingSolver {
-    pub params: PreSlidingParameters,
+    pub(crate) params: PreSlidingParameters,
 }
 
 impl ReferencePreSlidingSolver {

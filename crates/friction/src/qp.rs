@@ -52,7 +52,7 @@ pub struct QpOutcome {
     /// The optimal objective of eqs 28–31, `½ΔqᵀM̄Δq` (kg·m²).
     pub objective: f64,
     /// `Δq*`, the minimiser of eqs 28–30 (no pyramid).
-    pub relaxed_displacement: Vector6,
+    pub(crate) relaxed_displacement: Vector6,
     /// The optimal objective of eqs 28–30.
     pub relaxed_objective: f64,
     /// `‖Δq_QP − Δq*‖_M̃ / max(1, ‖Δq_free‖_M̃)` (scaled units), compared

@@ -57,12 +57,6 @@ impl<T: Send> LatestWriter<T> {
         fill(self.0.input_buffer_mut());
         self.0.publish();
     }
-
-    /// Whether the reader has taken the last published value (diagnostics
-    /// only; never wait on it).
-    pub fn consumed(&self) -> bool {
-        self.0.consumed()
-    }
 }
 
 impl<T: Clone + Send> LatestWriter<T> {
@@ -92,11 +86,5 @@ impl<T: Send> LatestReader<T> {
         } else {
             None
         }
-    }
-
-    /// Whether a value was published since the last read (a relaxed load:
-    /// the value itself is synchronised by the next read's swap).
-    pub fn has_new(&self) -> bool {
-        self.0.updated()
     }
 }

@@ -32,7 +32,7 @@ impl Aabb {
     }
 
     #[inline]
-    pub fn grow(&mut self, p: &Point3<f64>) {
+    pub(crate) fn grow(&mut self, p: &Point3<f64>) {
         self.min = self.min.inf(p);
         self.max = self.max.sup(p);
     }

@@ -3,7 +3,7 @@
 //!
 //! A [`TriangleMesh`] holds vertex positions in metres and counter-clockwise
 //! (outward-facing) triangles as vertex-index triples. [`load_mesh`] reads a
-//! file, welds duplicate vertices, drops degenerate triangles ([`clean`]) and
+//! file, welds duplicate vertices, drops degenerate triangles (`clean`) and
 //! describes the result in a [`MeshReport`]. Loading never panics on bad
 //! input: every problem is a [`MeshError`] naming the file (and line, for text
 //! formats).
@@ -22,13 +22,10 @@ mod unit;
 
 pub use aabb::Aabb;
 pub use error::MeshError;
-pub use load::{
-    load_mesh, load_mesh_from_bytes, LoadOptions, LoadedMesh, MeshFormat,
-    DEFAULT_RELATIVE_WELD_TOLERANCE,
-};
-pub use repair::{clean, RepairReport, ZERO_AREA_EPSILON};
+pub use load::{load_mesh, load_mesh_from_bytes, LoadOptions, LoadedMesh, MeshFormat};
+pub use repair::RepairReport;
 pub use report::MeshReport;
-pub use topology::{analyze_topology, TopologyReport};
+pub use topology::TopologyReport;
 pub use triangle_mesh::TriangleMesh;
 pub use unit::{LengthUnit, ParseLengthUnitError};
 

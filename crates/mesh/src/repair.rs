@@ -7,19 +7,19 @@ use std::collections::HashMap;
 
 /// A triangle is zero-area when `|(b−a)×(c−a)| <= ZERO_AREA_EPSILON × (|ab|² + |bc|² + |ca|²)`:
 /// for a sliver of height `h` on a base of length `L`, when `h <= 2e-12 L` or so.
-pub const ZERO_AREA_EPSILON: f64 = 1e-12;
+pub(crate) const ZERO_AREA_EPSILON: f64 = 1e-12;
 
-/// What [`clean`] changed.
+/// What `clean` changed.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RepairReport {
     /// The weld distance used, in the mesh's units.
     pub weld_tolerance: f64,
     /// Vertices merged into an earlier vertex within the weld distance.
-    pub welded_vertices: usize,
+    pub(crate) welded_vertices: usize,
     /// Triangles dropped for naming a vertex twice (after welding) or having zero area.
     pub degenerate_triangles: usize,
     /// Vertices dropped because no remaining triangle uses them.
-    pub unreferenced_vertices: usize,
+    pub(crate) unreferenced_vertices: usize,
 }
 
 /// Welds vertices within `tolerance` of each other, drops degenerate
@@ -35,7 +35,7 @@ pub struct RepairReport {
 /// # Panics
 ///
 /// If a triangle names a vertex index past the end of `mesh.vertices`.
-pub fn clean(mesh: &TriangleMesh, tolerance: f64) -> (TriangleMesh, RepairReport) {
+pub(crate) fn clean(mesh: &TriangleMesh, tolerance: f64) -> (TriangleMesh, RepairReport) {
     let bounds = mesh.aabb();
     let extent = bounds.extents().max();
     let (representative, representative_count) =

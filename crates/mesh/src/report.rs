@@ -6,9 +6,9 @@ use std::fmt;
 pub struct MeshReport {
     pub format: MeshFormat,
     /// Vertices as read (for STL, three per facet).
-    pub source_vertices: usize,
+    pub(crate) source_vertices: usize,
     /// Triangles as read, after fan-triangulating polygons.
-    pub source_triangles: usize,
+    pub(crate) source_triangles: usize,
     pub repair: RepairReport,
     /// Topology of the repaired mesh.
     pub topology: TopologyReport,

@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn cylinder_and_holed_block_are_watertight_with_the_polygon_volume() {
-        use crate::analyze_topology;
+        use crate::topology::analyze_topology;
         // A regular n-gon of circumradius r has area (n/2) r² sin(2π/n).
         let polygon = |r: f64, n: u32| 0.5 * f64::from(n) * r * r * (TAU / f64::from(n)).sin();
         let peg = cylinder(0.01, 0.06, 48);

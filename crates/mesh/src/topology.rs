@@ -7,7 +7,7 @@ use std::collections::hash_map::Entry;
 use std::collections::HashMap;
 use std::fmt;
 
-/// Topological facts about a mesh, as computed by [`analyze_topology`].
+/// Topological facts about a mesh, as computed by `analyze_topology`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TopologyReport {
     /// Vertices used by at least one triangle.
@@ -16,22 +16,22 @@ pub struct TopologyReport {
     pub edges: usize,
     pub triangles: usize,
     /// Edges used by exactly one triangle (boundary edges).
-    pub open_edges: usize,
+    pub(crate) open_edges: usize,
     /// Edges used by more than two triangles.
-    pub non_manifold_edges: usize,
+    pub(crate) non_manifold_edges: usize,
     /// Edges used by exactly two triangles that traverse it in the same
     /// direction, so one of them is flipped.
-    pub inconsistent_edges: usize,
+    pub(crate) inconsistent_edges: usize,
     /// Vertices whose triangles form more than one edge-connected fan (two
     /// sheets touching at a point).
-    pub non_manifold_vertices: usize,
+    pub(crate) non_manifold_vertices: usize,
     /// Groups of triangles connected through shared vertices.
     pub components: usize,
     /// `vertices − edges + triangles`.
-    pub euler_characteristic: i64,
+    pub(crate) euler_characteristic: i64,
     /// Total genus (handles) over all components, known when the mesh is a
     /// closed, consistently oriented manifold.
-    pub genus: Option<u64>,
+    pub(crate) genus: Option<u64>,
 }
 
 impl TopologyReport {
@@ -42,7 +42,7 @@ impl TopologyReport {
     }
 
     /// Closed, manifold at every vertex and consistently oriented.
-    pub fn is_watertight(&self) -> bool {
+    pub(crate) fn is_watertight(&self) -> bool {
         self.is_closed() && self.non_manifold_vertices == 0 && self.inconsistent_edges == 0
     }
 }
@@ -104,7 +104,7 @@ struct EdgeUse {
 /// # Panics
 ///
 /// If a triangle names a vertex index past the end of `mesh.vertices`.
-pub fn analyze_topology(mesh: &TriangleMesh) -> TopologyReport {
+pub(crate) fn analyze_topology(mesh: &TriangleMesh) -> TopologyReport {
     let triangles = &mesh.triangles;
     let mut edges: HashMap<(u32, u32), EdgeUse> = HashMap::with_capacity(triangles.len() * 3 / 2);
     // Corners (3 × triangle + slot) joined across shared edges: the fans around each vertex.

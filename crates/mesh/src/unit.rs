@@ -23,7 +23,7 @@ impl LengthUnit {
     }
 
     /// The unit's symbol: `m`, `cm`, `mm` or `in`.
-    pub fn symbol(self) -> &'static str {
+    fn symbol(self) -> &'static str {
         match self {
             LengthUnit::Metre => "m",
             LengthUnit::Centimetre => "cm",

@@ -39,7 +39,7 @@ pub struct TraversalStats {
     /// Levels fully processed; the contacts come from level
     /// `levels_completed - 1`. Equal to the tree's level count when the
     /// result is exact (including when no candidates remained early).
-    pub levels_completed: u32,
+    pub(crate) levels_completed: u32,
     /// Whether the budget stopped the descent before the finest level.
     pub stopped_early: bool,
 }

@@ -333,7 +333,8 @@ impl NestedPointTree {
     }
 
     /// The node indices of the children of `node` (empty at the finest level).
-    pub fn children(&self, node: usize) -> Range<usize> {
+    #[cfg(test)]
+    pub(crate) fn children(&self, node: usize) -> Range<usize> {
         self.first_child[node] as usize..self.first_child[node + 1] as usize
     }
 
@@ -358,7 +359,7 @@ impl NestedPointTree {
     }
 
     /// The number of finest-level points under each node (1 at the finest level).
-    pub fn leaf_counts(&self) -> &[u32] {
+    pub(crate) fn leaf_counts(&self) -> &[u32] {
         &self.leaf_counts
     }
 }

@@ -36,7 +36,7 @@ pub enum FrictionModel {
     StaticLp,
     /// Yamane & Nakamura's anchored friction springs (Zhao et al.'s ref \[6\],
     /// compared in §5.6), integrated implicitly in eqs 7–8; see
-    /// [`crate::yamane`].
+    /// the `yamane` module.
     YamaneSprings {
         /// Spring stiffness `k_f` per contact (N/m).
         stiffness: f64,

@@ -18,13 +18,12 @@
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
 mod anchors;
-pub mod cycle;
+mod cycle;
 mod static_problem;
-pub mod yamane;
+mod yamane;
 
 pub use cycle::{
     CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle,
     SolverChoice, StageTimings,
 };
 pub use static_problem::{MassProperties, StaticCoupling};
-pub use yamane::YamaneSprings;

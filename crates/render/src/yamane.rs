@@ -54,7 +54,7 @@ impl YamaneSprings {
     /// adds the springs' wrench to `problem.wrench` and their gradient to
     /// `problem.stiffness`. `problem` must have just been assembled from
     /// `scene` (its contacts carry the normal forces and `μ`).
-    pub fn add_to(
+    pub(crate) fn add_to(
         &mut self,
         scene: &ContactScene,
         stiffness: f64,

@@ -7,4 +7,7 @@
 pub mod breakaway;
 mod scenario;
 
-pub use scenario::*;
+pub use scenario::{
+    box_lift, cube_corner, cube_corner_from_meshes, peg_in_hole, run, slide, Path, Scenario,
+    SceneSetup, Trace, TraceRow,
+};

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 /// One piece of a manipulandum path, in servo cycles.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub enum Segment {
+pub(crate) enum Segment {
     /// Stay where the path is.
     Hold { cycles: usize },
     /// Move linearly (translation) and by slerp (rotation) to `to`,
@@ -56,8 +56,8 @@ impl Segment {
 /// A scripted manipulandum path: one pose per servo cycle.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Path {
-    pub start: Isometry3<f64>,
-    pub segments: Vec<Segment>,
+    pub(crate) start: Isometry3<f64>,
+    pub(crate) segments: Vec<Segment>,
 }
 
 impl Path {
@@ -175,11 +175,11 @@ pub struct TraceRow {
     pub verdict: FrictionVerdict,
     pub contacts: usize,
     pub separating_dropped: usize,
-    /// [`CycleReport::slip`](crate::CycleReport::slip) (m).
+    /// [`CycleReport::slip`](haptic_render::CycleReport::slip) (m).
     pub slip: f64,
     /// Coupling force and torque on the manipulandum (rendered; N, N·m).
     pub coupling_force: Vector3<f64>,
-    pub coupling_torque: Vector3<f64>,
+    pub(crate) coupling_torque: Vector3<f64>,
     /// Translation of this cycle's frictionless step `Δq₀` (m).
     pub frictionless_step: f64,
     pub solver_iterations: u32,
@@ -541,9 +541,9 @@ pub fn slide(mu: f64) -> Scenario {
 }
 
 /// How deep the peg starts in the hole (m).
-pub const PEG_START_DEPTH: f64 = 0.01;
+const PEG_START_DEPTH: f64 = 0.01;
 /// The axial push of [`peg_in_hole`]'s ramp (segment 1), N.
-pub const PEG_RAMP_FORCE: f64 = 1.0;
+const PEG_RAMP_FORCE: f64 = 1.0;
 
 /// Zhao et al. §5.3, Fig 12: a cylindrical peg pushed into a hole `oversize`
 /// narrower than it (the paper's 1 % is `oversize = 0.01`: hole radius
@@ -561,7 +561,7 @@ pub const PEG_RAMP_FORCE: f64 = 1.0;
 /// is a pyramid vertex on the hole wall, so each contact holds up to
 /// `√2 μ ‖F_n‖` axially.
 ///
-/// The peg starts aligned, [`PEG_START_DEPTH`] into the hole, so it
+/// The peg starts aligned, 10 mm (`PEG_START_DEPTH`) into the hole, so it
 /// presses on the wall all round (about 90 contacts, `Σ‖F_n‖ ≈ 0.8 N`
 /// with the default stiffness and scaling). Pushed along the axis, the
 /// frictionless prediction barely moves it sideways, so §4.1 drops about
@@ -571,7 +571,7 @@ pub const PEG_RAMP_FORCE: f64 = 1.0;
 /// Path segments:
 ///
 /// 0. hold (200 cycles): the penalty forces settle;
-/// 1. ramp the push along −z from 0 to [`PEG_RAMP_FORCE`] (2,000 cycles):
+/// 1. ramp the push along −z from 0 to 1 N (`PEG_RAMP_FORCE`, 2,000 cycles):
 ///    the peg sticks until the push leaves the cone, then slips;
 /// 2. move the manipulandum 15 mm further down (3,000 cycles, 5 mm/s): the
 ///    insertion, stick-slip at about the breakaway push;

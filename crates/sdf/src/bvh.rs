@@ -47,14 +47,14 @@ struct Dipole {
 pub struct Nearest {
     pub distance_squared: f64,
     /// Index into the source mesh's triangles.
-    pub triangle: u32,
+    pub(crate) triangle: u32,
     /// Position of the triangle in the tree's leaf order.
     leaf: u32,
 }
 
 impl Nearest {
     /// No triangle, infinitely far.
-    pub const NONE: Nearest = Nearest {
+    pub(crate) const NONE: Nearest = Nearest {
         distance_squared: f64::INFINITY,
         triangle: u32::MAX,
         leaf: u32::MAX,
@@ -62,7 +62,7 @@ impl Nearest {
 
     /// The same triangle seen from another point at `distance_squared`.
     #[inline]
-    pub fn seen_at(self, distance_squared: f64) -> Self {
+    pub(crate) fn seen_at(self, distance_squared: f64) -> Self {
         Self {
             distance_squared,
             ..self
@@ -241,14 +241,10 @@ impl MeshBvh {
         &self.corners[start..start + node.count as usize]
     }
 
-    pub fn triangle_count(&self) -> usize {
-        self.source_triangle.len()
-    }
-
     /// The nearest triangle to `q` closer than `sqrt(bound_squared)`, if any.
     /// A tight bound (say, the distance to a neighbouring query's nearest
     /// triangle) prunes most of the tree.
-    pub fn nearest_within(&self, q: &Point3<f64>, bound_squared: f64) -> Option<Nearest> {
+    pub(crate) fn nearest_within(&self, q: &Point3<f64>, bound_squared: f64) -> Option<Nearest> {
         if self.nodes.is_empty() {
             return None;
         }
@@ -310,14 +306,14 @@ impl MeshBvh {
 
     /// The corners of the triangle a query found.
     #[inline]
-    pub fn corners_of(&self, found: &Nearest) -> &[Point3<f64>; 3] {
+    pub(crate) fn corners_of(&self, found: &Nearest) -> &[Point3<f64>; 3] {
         &self.corners[found.leaf as usize]
     }
 
     /// Squared distance from `q` to the triangle a query found, so that it can
     /// bound the next query nearby.
     #[inline]
-    pub fn distance_squared_to(&self, q: &Point3<f64>, found: &Nearest) -> f64 {
+    pub(crate) fn distance_squared_to(&self, q: &Point3<f64>, found: &Nearest) -> f64 {
         let [a, b, c] = &self.corners[found.leaf as usize];
         point_triangle_distance_squared(q, a, b, c)
     }

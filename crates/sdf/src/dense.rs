@@ -70,7 +70,7 @@ impl DenseField {
     }
 
     /// Samples the mesh behind `bvh` on `grid`.
-    pub fn build_on_grid(
+    pub(crate) fn build_on_grid(
         bvh: &MeshBvh,
         mesh_bounds: Aabb,
         grid: GridSpec,
@@ -193,7 +193,7 @@ impl DistanceField for DenseField {
     }
 
     /// The trilinear interpolant inside the grid, a conservative bound outside
-    /// ([`query_with_conservative_outside`]).
+    /// (`query_with_conservative_outside`).
     #[inline]
     fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
         query_with_conservative_outside(&self.grid.bounds(), &self.mesh_bounds, p, |q| {

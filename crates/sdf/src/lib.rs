@@ -1,17 +1,16 @@
 //! Signed distance fields for haptic contact queries.
 //!
 //! Distances are in metres, negative inside the object. Every field answers in
-//! its own frame ([`DistanceField`]); [`PlacedField`] answers in the world frame.
+//! its own frame ([`DistanceField`]).
 //!
 //! Fields are built from a mesh through [`MeshBvh`]: exact unsigned distance by
 //! nearest-triangle search, and a sign from the generalised winding number read
-//! per connected component of each block ([`sign`]), which keeps the sign right
+//! per connected component of each block (the `sign` module), which keeps the sign right
 //! on meshes with small holes or inconsistently oriented triangles.
 
 mod bvh;
 mod dense;
 mod grid;
-mod placed;
 mod progress;
 pub mod reference;
 mod sign;
@@ -24,15 +23,10 @@ mod triangle_queries;
 pub use bvh::{MeshBvh, Nearest};
 pub use dense::{DenseField, DenseOptions, InvalidField};
 pub use grid::GridSpec;
-pub use placed::PlacedField;
 pub use progress::{BuildProgress, NoProgress};
 pub use slab::Slab;
 pub use sparse::{
-    SparseField, SparseOptions, BRICK_CELLS, BRICK_VOLUME, EMPTY_INSIDE, EMPTY_OUTSIDE,
-    MAX_BAND_HALF_WIDTH_VOXELS, STEPS_PER_VOXEL,
-};
-pub use triangle_queries::{
-    closest_point_on_triangle, point_triangle_distance_squared, solid_angle,
+    SparseField, SparseOptions, BRICK_CELLS, MAX_BAND_HALF_WIDTH_VOXELS, STEPS_PER_VOXEL,
 };
 
 use haptic_mesh::Aabb;

@@ -1,7 +1,7 @@
 //! Brute-force exact signed distance, and accuracy measurements of a field
 //! against it: the ground truth the fields are tested and benchmarked with.
 
-use crate::{closest_point_on_triangle, solid_angle};
+use crate::triangle_queries::{closest_point_on_triangle, solid_angle};
 use haptic_mesh::TriangleMesh;
 use nalgebra::{Point3, Vector3};
 use rayon::prelude::*;
@@ -39,7 +39,7 @@ pub fn exact_signed_distances(mesh: &TriangleMesh, points: &[Point3<f64>]) -> Ve
 /// than 60° apart. There the distance has a cone-shaped kink that any
 /// trilinear interpolant of exact samples misses by up to √3/2 voxel (at a
 /// cell centre whose corners all lie √3/2 voxel from the apex).
-pub fn near_medial_axis(mesh: &TriangleMesh, p: &Point3<f64>, voxel: f64) -> bool {
+pub(crate) fn near_medial_axis(mesh: &TriangleMesh, p: &Point3<f64>, voxel: f64) -> bool {
     let directions: Vec<Vector3<f64>> = (0..8)
         .map(|corner| {
             let offset = Vector3::new(
@@ -67,14 +67,14 @@ pub struct AccuracyReport {
     /// Samples whose error exceeds half a voxel, all next to the medial axis.
     pub medial_axis_samples: usize,
     /// Largest error at those samples (voxels).
-    pub worst_medial_axis_error_voxels: f64,
+    pub(crate) worst_medial_axis_error_voxels: f64,
     /// Samples with error over half a voxel that are not next to the medial axis.
     pub unexplained_errors: usize,
     /// Samples farther than one voxel from the surface with the wrong sign.
     pub sign_errors: usize,
     /// Samples beyond a sparse field's band whose value claims more clearance
     /// than there is (by over half a voxel).
-    pub overestimates_beyond_band: usize,
+    pub(crate) overestimates_beyond_band: usize,
 }
 
 impl AccuracyReport {

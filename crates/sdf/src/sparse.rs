@@ -25,11 +25,11 @@ pub const BRICK_CELLS: u32 = 8;
 /// Nodes per brick edge (the far face is shared with the next brick).
 const BRICK_NODES: usize = BRICK_CELLS as usize + 1;
 /// Nodes per brick.
-pub const BRICK_VOLUME: usize = BRICK_NODES * BRICK_NODES * BRICK_NODES;
+pub(crate) const BRICK_VOLUME: usize = BRICK_NODES * BRICK_NODES * BRICK_NODES;
 /// Brick-index entry of a brick region wholly outside the band, outside the object.
-pub const EMPTY_OUTSIDE: u32 = u32::MAX;
+pub(crate) const EMPTY_OUTSIDE: u32 = u32::MAX;
 /// Brick-index entry of a brick region wholly outside the band, inside the object.
-pub const EMPTY_INSIDE: u32 = u32::MAX - 1;
+pub(crate) const EMPTY_INSIDE: u32 = u32::MAX - 1;
 /// Fixed-point steps per voxel: values span ±64 voxels at 1/512-voxel steps,
 /// far finer than the trilinear interpolation error.
 pub const STEPS_PER_VOXEL: f64 = 512.0;
@@ -74,7 +74,7 @@ pub struct SparseField {
 impl SparseField {
     /// Bytes a sparse field on `grid` takes whatever the surface: its
     /// coarse field and its brick index (the bricks near the surface come
-    /// on top, [`BRICK_VOLUME`] samples each).
+    /// on top, `BRICK_VOLUME` samples each).
     pub fn fixed_bytes_on(grid: &GridSpec) -> u64 {
         let bricks = GridSpec {
             dims: grid.dims.map(|d| (d - 1).div_ceil(BRICK_CELLS)),
@@ -239,12 +239,14 @@ impl SparseField {
         &self.coarse
     }
 
-    /// One entry per brick region: a brick number, [`EMPTY_OUTSIDE`] or [`EMPTY_INSIDE`].
+    /// One entry per brick region: a brick number, `EMPTY_OUTSIDE` (`u32::MAX`)
+    /// or `EMPTY_INSIDE` (`u32::MAX - 1`).
     pub fn brick_index(&self) -> &[u32] {
         &self.brick_index
     }
 
-    /// [`BRICK_VOLUME`] fixed-point samples per brick ([`STEPS_PER_VOXEL`] per voxel).
+    /// `BRICK_VOLUME` = ([`BRICK_CELLS`] + 1)³ fixed-point samples per brick
+    /// ([`STEPS_PER_VOXEL`] per voxel).
     pub fn brick_values(&self) -> &[i16] {
         &self.brick_values
     }
@@ -468,8 +470,12 @@ impl BrickScratch {
                 for j in range[1].0..=range[1].1 as usize {
                     for i in range[0].0..=range[0].1 as usize {
                         let local = i + BRICK_NODES * (j + BRICK_NODES * k);
-                        let d =
-                            crate::point_triangle_distance_squared(&position(local), &a, &bb, &c);
+                        let d = crate::triangle_queries::point_triangle_distance_squared(
+                            &position(local),
+                            &a,
+                            &bb,
+                            &c,
+                        );
                         if d < self.distance_squared[local] {
                             self.distance_squared[local] = d;
                             self.nearest_triangle[local] = t;

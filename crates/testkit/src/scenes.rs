@@ -21,7 +21,7 @@ use std::sync::Arc;
 /// A solid torus about the z axis: tube centre radius `major`, tube radius
 /// `minor`. Exact distance, smooth away from the tube's core circle and the axis.
 #[derive(Clone, Copy, Debug)]
-pub struct TorusField {
+pub(crate) struct TorusField {
     pub major: f64,
     pub minor: f64,
 }

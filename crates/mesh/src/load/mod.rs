@@ -13,7 +13,7 @@ use std::fmt;
 use std::path::Path;
 
 /// Default weld tolerance as a fraction of the bounding-box diagonal.
-pub const DEFAULT_RELATIVE_WELD_TOLERANCE: f64 = 1e-9;
+const DEFAULT_RELATIVE_WELD_TOLERANCE: f64 = 1e-9;
 
 /// A mesh file format.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,7 +56,7 @@ pub struct LoadOptions {
     /// Extra factor applied on top of `unit`; must be finite and positive.
     pub scale: f64,
     /// Vertices closer than this many metres (after scaling) are merged.
-    /// `None`: [`DEFAULT_RELATIVE_WELD_TOLERANCE`] × the diagonal of the box
+    /// `None`: 1e-9 × the diagonal of the box
     /// around the vertices that faces use.
     pub weld_tolerance: Option<f64>,
 }
@@ -73,7 +73,7 @@ impl Default for LoadOptions {
 
 impl LoadOptions {
     /// Metres per file coordinate unit: `unit` × `scale`.
-    pub fn metres_per_file_unit(&self) -> f64 {
+    fn metres_per_file_unit(&self) -> f64 {
         self.unit.metres() * self.scale
     }
 }
@@ -86,7 +86,7 @@ pub struct LoadedMesh {
 }
 
 /// Loads an OBJ, STL, PLY or OFF file, chosen by extension (case-insensitive),
-/// scales it to metres, then welds and cleans it (see [`clean`]).
+/// scales it to metres, then welds and cleans it (see `clean`).
 pub fn load_mesh(path: &Path, options: &LoadOptions) -> Result<LoadedMesh, MeshError> {
     let file = path.display().to_string();
     let extension = path
