@@ -106,12 +106,14 @@ impl Scene {
     /// The embedded default scene (`config/default.toml`) with `overrides`:
     /// a cube's point shell pressed into a corner's field by a simulated
     /// device playing a repeating press, slide and lift. It references no
-    /// other file.
+    /// other file; its relative paths (the device profiles of
+    /// `--device hid`) resolve as `config/default.toml`'s would from the
+    /// current directory, the repository's root.
     pub fn embedded_default(overrides: &Overrides) -> Result<Scene, ConfigError> {
         Scene::parse(
             EMBEDDED_DEFAULT,
             Path::new(EMBEDDED_DEFAULT_NAME),
-            Path::new("."),
+            Path::new("config"),
             overrides,
         )
     }

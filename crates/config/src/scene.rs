@@ -40,6 +40,8 @@ pub struct Overrides {
     pub trajectory: Option<PathBuf>,
     /// `device.kind`, after `trajectory`.
     pub device: Option<DeviceKind>,
+    /// `device.profile`: the HID device profile's name.
+    pub profile: Option<String>,
     /// `threads.servo.cpu`.
     pub servo_cpu: Option<usize>,
     /// `threads.servo.priority`: 1–99, or 0 for normal scheduling.
@@ -54,6 +56,9 @@ impl Overrides {
         }
         if let Some(kind) = self.device {
             file.device.kind = kind;
+        }
+        if let Some(profile) = &self.profile {
+            file.device.profile = Some(profile.clone());
         }
         let servo = &mut file.threads.servo;
         servo.cpu = self.servo_cpu.or(servo.cpu);

@@ -384,6 +384,8 @@ pub struct DeviceConfig {
     /// Default `simulated`: runs without hardware.
     pub kind: DeviceKind,
     /// Device profile of `kind = "hid"`: a file stem in `profiles_dir`.
+    /// Left out, the daemon uses the one connected device that matches a
+    /// profile, and refuses to guess between several.
     pub profile: Option<String>,
     /// Directory of device profiles. Default `../device-profiles`, where
     /// the repository keeps them next to `config/`.

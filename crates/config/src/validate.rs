@@ -443,8 +443,10 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             None => fail(field("kind"), "an emulator needs `trajectory_file`"),
         },
         DeviceKind::Hid => {
+            // Without a profile the daemon picks the one connected device
+            // that matches a profile, at start-up.
             let Some(profile) = &d.profile else {
-                return fail(field("kind"), "a HID device needs `profile`");
+                return Ok(());
             };
             let path = base.join(&d.profiles_dir).join(format!("{profile}.toml"));
             if !path.is_file() {

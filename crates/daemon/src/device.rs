@@ -2,9 +2,10 @@
 
 use haptic_config::{DeviceKind, Scene};
 use haptic_devices::{
-    load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample, EmulatorConfig,
-    HapticDevice, HidDevice, Motion, MotionFileError, ProfileError, SafetyLayer, SafetyLimits,
-    SimulatedClock, SimulatedDevice, Trajectory, TrajectoryEmulator, TrajectoryError, Wrench,
+    list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
+    EmulatorConfig, HapticDevice, HidDevice, HidDeviceInfo, Motion, MotionFileError, ProfileError,
+    SafetyLayer, SafetyLimits, SimulatedClock, SimulatedDevice, Trajectory, TrajectoryEmulator,
+    TrajectoryError, Wrench,
 };
 use std::path::PathBuf;
 use std::time::Duration;
@@ -59,8 +60,36 @@ pub enum OpenError {
         profile: String,
         source: DeviceError,
     },
+    /// No profile was given and no connected HID device matches one.
+    #[error("no connected HID device matches a profile in {} ({connected} HID interfaces connected; `hapticd devices` lists them)", dir.display())]
+    NoMatchingDevice { dir: PathBuf, connected: usize },
+    /// No profile was given and several connected devices match one.
+    #[error("several connected HID devices match a profile: {}; choose one with `--profile` (or `device.profile`)", .profiles.join(", "))]
+    SeveralMatchingDevices { profiles: Vec<String> },
+    #[error("listing the connected HID devices: {0}")]
+    List(DeviceError),
     #[error("{0}")]
     Config(String),
+}
+
+/// The one profile that the connected HID devices match, for a HID device
+/// configured without one: each profile counts once however many of its
+/// device's interfaces are connected.
+fn only_matching_profile(
+    connected: &[(HidDeviceInfo, Option<String>)],
+    dir: &std::path::Path,
+) -> Result<String, OpenError> {
+    let mut profiles: Vec<String> = connected.iter().filter_map(|(_, p)| p.clone()).collect();
+    profiles.sort();
+    profiles.dedup();
+    match <[String; 1]>::try_from(profiles) {
+        Ok([profile]) => Ok(profile),
+        Err(profiles) if profiles.is_empty() => Err(OpenError::NoMatchingDevice {
+            dir: dir.to_owned(),
+            connected: connected.len(),
+        }),
+        Err(profiles) => Err(OpenError::SeveralMatchingDevices { profiles }),
+    }
 }
 
 /// How device time advances.
@@ -114,15 +143,20 @@ pub fn open(
             AnyDevice::Emulator(TrajectoryEmulator::new(trajectory, emulator))
         }
         DeviceKind::Hid => {
-            let name = d
-                .profile
-                .as_ref()
-                .ok_or_else(|| OpenError::Config("a HID device needs `device.profile`".into()))?;
             let dir = base.join(&d.profiles_dir);
             let profiles = load_profiles(&dir)?;
+            let name = match &d.profile {
+                Some(name) => name.clone(),
+                None => {
+                    let connected = list_connected(&profiles).map_err(OpenError::List)?;
+                    let name = only_matching_profile(&connected, &dir)?;
+                    tracing::info!(profile = %name, "using the one connected HID device that matches a profile");
+                    name
+                }
+            };
             let profile = profiles
                 .into_iter()
-                .find(|p| &p.name == name)
+                .find(|p| p.name == name)
                 .ok_or_else(|| OpenError::NoProfile {
                     dir: dir.clone(),
                     name: name.clone(),
@@ -146,4 +180,62 @@ pub fn open(
     };
     let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());
     Ok(SafetyLayer::new(device).with_limits(limits))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    fn interface(vendor_id: u16, product_id: u16, interface_number: i32) -> HidDeviceInfo {
+        HidDeviceInfo {
+            vendor_id,
+            product_id,
+            path: format!("/dev/hidraw{interface_number}"),
+            manufacturer: None,
+            product: None,
+            serial_number: None,
+            interface_number,
+            usage_page: 1,
+            usage: 8,
+        }
+    }
+
+    fn choose(connected: &[(HidDeviceInfo, Option<&str>)]) -> Result<String, OpenError> {
+        let connected: Vec<_> = connected
+            .iter()
+            .map(|(info, profile)| (info.clone(), profile.map(str::to_owned)))
+            .collect();
+        only_matching_profile(&connected, Path::new("profiles"))
+    }
+
+    #[test]
+    fn the_one_matching_device_is_chosen_however_many_interfaces_it_has() {
+        let chosen = choose(&[
+            (interface(0x046d, 0xc626, 0), Some("spacenavigator")),
+            (interface(0x046d, 0xc52b, 1), None),
+            (interface(0x046d, 0xc626, 2), Some("spacenavigator")),
+        ]);
+        assert_eq!(chosen.unwrap(), "spacenavigator");
+    }
+
+    #[test]
+    fn no_match_or_several_matches_are_errors_that_say_so() {
+        let none = choose(&[(interface(0x046d, 0xc52b, 0), None)]).unwrap_err();
+        assert!(matches!(
+            none,
+            OpenError::NoMatchingDevice { connected: 1, .. }
+        ));
+        assert!(none.to_string().contains("hapticd devices"), "{none}");
+        let several = choose(&[
+            (interface(0x256f, 0xc635, 0), Some("spacemouse-compact")),
+            (interface(0x046d, 0xc626, 1), Some("spacenavigator")),
+        ])
+        .unwrap_err();
+        let OpenError::SeveralMatchingDevices { profiles } = &several else {
+            panic!("{several}");
+        };
+        assert_eq!(profiles, &["spacemouse-compact", "spacenavigator"]);
+        assert!(several.to_string().contains("--profile"), "{several}");
+    }
 }

@@ -14,7 +14,8 @@ enum DeviceChoice {
     Simulated,
     /// The recorded-trajectory emulator playing `--trajectory`.
     Emulator,
-    /// The HID device of the config's profile.
+    /// A HID device: the config's or `--profile`'s profile, else the one
+    /// connected device that matches a profile.
     Hid,
 }
 
@@ -26,6 +27,9 @@ pub struct RunArgs {
     /// Override the config's device kind.
     #[arg(long, value_enum)]
     device: Option<DeviceChoice>,
+    /// HID device profile by name (overrides `device.profile`).
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
     /// Trajectory file for the emulator (implies `--device emulator`).
     #[arg(long, value_name = "FILE")]
     trajectory: Option<PathBuf>,
@@ -75,6 +79,7 @@ fn load(args: &RunArgs) -> anyhow::Result<ServoScene> {
         }),
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,
+        profile: args.profile.clone(),
     };
     let scene = match &args.config {
         Some(path) => Scene::load(path, &overrides)?,

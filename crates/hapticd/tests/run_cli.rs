@@ -587,6 +587,26 @@ fn until_end_stops_at_the_end_of_the_recording() {
 }
 
 #[test]
+fn a_hid_device_without_a_profile_is_the_one_that_matches() {
+    // With no HID device connected (as here) the run stops before the
+    // servo starts and says why; with one it would use it and say which.
+    let output = hapticd()
+        .args(["run", "--device", "hid", "--duration", "1"])
+        .current_dir(repo())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    if stderr.contains("using the one connected HID device") {
+        return;
+    }
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("no connected HID device matches a profile in config/../device-profiles"),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn bad_configs_and_arguments_fail_naming_the_problem() {
     let dir = tempfile::tempdir().unwrap();
     let bad = dir.path().join("bad.toml");
