@@ -1,6 +1,5 @@
 //! The validated scene: what a config file describes once every check has
-//! passed, and the typed changes (command-line overrides, rendering
-//! patches) that go through the same checks.
+//! passed, and the command-line overrides that go through the same checks.
 
 use crate::schema::{
     BodyProperties, ConfigFile, DeviceConfig, DeviceKind, Friction, Gradient, Material,

@@ -132,7 +132,7 @@ pub fn open(
             let file = d.trajectory_file.as_ref().ok_or_else(|| {
                 OpenError::Config("an emulator needs `device.trajectory_file`".into())
             })?;
-            let trajectory = Trajectory::load(&base.join(file))?;
+            let trajectory = Trajectory::load(base.join(file))?;
             let clock = match pacing {
                 Pacing::RealTime => Clock::RealTime,
                 Pacing::Stepped { .. } => Clock::Stepped,

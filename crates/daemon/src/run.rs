@@ -307,7 +307,14 @@ pub(crate) fn run_with(
             force_n = force,
             "aborted: output zeroed, exiting"
         );
-        // The physics and telemetry threads stop as their guards drop.
+        // A thread that ended before the abort panicked: that is the
+        // error. The others stop as their guards drop.
+        if physics.is_finished() {
+            physics.stop()?;
+        }
+        if telemetry.is_finished() {
+            drop(telemetry.stop()?);
+        }
         return Ok(RunSummary::servo_only(reason, rate_hz, stats));
     }
     // The other threads stop even after a servo panic, so the recording

@@ -195,9 +195,9 @@ fn write_is_canonical_and_versioned() {
     let mut out = Vec::new();
     t.write(&mut out).unwrap();
     let text = String::from_utf8(out).unwrap();
-    assert!(text.starts_with(&format!(
+    assert!(text.starts_with(
         "# hapticd-trajectory: 1\n# units: mm\n# rate_hz: 1000\n# columns: t_s,x,y,z,qw,qx,qy,qz,buttons\n"
-    )));
+    ));
     assert_eq!(text, example());
 }
 

@@ -17,6 +17,9 @@ impl MemoryBudget {
     pub fn new(limit_gib: Option<f64>) -> anyhow::Result<Self> {
         Ok(match limit_gib {
             Some(limit) => {
+                if !(limit.is_finite() && limit > 0.0) {
+                    bail!("--memory-limit must be a positive number of GiB, not {limit}");
+                }
                 let bytes = (limit * GIB) as u64;
                 Self {
                     bytes,

@@ -64,9 +64,15 @@ impl DenseField {
         Self::build_on_grid(&bvh, mesh.aabb(), grid, progress)
     }
 
-    /// Bytes the values of a dense field on `grid` take.
+    /// Bytes a dense field on `grid` holds while it is built: its values
+    /// and the [`SeedLattice`] of exact nearest triangles, one per 8 nodes.
     pub fn bytes_on(grid: &GridSpec) -> u64 {
+        let seeds = GridSpec {
+            dims: grid.dims.map(|d| (d - 1) / 2 + 1),
+            ..*grid
+        };
         grid.bytes(size_of::<f32>())
+            .saturating_add(seeds.bytes(size_of::<Nearest>()))
     }
 
     /// Samples the mesh behind `bvh` on `grid`.

@@ -184,9 +184,9 @@ impl HapticDevice for HidDevice {
 
     /// Writes the output report of a force-capable profile; input-only
     /// devices accept and ignore the wrench. The report is encoded into a
-    /// buffer allocated when the device was opened, so a successful write
-    /// allocates nothing; the error paths format their message and
-    /// allocate (they are fault paths).
+    /// buffer allocated when the device was opened, so a write allocates
+    /// nothing, its errors included, except a hidapi failure without an
+    /// errno, which carries hidapi's message.
     fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
         let Some(output) = &self.profile.output else {
             return Ok(());

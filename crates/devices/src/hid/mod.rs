@@ -11,6 +11,8 @@ mod pose;
 mod profile;
 
 pub use backend::{list_connected, HidDevice, HidDeviceInfo};
-pub use decode::{encode_wrench, encode_wrench_into, Dropped, ReportDecoder, SpaceMouseState};
+pub use decode::{
+    encode_wrench, encode_wrench_into, DecodeCounters, Dropped, ReportDecoder, SpaceMouseState,
+};
 pub use pose::PoseTracker;
 pub use profile::{load_profiles, Axis, ControlMode, Profile, ProfileError};

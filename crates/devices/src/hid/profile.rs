@@ -206,7 +206,7 @@ impl AxisField {
     }
 
     /// The value in SI units of a raw count.
-    pub fn to_si(&self, raw: i64) -> f64 {
+    pub fn to_si(self, raw: i64) -> f64 {
         f64::from(self.sign) * raw as f64 * self.scale
     }
 }
