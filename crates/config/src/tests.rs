@@ -420,15 +420,24 @@ fn overrides_apply_before_validation() {
     // A bad override is refused like a bad value in the file.
     let overrides = Overrides {
         device: Some(DeviceKind::Hid),
+        profile: Some("no-such-device".to_owned()),
         servo_cpu: Some(2),
         servo_priority: Some(0),
         ..Overrides::default()
     };
     let e = Scene::parse(MINIMAL, Path::new("bad.toml"), dir.path(), &overrides).unwrap_err();
-    assert_eq!(e.field.as_deref(), Some("device.kind"), "{e}");
-    assert!(e.message.contains("profile"), "{e}");
+    assert_eq!(e.field.as_deref(), Some("device.profile"), "{e}");
+    assert!(e.message.contains("no profile `no-such-device`"), "{e}");
+    // Without a profile a HID device is the one that matches at start-up.
+    let hid = Overrides {
+        profile: None,
+        ..overrides.clone()
+    };
+    let scene = Scene::parse(MINIMAL, Path::new("bad.toml"), dir.path(), &hid).unwrap();
+    assert_eq!(scene.device().kind, DeviceKind::Hid);
     let overrides = Overrides {
         device: None,
+        profile: None,
         ..overrides
     };
     let servo = Scene::parse(MINIMAL, Path::new("bad.toml"), dir.path(), &overrides)
