@@ -255,6 +255,11 @@ impl ObjectConfig {
         MassProperties { mass, body_inertia }
     }
 
+    /// The name of its `[materials]` entry.
+    pub fn material_name(&self) -> &str {
+        &self.material
+    }
+
     /// Object frame → world.
     pub fn pose(&self) -> Isometry3<f64> {
         Isometry3::from_parts(

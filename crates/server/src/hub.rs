@@ -453,22 +453,28 @@ impl StreamHub {
         }
     }
 
-    /// Sends `events`, which happened at `tick`, to every client: at most
-    /// [`EVENTS_PER_FRAME`], the rest counted in one `events_omitted`.
-    pub fn publish_events(&self, tick: u64, events: &[Event]) {
+    /// Sends `events`, each with the tick it happened at, to every client:
+    /// at most [`EVENTS_PER_FRAME`], the rest counted in one
+    /// `events_omitted` at the last one's tick.
+    pub fn publish_events(&self, events: &[(u64, Event)]) {
         let omitted = events.len().saturating_sub(EVENTS_PER_FRAME);
-        let summary = Event::EventsOmitted {
-            count: omitted as u64,
-        };
+        let summary = events.last().map(|&(tick, _)| {
+            (
+                tick,
+                Event::EventsOmitted {
+                    count: omitted as u64,
+                },
+            )
+        });
         let sent = events
             .iter()
             .take(EVENTS_PER_FRAME)
-            .chain((omitted > 0).then_some(&summary));
+            .chain(summary.as_ref().filter(|_| omitted > 0));
         let frames: Vec<Arc<str>> = sent
-            .map(|event| {
+            .map(|(tick, event)| {
                 let frame = EventFrame {
                     r#type: "event",
-                    tick,
+                    tick: *tick,
                     event,
                 };
                 serde_json::to_string(&frame)
@@ -633,8 +639,8 @@ mod tests {
             contacts: 0,
         };
         let client = hub.register("c".into(), subscription, 1).unwrap();
-        let events = vec![Event::Parameters { generation: 1 }; 40];
-        hub.publish_events(5, &events);
+        let events = vec![(5, Event::Parameters { generation: 1 }); 40];
+        hub.publish_events(&events);
         let queue = client.queue();
         assert_eq!(queue.frames.len(), 33);
         let Some(Outgoing::Text(last)) = queue.frames.back() else {

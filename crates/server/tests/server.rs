@@ -698,7 +698,7 @@ fn a_client_gets_hello_geometry_ticks_and_events() {
         }
         assert!((12..=25).contains(&ticks), "{ticks} ticks in 1 s at 20 Hz");
 
-        hub.publish_events(7, &[Event::StateChange { from: "free", to: "static" }]);
+        hub.publish_events(&[(7, Event::StateChange { from: "free", to: "static" })]);
         let event = next_non_tick(&mut socket).await;
         assert_eq!(event, json!({"type": "event", "tick": 7, "event": "state_change", "from": "free", "to": "static"}));
 
