@@ -248,7 +248,9 @@ pub(crate) fn run_with(
         rate: config.servo_rate(),
         schedule: schedule(&config.threads().servo),
     };
-    let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
+    // Parameter updates and scene frames, for the control API.
+    let (tick, _scene_control) =
+        scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     shutdown.servo_started();
     // Locked on the servo thread once its own buffers exist, so that with a
     // finite RLIMIT_MEMLOCK they are among the pages locked. From here on
