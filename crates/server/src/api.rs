@@ -164,13 +164,14 @@ pub struct Status {
     pub ticks: u64,
     /// The servo's target rate (Hz).
     pub servo_rate_hz: f64,
-    /// Ticks per second measured over the last second.
+    /// Ticks per second since the previous refresh (a quarter second).
     pub rate_hz: f64,
-    /// Tick compute time over the last second (µs).
+    /// Tick compute time since the previous refresh (µs).
     pub compute_us: Percentiles,
-    /// Wake-up latency over the last second (µs).
+    /// Wake-up latency since the previous refresh (µs).
     pub wake_latency_us: Percentiles,
-    /// Ticks that ended after the next deadline, among those received.
+    /// Ticks whose wake-up latency and compute time exceed the period,
+    /// among the records received.
     pub deadline_misses: u64,
     /// Tick records the telemetry thread missed.
     pub dropped_records: u64,
