@@ -8,10 +8,14 @@
 //! - the **physics** thread: moves the movable objects under
 //!   the tool's contact wrenches and publishes their poses to the servo;
 //! - the **telemetry** thread: drains tick records into a
-//!   recording, a UDP stream and the live status line.
+//!   recording, a UDP stream, the live status line, and the control API's
+//!   stream and live status.
 //!
+//! Beside them the control API's server (`haptic-server`) runs on a thread
+//! of its own from start to exit; the daemon implements its `Control`.
 //! [`run()`] starts them and stops them in order on a signal, at the end
-//! of a recorded trajectory, or after a set duration; [`replay`] runs a
+//! of a recorded trajectory, or after a set duration, and restarts the
+//! three on a scene loaded through the control API; [`replay`] runs a
 //! recorded trajectory through a scene deterministically, without threads.
 
 mod control;
