@@ -2,16 +2,15 @@
 //! its ticks: the scene's description and display geometry, tick frames
 //! from tick records, and the names of states, verdicts and trips.
 
-use haptic_config::{ObjectConfig, ObjectRole, Scene, Shape};
-use haptic_devices::{DeviceSample, SafetyState, TripCause};
+use haptic_config::{ObjectRole, Scene};
+use haptic_devices::{SafetyState, TripCause};
 use haptic_friction::FrictionState;
-use haptic_mesh::shapes::builtin;
-use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+use haptic_mesh::TriangleMesh;
 use haptic_server::{
     HelloObject, Mesh, Pose, SceneAnnouncement, SceneInfo, SceneObject, TickFrame,
 };
-use haptic_servo::{TickRecord, WorkspaceMapping};
-use nalgebra::{Isometry3, Point3};
+use haptic_servo::TickRecord;
+use nalgebra::Isometry3;
 
 /// `free`, `sliding`, `static` or `not_rendered`.
 pub fn state_name(record: &TickRecord) -> &'static str {
@@ -91,48 +90,15 @@ pub fn scene_info(scene: &Scene) -> SceneInfo {
     }
 }
 
-/// The triangles to draw `object` with, in its frame: its mesh or shape; a
-/// floor grid as the square it covers; nothing for a prepared file, which
-/// holds no mesh, or a mesh that cannot be read (the scene build reports
-/// that).
-fn display_mesh(object: &ObjectConfig, scene: &Scene) -> TriangleMesh {
-    let empty = || TriangleMesh::new(Vec::new(), Vec::new());
-    if let Some(mesh) = &object.mesh {
-        return match mesh.strip_prefix("builtin:") {
-            Some(name) => builtin(name).unwrap_or_else(empty),
-            None => load_mesh(&scene.base().join(mesh), &LoadOptions::default())
-                .map_or_else(|_| empty(), |loaded| loaded.mesh),
-        };
-    }
-    match &object.shape {
-        Some(Shape::FloorGrid {
-            points_per_side,
-            spacing_m,
-        }) => {
-            let h = (points_per_side.saturating_sub(1)) as f64 * spacing_m / 2.0;
-            TriangleMesh::new(
-                vec![
-                    Point3::new(-h, -h, 0.0),
-                    Point3::new(h, -h, 0.0),
-                    Point3::new(h, h, 0.0),
-                    Point3::new(-h, h, 0.0),
-                ],
-                vec![[0, 1, 2], [0, 2, 3]],
-            )
-        }
-        Some(shape) => shape.mesh().unwrap_or_else(empty),
-        None => empty(),
-    }
-}
-
-/// `hello` and the geometry of `scene`'s objects, in the config's order.
-pub fn announcement(scene: &Scene) -> SceneAnnouncement {
+/// `hello` and the geometry of `scene`'s objects, in the config's order,
+/// with `meshes` ([`BuiltScene::display_meshes`](crate::BuiltScene)).
+pub fn announcement(scene: &Scene, meshes: &[TriangleMesh]) -> SceneAnnouncement {
     let objects = scene
         .objects()
         .iter()
+        .zip(meshes)
         .enumerate()
-        .map(|(index, object)| {
-            let mesh = display_mesh(object, scene);
+        .map(|(index, (object, mesh))| {
             let hello = HelloObject {
                 index: index as u32,
                 name: object.name.clone(),
@@ -148,7 +114,7 @@ pub fn announcement(scene: &Scene) -> SceneAnnouncement {
                     .iter()
                     .map(|v| [v.x as f32, v.y as f32, v.z as f32])
                     .collect(),
-                triangles: mesh.triangles,
+                triangles: mesh.triangles.clone(),
             };
             (hello, mesh)
         })
@@ -160,27 +126,17 @@ pub fn announcement(scene: &Scene) -> SceneAnnouncement {
     }
 }
 
-/// Fills `frame` from `record`: the manipulandum through `mapping`.
+/// Fills `frame` from `record`, but for what the scene frame gives (the
+/// manipulandum, the environment and the contact points).
 pub fn fill_tick_frame(
     frame: &mut TickFrame,
     record: &TickRecord,
-    mapping: &WorkspaceMapping,
     servo_dropped: u64,
     deadline_misses: u64,
 ) {
-    let device = crate::recording::device_pose(record);
-    let sample = DeviceSample {
-        timestamp: record.time,
-        position: device.translation.vector.into(),
-        orientation: device.rotation,
-        buttons: 0,
-        linear_velocity: None,
-        angular_velocity: None,
-    };
     frame.tick = record.tick;
     frame.time_s = record.time.as_secs_f64();
     frame.tool = pose(&crate::recording::tool_pose(record));
-    frame.manipulandum = pose(&mapping.manipulandum(&sample));
     frame.force_n = record.force;
     frame.torque_n_m = record.torque;
     frame.rendered_force_n = record.rendered_force;

@@ -21,7 +21,7 @@ use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, StreamHub};
 use haptic_servo::{
-    PhysicsSnapshot, SceneFrame, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule,
+    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule,
     ToolState,
 };
 use std::path::{Path, PathBuf};
@@ -355,7 +355,7 @@ pub(crate) fn run_with(
     };
     let hub = control.hub();
     hub.set_generation(0);
-    hub.set_scene(publish::announcement(config));
+    hub.set_scene(publish::announcement(config, &scene.display_meshes));
     let (commands, command_receiver) = mpsc::channel();
     let status = Arc::new(Mutex::new(haptic_server::Status::default()));
     // The hello order (the config's, less the tool) and the cycle's order
@@ -371,15 +371,10 @@ pub(crate) fn run_with(
             (entry, publish::pose(&object.pose()))
         })
         .collect();
-    let mapping = scene.mapping;
-    let (tick, mut scene_control) =
-        scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     // The telemetry thread reads the scene frames; the control API keeps
     // the parameter updates.
-    let scene_frames = std::mem::replace(
-        &mut scene_control.scene_frames,
-        Latest::new(&SceneFrame::new(0)).split().1,
-    );
+    let (tick, scene_control, scene_frames) =
+        scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     let telemetry = TelemetryThread::spawn(
         consumer,
         TelemetryOptions {
@@ -396,7 +391,6 @@ pub(crate) fn run_with(
                 hub: hub.clone(),
                 commands: command_receiver,
                 status: status.clone(),
-                mapping,
                 scene_frames,
                 entry_objects,
                 environment,

@@ -20,7 +20,7 @@ use haptic_servo::{
     ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoTick, TickRecord, ToolState,
     WorkspaceMapping,
 };
-use nalgebra::{Isometry3, Vector3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -55,10 +55,12 @@ pub enum SceneBuildError {
     Render(#[from] haptic_render::RenderError),
 }
 
-/// One object's contact geometry, as its role asks for.
+/// One object's contact geometry, as its role asks for, and the triangles
+/// to draw it with.
 struct ObjectGeometry {
     field: Option<SharedField>,
     shell: Option<Arc<ShellTree>>,
+    display: TriangleMesh,
 }
 
 /// Where an object's triangles come from, once resolved.
@@ -113,6 +115,7 @@ fn load_geometry(
     let mut geometry = ObjectGeometry {
         field: None,
         shell: None,
+        display: TriangleMesh::new(Vec::new(), Vec::new()),
     };
     match source(object, base)? {
         Source::Mesh(mesh) => {
@@ -132,6 +135,7 @@ fn load_geometry(
                 let shell = sample_point_shell(&mesh, spacing, SHELL_SEED);
                 geometry.shell = Some(Arc::new(ShellTree::build(shell, object.tree_levels)));
             }
+            geometry.display = mesh;
         }
         Source::Points(points) => {
             if needs_field {
@@ -140,6 +144,7 @@ fn load_geometry(
                     message: "a floor grid is points only: it has no distance field".into(),
                 });
             }
+            geometry.display = footprint(&points);
             geometry.shell = Some(Arc::new(ShellTree::build(points, object.tree_levels)));
         }
         Source::Prepared(file) => {
@@ -158,6 +163,30 @@ fn load_geometry(
         }
     }
     Ok(geometry)
+}
+
+/// The rectangle a planar point set (a floor grid) covers, in its plane
+/// `z = mean z`, facing +z: what a point-only object is drawn with.
+fn footprint(points: &PointShell) -> TriangleMesh {
+    let positions = &points.points;
+    if positions.is_empty() {
+        return TriangleMesh::new(Vec::new(), Vec::new());
+    }
+    let (mut low, mut high) = (positions[0], positions[0]);
+    for p in positions {
+        low = low.inf(p);
+        high = high.sup(p);
+    }
+    let z = positions.iter().map(|p| p.z).sum::<f64>() / positions.len() as f64;
+    TriangleMesh::new(
+        vec![
+            Point3::new(low.x, low.y, z),
+            Point3::new(high.x, low.y, z),
+            Point3::new(high.x, high.y, z),
+            Point3::new(low.x, high.y, z),
+        ],
+        vec![[0, 1, 2], [0, 2, 3]],
+    )
 }
 
 /// One environment object of the rendering cycle: which configured object
@@ -184,6 +213,11 @@ pub struct BuiltScene {
     pub tool: String,
     /// The device button that declutches the tool, if any.
     pub clutch_button: Option<u32>,
+    /// The triangles to draw each configured object with, in the config's
+    /// order and its frame: its mesh or shape; a floor grid as the
+    /// rectangle it covers; nothing for a prepared file (which holds no
+    /// mesh).
+    pub display_meshes: Vec<TriangleMesh>,
     /// Wall time the build took.
     pub build_time: Duration,
 }
@@ -204,11 +238,14 @@ impl BuiltScene {
             shell: tool.shell,
             field: tool.field,
         };
+        let mut tool_display = Some(tool.display);
 
         let mut parts = Vec::new();
         let mut entries = Vec::new();
+        let mut display_meshes = Vec::with_capacity(config.objects().len());
         for (index, object) in config.objects().iter().enumerate() {
             if object.tool {
+                display_meshes.extend(tool_display.take());
                 continue;
             }
             let geometry = load_geometry(
@@ -218,6 +255,7 @@ impl BuiltScene {
                 object.role.has_shell(),
             )?;
             let pose = object.pose();
+            display_meshes.push(geometry.display);
             let geometries = geometry
                 .field
                 .map(EnvironmentGeometry::Field)
@@ -260,6 +298,7 @@ impl BuiltScene {
             environment: entries,
             tool: tool_config.name.clone(),
             clutch_button: config.device().clutch_button,
+            display_meshes,
             build_time: started.elapsed(),
         })
     }
@@ -297,15 +336,15 @@ impl BuiltScene {
     }
 
     /// The servo tick rendering this scene on `device`, wired to its
-    /// hand-off channels, and the control side of its parameter updates
-    /// and scene frames.
+    /// hand-off channels; the control side of its parameter updates; and
+    /// the reader of its scene frames.
     pub fn into_servo_tick(
         self,
         device: SafetyLayer<AnyDevice>,
         physics: LatestReader<PhysicsSnapshot>,
         tool: LatestWriter<ToolState>,
         telemetry: TickProducer<TickRecord>,
-    ) -> (ServoTick<AnyDevice>, SceneControl) {
+    ) -> (ServoTick<AnyDevice>, SceneControl, LatestReader<SceneFrame>) {
         let (channels, control) =
             ServoChannels::with_control(&self.cycle, physics, tool, telemetry);
         let tick = ServoTick::new(device, self.mapping, self.cycle, channels);
@@ -315,11 +354,10 @@ impl BuiltScene {
         };
         let scene_control = SceneControl {
             updates: control.updates,
-            scene_frames: control.scene_frames,
             layout: control.layout,
             environment: self.environment,
         };
-        (tick, scene_control)
+        (tick, scene_control, control.scene_frames)
     }
 }
 
@@ -339,8 +377,6 @@ pub struct SceneControl {
     /// Sends [`ParameterUpdate`]s (one at a time) and collects them back,
     /// with the tick they were applied at, once the servo took them.
     pub updates: MailboxSender<ParameterUpdate>,
-    /// Each tick's contacts and environment poses.
-    pub scene_frames: LatestReader<SceneFrame>,
     layout: CycleLayout,
     /// What each environment object of the cycle stands for.
     environment: Vec<EnvironmentEntry>,
@@ -384,7 +420,8 @@ mod tests {
         let (_physics, physics) =
             Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
         let (producer, _records) = TickStream::new(16).split();
-        let (mut tick, mut control) = scene.into_servo_tick(device, physics, tool, producer);
+        let (mut tick, mut control, mut scene_frames) =
+            scene.into_servo_tick(device, physics, tool, producer);
         let patch: RenderingPatch = serde_json::from_str(
             r#"{"materials": {"wood": {"friction_coefficient": 0.9}},
                 "rendering": {"friction": "static_lp", "pyramid_sides": 6}}"#,
@@ -404,6 +441,6 @@ mod tests {
             haptic_render::FrictionModel::StaticLp
         );
         assert_eq!(cycle.scene().environment()[0].friction_coefficient, 0.9);
-        assert_eq!(control.scene_frames.read().tick, 0);
+        assert_eq!(scene_frames.read().tick, 0);
     }
 }

@@ -21,7 +21,7 @@ use haptic_server::{
     ApiError, ContactPoint, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status,
     StreamHub, TickFrame,
 };
-use haptic_servo::{SceneFrame, WorkspaceMapping};
+use haptic_servo::SceneFrame;
 use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
 use serde_json::json;
@@ -58,9 +58,7 @@ pub struct ControlLink {
     pub commands: Receiver<TelemetryCommand>,
     /// The live figures of `/v1/status`, refreshed with the status line.
     pub status: Arc<Mutex<Status>>,
-    /// Maps the device pose of a record to the manipulandum.
-    pub mapping: WorkspaceMapping,
-    /// The servo's newest contacts and environment poses.
+    /// The servo's newest manipulandum, contacts and environment poses.
     pub scene_frames: LatestReader<SceneFrame>,
     /// The config's index of each of the cycle's environment objects.
     pub entry_objects: Vec<u32>,
@@ -346,7 +344,6 @@ impl Publisher {
             fill_tick_frame(
                 &mut self.frame,
                 record,
-                &self.link.mapping,
                 dropped,
                 self.deadline_misses,
             );
@@ -358,6 +355,7 @@ impl Publisher {
     /// The newest scene frame's environment poses and contact points.
     fn fill_scene(&mut self) {
         let scene = self.link.scene_frames.read();
+        self.frame.manipulandum = publish::pose(&scene.manipulandum);
         for (pose, (entry, _)) in self
             .frame
             .environment

@@ -165,6 +165,8 @@ pub struct ContactPoint {
 #[derive(Debug, PartialEq)]
 pub struct SceneFrame {
     pub tick: u64,
+    /// The tick's manipulandum (the last one read when its read failed).
+    pub manipulandum: Isometry3<f64>,
     /// Pose (object frame → world) of each environment object, as applied
     /// in the tick.
     pub environment_poses: Vec<Isometry3<f64>>,
@@ -181,6 +183,7 @@ impl SceneFrame {
     pub fn new(environment_objects: usize) -> Self {
         Self {
             tick: 0,
+            manipulandum: Isometry3::identity(),
             environment_poses: vec![Isometry3::identity(); environment_objects],
             contacts: Vec::with_capacity(SCENE_FRAME_CONTACTS),
             contacts_total: 0,
@@ -196,6 +199,7 @@ impl Clone for SceneFrame {
         contacts.extend_from_slice(&self.contacts);
         Self {
             tick: self.tick,
+            manipulandum: self.manipulandum,
             environment_poses: self.environment_poses.clone(),
             contacts,
             contacts_total: self.contacts_total,
@@ -440,9 +444,16 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
 
 /// Fills `frame` with the tick's environment poses and, when `rendered`,
 /// the contacts of the cycle's last step.
-fn fill_scene_frame(frame: &mut SceneFrame, tick: u64, cycle: &RenderingCycle, rendered: bool) {
+fn fill_scene_frame(
+    frame: &mut SceneFrame,
+    tick: u64,
+    manipulandum: &Isometry3<f64>,
+    cycle: &RenderingCycle,
+    rendered: bool,
+) {
     let scene = cycle.scene();
     frame.tick = tick;
+    frame.manipulandum = *manipulandum;
     for (slot, object) in frame.environment_poses.iter_mut().zip(scene.environment()) {
         *slot = object.pose;
     }
@@ -689,7 +700,7 @@ impl<D: HapticDevice> ServoTick<D> {
         });
         let cycle = &self.cycle;
         self.scene_frames
-            .publish_with(|frame| fill_scene_frame(frame, record.tick, cycle, rendered));
+            .publish_with(|frame| fill_scene_frame(frame, record.tick, &manipulandum, cycle, rendered));
         self.telemetry.push(record);
         record
     }
