@@ -3,6 +3,8 @@ breakaway force they show."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -37,6 +39,30 @@ def test_csv_and_mcap_read_to_the_same_arrays(replays):
     assert not csv["cycle_time_ns"].any()
     assert csv["contacts"].max() > 0
     assert {STATIC, SLIDING} <= set(np.unique(csv["state"]).tolist())
+
+
+def test_mcap_carries_the_tool_and_handle_as_frame_transforms(replays):
+    from mcap.reader import make_reader
+
+    ticks = read_recording(replays["mcap"])
+    frames = {"/tf/tool": [], "/tf/handle": []}
+    with replays["mcap"].open("rb") as f:
+        for schema, channel, message in make_reader(f).iter_messages(topics=list(frames)):
+            assert (schema.name, schema.encoding, channel.message_encoding) == (
+                "foxglove.FrameTransform",
+                "jsonschema",
+                "json",
+            )
+            frames[channel.topic].append(json.loads(message.data))
+    assert len(frames["/tf/tool"]) == len(frames["/tf/handle"]) == len(ticks["tick"])
+    last = frames["/tf/tool"][-1]
+    assert (last["parent_frame_id"], last["child_frame_id"]) == ("world", "tool")
+    assert [last["translation"][k] for k in "xyz"] == [ticks[f"tool_{k}"][-1] for k in "xyz"]
+    assert last["rotation"]["w"] == ticks["tool_qw"][-1]
+    time_ns = ticks["time_ns"][-1]
+    assert (last["timestamp"]["sec"], last["timestamp"]["nsec"]) == divmod(int(time_ns), 10**9)
+    handle = frames["/tf/handle"][-1]
+    assert (handle["parent_frame_id"], handle["translation"]["z"]) == ("device", ticks["z"][-1])
 
 
 def test_the_breakaway_is_near_mu_times_the_press(replays):

@@ -282,6 +282,11 @@ mod tests {
         assert_eq!(load_recording(&mcap).unwrap(), from_csv);
         assert_eq!(from_csv[6].verdict, NOT_RENDERED);
         assert!(from_csv[3].quarantined);
+        let mode = |path: &Path| {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::metadata(path).unwrap().permissions().mode()
+        };
+        assert_eq!(mode(&mcap) & 0o777, 0o644);
         // Only the finished file is left in the directory.
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 2);
     }

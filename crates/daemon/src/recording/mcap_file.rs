@@ -220,10 +220,15 @@ impl McapTicks {
         let mut prefix = std::ffi::OsString::from(".");
         prefix.push(name);
         prefix.push(".");
-        let temp = tempfile::Builder::new()
-            .prefix(&prefix)
-            .suffix(".tmp")
-            .tempfile_in(directory(path))?;
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Temporary files default to 0600; a recording is ordinary data.
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let temp = builder.tempfile_in(directory(path))?;
         let options = WriteOptions::new()
             .compression(Some(Compression::Zstd))
             // Compress on the calling thread: no worker threads, and
