@@ -27,12 +27,16 @@ def main() -> None:
                 print(f"scene {message.scene} at {message.servo_rate_hz:g} Hz: {names}")
             elif isinstance(message, Geometry):
                 extent = np.ptp(message.vertices, axis=0) * 1e3
-                print(f"  object {message.index}: {len(message.triangles)} triangles, "
-                      f"{extent[0]:.1f} × {extent[1]:.1f} × {extent[2]:.1f} mm")
+                print(
+                    f"  object {message.index}: {len(message.triangles)} triangles, "
+                    f"{extent[0]:.1f} × {extent[1]:.1f} × {extent[2]:.1f} mm"
+                )
             elif isinstance(message, Tick):
                 force = np.linalg.norm(message.vector("force_n"))
-                print(f"{message.time_s:9.3f} s  {message.state:<8} {message.contacts:4} contacts  "
-                      f"|F| {force:6.3f} N  compute {message.data['compute_us']:6.1f} µs")
+                print(
+                    f"{message.time_s:9.3f} s  {message.state:<8} {message.contacts:4} contacts  "
+                    f"|F| {force:6.3f} N  compute {message.data['compute_us']:6.1f} µs"
+                )
             elif isinstance(message, Event):
                 details = {k: v for k, v in message.data.items() if k not in ("type", "tick", "event")}
                 print(f"  event at tick {message.tick}: {message.event} {details}")

@@ -52,13 +52,22 @@ def reply(request: httpx.Request) -> httpx.Response:
 ENDPOINTS = [
     ("status", (), "GET", "/v1/status", None),
     ("parameters", (), "GET", "/v1/parameters", None),
-    ("patch_parameters", ({"rendering": {"pyramid_sides": 6}},), "PATCH", "/v1/parameters",
-     {"rendering": {"pyramid_sides": 6}}),
-    ("set_friction_coefficient", ("wood", 0.4), "PATCH", "/v1/parameters",
-     {"materials": {"wood": {"friction_coefficient": 0.4}}}),
+    (
+        "patch_parameters",
+        ({"rendering": {"pyramid_sides": 6}},),
+        "PATCH",
+        "/v1/parameters",
+        {"rendering": {"pyramid_sides": 6}},
+    ),
+    (
+        "set_friction_coefficient",
+        ("wood", 0.4),
+        "PATCH",
+        "/v1/parameters",
+        {"materials": {"wood": {"friction_coefficient": 0.4}}},
+    ),
     ("scene", (), "GET", "/v1/scene", None),
-    ("load_scene", ("config/peg-in-hole.toml",), "POST", "/v1/scene",
-     {"path": "config/peg-in-hole.toml"}),
+    ("load_scene", ("config/peg-in-hole.toml",), "POST", "/v1/scene", {"path": "config/peg-in-hole.toml"}),
     ("recording", (), "GET", "/v1/recording", None),
     ("start_recording", ("run.mcap",), "POST", "/v1/recording", {"path": "run.mcap"}),
     ("stop_recording", (), "DELETE", "/v1/recording", None),
@@ -100,7 +109,10 @@ def test_a_reply_that_is_not_json_is_an_internal_error():
 
 
 def test_the_stream_url_carries_its_parameters():
-    assert _ws_url("http://127.0.0.1:7878", 30, 16, None) == "ws://127.0.0.1:7878/v1/stream?rate_hz=30&contacts=16"
+    assert (
+        _ws_url("http://127.0.0.1:7878", 30, 16, None)
+        == "ws://127.0.0.1:7878/v1/stream?rate_hz=30&contacts=16"
+    )
     assert _ws_url("https://host", None, None, "t") == "wss://host/v1/stream?token=t"
 
 
@@ -124,23 +136,44 @@ def test_geometry_frames_decode_into_arrays():
 
 
 def test_text_frames_decode_by_type():
-    hello = decode(json.dumps({
-        "type": "hello", "protocol": 1, "scene": "config/default.toml", "servo_rate_hz": 1000.0,
-        "rate_hz": 60.0, "contacts": 64, "generation": 0,
-        "objects": [{"index": 0, "name": "cube", "tool": True}],
-    }))
+    hello = decode(
+        json.dumps(
+            {
+                "type": "hello",
+                "protocol": 1,
+                "scene": "config/default.toml",
+                "servo_rate_hz": 1000.0,
+                "rate_hz": 60.0,
+                "contacts": 64,
+                "generation": 0,
+                "objects": [{"index": 0, "name": "cube", "tool": True}],
+            }
+        )
+    )
     assert isinstance(hello, Hello) and hello.objects[0]["name"] == "cube"
-    tick = decode(json.dumps({
-        "type": "tick", "tick": 1234, "time_s": 1.234, "state": "static", "verdict": "static_in_band",
-        "contacts": 12, "generation": 3, "force_n": [0.1, 0.2, 2.0],
-        "tool": {"position_m": [0, 0, 0.01], "orientation_wijk": [1, 0, 0, 0]},
-    }))
+    tick = decode(
+        json.dumps(
+            {
+                "type": "tick",
+                "tick": 1234,
+                "time_s": 1.234,
+                "state": "static",
+                "verdict": "static_in_band",
+                "contacts": 12,
+                "generation": 3,
+                "force_n": [0.1, 0.2, 2.0],
+                "tool": {"position_m": [0, 0, 0.01], "orientation_wijk": [1, 0, 0, 0]},
+            }
+        )
+    )
     assert isinstance(tick, Tick) and (tick.tick, tick.state, tick.generation) == (1234, "static", 3)
     np.testing.assert_array_equal(tick.vector("force_n"), [0.1, 0.2, 2.0])
     position, orientation = tick.pose("tool")
     np.testing.assert_array_equal(position, [0, 0, 0.01])
     event = decode('{"type": "event", "tick": 1250, "event": "state_change", "from": "free", "to": "static"}')
     assert isinstance(event, Event) and event.data["to"] == "static"
-    assert decode('{"type": "error", "code": "bad_request", "message": "no"}') == StreamError("bad_request", "no")
+    assert decode('{"type": "error", "code": "bad_request", "message": "no"}') == StreamError(
+        "bad_request", "no"
+    )
     with pytest.raises(StreamFormatError):
         decode('{"type": "gossip"}')

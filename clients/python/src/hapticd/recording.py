@@ -74,9 +74,7 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     for number, line in enumerate(lines[2:], start=3):
         fields = line.split(",")
         if len(fields) != len(COLUMNS):
-            raise RecordingError(
-                f"{path}:{number}: expected {len(COLUMNS)} columns, found {len(fields)}"
-            )
+            raise RecordingError(f"{path}:{number}: expected {len(COLUMNS)} columns, found {len(fields)}")
         try:
             rows.append(
                 [int(f) if _dtype(c) is not np.float64 else float(f) for c, f in zip(COLUMNS, fields)]
@@ -105,9 +103,7 @@ def _read_mcap(path: Path) -> dict[str, np.ndarray]:
                     raise RecordingError(f"{path}: `{TICK_TOPIC}` is not `{TICK_SCHEMA}` in JSON")
                 tick = json.loads(message.data)
                 if list(tick) != COLUMNS:
-                    raise RecordingError(
-                        f"{path}: tick message {message.sequence} has fields {list(tick)}"
-                    )
+                    raise RecordingError(f"{path}: tick message {message.sequence} has fields {list(tick)}")
                 rows.append(list(tick.values()))
     except (McapError, EOFError, ValueError, OSError, KeyError) as e:
         if isinstance(e, RecordingError):
@@ -136,9 +132,7 @@ def breakaway_force(
     before it first slides. Raises ValueError if it is never static."""
     n = np.asarray(normal, dtype=float)
     n = n / np.linalg.norm(n)
-    force = np.stack(
-        [recording["rendered_fx"], recording["rendered_fy"], recording["rendered_fz"]], axis=1
-    )
+    force = np.stack([recording["rendered_fx"], recording["rendered_fy"], recording["rendered_fz"]], axis=1)
     tangential = np.linalg.norm(force - np.outer(force @ n, n), axis=1)
     state = recording["state"]
     static = np.flatnonzero(state == STATIC)

@@ -62,9 +62,7 @@ class Tick:
     def pose(self, key: str) -> tuple[np.ndarray, np.ndarray]:
         """`tool` or `manipulandum` as (position m, quaternion w i j k)."""
         pose = self.data[key]
-        return np.asarray(pose["position_m"], dtype=float), np.asarray(
-            pose["orientation_wijk"], dtype=float
-        )
+        return np.asarray(pose["position_m"], dtype=float), np.asarray(pose["orientation_wijk"], dtype=float)
 
 
 @dataclass(frozen=True)
@@ -103,9 +101,9 @@ def decode_geometry(frame: bytes) -> Geometry:
         raise StreamFormatError(f"geometry frame of {len(frame)} bytes, expected {expected}")
     offset = _GEOMETRY_HEADER.size
     v = np.frombuffer(frame, dtype="<f4", count=3 * vertices, offset=offset).reshape(vertices, 3)
-    t = np.frombuffer(
-        frame, dtype="<u4", count=3 * triangles, offset=offset + 12 * vertices
-    ).reshape(triangles, 3)
+    t = np.frombuffer(frame, dtype="<u4", count=3 * triangles, offset=offset + 12 * vertices).reshape(
+        triangles, 3
+    )
     return Geometry(index, v.astype(np.float32), t.astype(np.uint32))
 
 
@@ -158,9 +156,7 @@ class Stream:
     def __init__(self, url: str, unix_socket: str | None = None):
         self.url = url
         self._socket = (
-            unix_connect(unix_socket, url, max_size=None)
-            if unix_socket
-            else connect(url, max_size=None)
+            unix_connect(unix_socket, url, max_size=None) if unix_socket else connect(url, max_size=None)
         )
 
     def __iter__(self):
