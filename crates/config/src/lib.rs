@@ -1,7 +1,7 @@
 //! The haptic rendering server's configuration: one TOML file per scene.
 //!
 //! Top-level tables: `[[objects]]` (the scene), `[materials.NAME]`,
-//! `[rendering]`, `[device]`, `[threads]` and `[telemetry]`.
+//! `[rendering]`, `[device]`, `[threads]`, `[telemetry]` and `[server]`.
 //! Every table refuses unknown fields and every enum unknown values; units
 //! are in the field names (`_m`, `_rad`, `_n_per_m`, `_hz`, …) or, for
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be
@@ -10,19 +10,22 @@
 //! [`Scene::load`] parses a file, applies the command line's [`Overrides`]
 //! and validates the result into a [`Scene`], read-only; a [`ConfigError`]
 //! names the file, the line and column, and the field. A [`ServoScene`] is a
-//! scene the real-time servo may run. Relative paths in a config are
+//! scene the real-time servo may run; [`Scene::patched`] applies a
+//! [`RenderingPatch`] at run time through the same validation. Relative paths in a config are
 //! relative to the directory of the config file.
 
 mod locate;
+mod patch;
 mod scene;
 mod schema;
 mod validate;
 
 pub use locate::Location;
+pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole, Shape,
-    Telemetry, Thread, Threads,
+    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material,
+    ObjectConfig, ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread, Threads,
 };
 
 use locate::FieldSpans;

@@ -11,10 +11,11 @@ use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use utoipa::ToSchema;
 
 /// A whole configuration file as written, before validation.
 #[derive(Clone, Debug, Deserialize)]
@@ -33,6 +34,8 @@ pub(crate) struct ConfigFile {
     pub threads: Threads,
     #[serde(default)]
     pub telemetry: Telemetry,
+    #[serde(default)]
+    pub server: ServerSettings,
 }
 
 /// One scene object.
@@ -253,6 +256,11 @@ impl ObjectConfig {
         MassProperties { mass, body_inertia }
     }
 
+    /// The name of its `[materials]` entry.
+    pub fn material_name(&self) -> &str {
+        &self.material
+    }
+
     /// Object frame → world.
     pub fn pose(&self) -> Isometry3<f64> {
         Isometry3::from_parts(
@@ -263,9 +271,9 @@ impl ObjectConfig {
 }
 
 /// Contact properties between the tool and a static object.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Material {
+pub struct Material {
     /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, Zhao et al. §5.4's value.
     #[serde(default = "default_mu")]
     pub friction_coefficient: f64,
@@ -296,9 +304,9 @@ impl Default for Material {
 /// Rendering parameters (Zhao et al. §3–§4.2). The defaults are
 /// [`RenderParameters::default`]'s, which suit objects of a few
 /// centimetres at 1 kHz.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct Rendering {
+pub struct Rendering {
     /// `k_vc` (N/m). Default 1,000 N/m, within desk-top devices' stable range.
     pub coupling_stiffness_n_per_m: f64,
     /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
@@ -353,26 +361,26 @@ impl Default for Rendering {
 }
 
 /// [`GradientModel`](haptic_contact::GradientModel) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Gradient {
+pub enum Gradient {
     Exact,
     NormalDirection,
 }
 
 /// How friction enters the cycle ([`FrictionModel`](haptic_render::FrictionModel)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Friction {
+pub enum Friction {
     PreSliding,
     StaticLp,
     YamaneSprings,
 }
 
 /// [`SolverChoice`](haptic_render::SolverChoice) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Solver {
+pub enum Solver {
     Fast,
     Reference,
 }
@@ -667,6 +675,51 @@ impl Default for Telemetry {
             enabled: true,
             address: SocketAddr::from(([127, 0, 0, 1], 7701)),
         }
+    }
+}
+
+/// The control API and state stream server (docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Serve at all. Default on.
+    pub enabled: bool,
+    /// TCP address; port 0 picks a free one; empty: the Unix socket only.
+    /// Default `127.0.0.1:7878`.
+    pub listen: String,
+    /// A Unix socket to serve on too, created with mode 0600 (relative to
+    /// the config's directory).
+    pub unix_socket: Option<PathBuf>,
+    /// The bearer token every request must carry; required when `listen`
+    /// is not a loopback address.
+    pub token: Option<String>,
+    /// Concurrent stream clients. Default 32.
+    pub max_clients: usize,
+    /// Largest request body (bytes). Default 65536.
+    pub max_request_bytes: usize,
+    /// Requests per second per peer address, in bursts of as many.
+    /// Default 100.
+    pub requests_per_second: u32,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            listen: "127.0.0.1:7878".into(),
+            unix_socket: None,
+            token: None,
+            max_clients: 32,
+            max_request_bytes: 65536,
+            requests_per_second: 100,
+        }
+    }
+}
+
+impl ServerSettings {
+    /// `listen` parsed, or `None` when empty; validation has checked it.
+    pub fn listen_address(&self) -> Option<SocketAddr> {
+        self.listen.parse().ok()
     }
 }
 
