@@ -25,6 +25,16 @@ from hapticd import (
 CONFIG_MU = 0.05
 
 
+def wait_for(read, done, timeout: float = 1.0):
+    """Reads `read()` until `done` holds of it or `timeout` passes; whether it held."""
+    deadline = time.monotonic() + timeout
+    while not done(read()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def push_with_mu(push_scene, mu: float, tmp_path) -> dict[str, np.ndarray]:
     """Plays the push on a live daemon whose config says μ = [CONFIG_MU],
     patched to `mu` through `PATCH /v1/parameters` before the push starts;
@@ -65,11 +75,13 @@ def test_an_mcap_recording_through_the_api(push_scene, tmp_path):
     path = tmp_path / "api.mcap"
     with Daemon(push_scene.config(0.5)) as daemon, daemon.client() as client:
         assert client.recording() is None
-        client.start_recording(str(path))
-        assert client.recording() is not None
+        started = client.start_recording(str(path))
+        assert started == {"path": str(path), "ticks": 0}
+        # GET /v1/recording shows the live status, refreshed 4 times a second.
+        assert wait_for(client.recording, lambda r: r is not None and r["path"] == str(path))
         time.sleep(1.0)
         stopped = client.stop_recording()
-        assert client.recording() is None
+        assert wait_for(client.recording, lambda r: r is None)
     assert stopped["path"].endswith("api.mcap")
     recording = read_recording(path)
     assert list(recording) == COLUMNS

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from .client import AsyncClient, Client
+from .client import ApiError, AsyncClient, Client
 
 
 class DaemonError(RuntimeError):
@@ -47,10 +47,10 @@ def run_hapticd(*args: str | os.PathLike, cwd: str | os.PathLike | None = None) 
 class Daemon:
     """`hapticd run --listen 127.0.0.1:0 --port-file F` in a subprocess.
 
-    Use as a context manager: on entry it waits for the port file and sets
-    `url`; on exit it stops the daemon with SIGINT (a clean stop: the
-    recording is finished and the summary written). `args` are further
-    `hapticd run` options.
+    Use as a context manager: on entry it reads the port file, sets `url`
+    and waits until the scene runs; on exit it stops the daemon with SIGINT
+    (a clean stop: the recording is finished and the summary written).
+    `args` are further `hapticd run` options.
     """
 
     def __init__(
@@ -70,7 +70,8 @@ class Daemon:
         self.stderr_path = Path(self._dir.name) / "stderr.log"
 
     def start(self) -> Daemon:
-        """Starts the daemon and waits until it listens."""
+        """Starts the daemon and waits until its scene's servo runs (until
+        then the API answers `busy`)."""
         port_file = Path(self._dir.name) / "port"
         command = [str(find_hapticd()), "run"]
         if self.config is not None:
@@ -81,18 +82,31 @@ class Daemon:
                 command, cwd=self.cwd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
             )
         deadline = time.monotonic() + self.startup_timeout
-        while time.monotonic() < deadline:
+        while self.url is None:
             port = _read_port(port_file)
             if port is not None:
                 self.url = f"http://127.0.0.1:{port}"
-                return self
-            if self.process.poll() is not None:
-                raise DaemonError(
-                    f"hapticd exited {self.process.returncode} before listening:\n{self.stderr()}"
-                )
-            time.sleep(0.02)
-        self.stop()
-        raise DaemonError(f"hapticd wrote no port file in {self.startup_timeout} s:\n{self.stderr()}")
+            else:
+                self._wait_a_little(deadline, "wrote no port file")
+        with self.client() as client:
+            while True:
+                try:
+                    client.parameters()
+                    return self
+                except ApiError as e:
+                    if e.code != "busy":
+                        raise
+                self._wait_a_little(deadline, "ran no scene")
+
+    def _wait_a_little(self, deadline: float, failure: str) -> None:
+        """Sleeps a moment; raises [DaemonError] when the daemon exited or
+        `deadline` passed."""
+        if self.process.poll() is not None:
+            raise DaemonError(f"hapticd exited {self.process.returncode}: {failure}:\n{self.stderr()}")
+        if time.monotonic() > deadline:
+            self.stop()
+            raise DaemonError(f"hapticd {failure} in {self.startup_timeout} s:\n{self.stderr()}")
+        time.sleep(0.02)
 
     def stderr(self) -> str:
         """What the daemon wrote on standard error so far."""

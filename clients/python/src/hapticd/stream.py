@@ -155,9 +155,10 @@ class Stream:
 
     def __init__(self, url: str, unix_socket: str | None = None):
         self.url = url
-        self._socket = (
+        self._connection = (
             unix_connect(unix_socket, url, max_size=None) if unix_socket else connect(url, max_size=None)
         )
+        self._socket = self._connection.__enter__()
 
     def __iter__(self):
         return self
@@ -177,7 +178,7 @@ class Stream:
         self._socket.send(_subscribe(rate_hz, contacts))
 
     def close(self) -> None:
-        self._socket.close()
+        self._connection.__exit__(None, None, None)
 
     def __enter__(self) -> Stream:
         return self
