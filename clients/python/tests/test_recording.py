@@ -45,7 +45,7 @@ def test_mcap_carries_the_tool_and_handle_as_frame_transforms(replays):
     from mcap.reader import make_reader
 
     ticks = read_recording(replays["mcap"])
-    frames = {"/tf/tool": [], "/tf/handle": []}
+    frames = {"/tf/tool": [], "/tf/handle": [], "/tf/manipulandum": []}
     with replays["mcap"].open("rb") as f:
         for schema, channel, message in make_reader(f).iter_messages(topics=list(frames)):
             assert (schema.name, schema.encoding, channel.message_encoding) == (
@@ -54,7 +54,7 @@ def test_mcap_carries_the_tool_and_handle_as_frame_transforms(replays):
                 "json",
             )
             frames[channel.topic].append(json.loads(message.data))
-    assert len(frames["/tf/tool"]) == len(frames["/tf/handle"]) == len(ticks["tick"])
+    assert {len(f) for f in frames.values()} == {len(ticks["tick"])}
     last = frames["/tf/tool"][-1]
     assert (last["parent_frame_id"], last["child_frame_id"]) == ("world", "tool")
     assert [last["translation"][k] for k in "xyz"] == [ticks[f"tool_{k}"][-1] for k in "xyz"]
@@ -63,6 +63,11 @@ def test_mcap_carries_the_tool_and_handle_as_frame_transforms(replays):
     assert (last["timestamp"]["sec"], last["timestamp"]["nsec"]) == divmod(int(time_ns), 10**9)
     handle = frames["/tf/handle"][-1]
     assert (handle["parent_frame_id"], handle["translation"]["z"]) == ("device", ticks["z"][-1])
+    # The scene's mapping is an offset to the tool's start: the manipulandum
+    # is the handle raised by it.
+    manipulandum = frames["/tf/manipulandum"][-1]
+    assert manipulandum["parent_frame_id"] == "world"
+    assert manipulandum["translation"]["z"] == pytest.approx(ticks["z"][-1] + 0.0145 + 3e-4, abs=1e-12)
 
 
 def test_the_breakaway_is_near_mu_times_the_press(replays):

@@ -3,7 +3,7 @@
 //! from tick records, and the names of states, verdicts and trips.
 
 use haptic_config::{ObjectConfig, ObjectRole, Scene, Shape};
-use haptic_devices::{DeviceSample, SafetyState, TripCause};
+use haptic_devices::{SafetyState, TripCause};
 use haptic_friction::FrictionState;
 use haptic_mesh::shapes::builtin;
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
@@ -169,18 +169,14 @@ pub fn fill_tick_frame(
     deadline_misses: u64,
 ) {
     let device = crate::recording::device_pose(record);
-    let sample = DeviceSample {
-        timestamp: record.time,
-        position: device.translation.vector.into(),
-        orientation: device.rotation,
-        buttons: 0,
-        linear_velocity: None,
-        angular_velocity: None,
-    };
     frame.tick = record.tick;
     frame.time_s = record.time.as_secs_f64();
     frame.tool = pose(&crate::recording::tool_pose(record));
-    frame.manipulandum = pose(&mapping.manipulandum(&sample));
+    frame.manipulandum = pose(&crate::recording::manipulandum(
+        record.time,
+        &device,
+        mapping,
+    ));
     frame.force_n = record.force;
     frame.torque_n_m = record.torque;
     frame.rendered_force_n = record.rendered_force;

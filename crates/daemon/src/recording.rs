@@ -4,14 +4,15 @@
 
 mod mcap_file;
 
-use haptic_devices::{RecordedTick, Recorder, TickFileError, Wrench};
+use haptic_devices::{DeviceSample, RecordedTick, Recorder, TickFileError, Wrench};
 use haptic_friction::FrictionState;
 use haptic_render::FrictionVerdict;
-use haptic_servo::TickRecord;
+use haptic_servo::{TickRecord, WorkspaceMapping};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// Bytes buffered before a write to the file.
 const BLOCK: usize = 64 * 1024;
@@ -66,6 +67,23 @@ pub fn device_pose(record: &TickRecord) -> Isometry3<f64> {
 /// The tool pose of a servo record.
 pub fn tool_pose(record: &TickRecord) -> Isometry3<f64> {
     pose(record.tool_position, record.tool_orientation)
+}
+
+/// The manipulandum of a handle pose read at `time`: the handle mapped by
+/// `mapping`.
+pub fn manipulandum(
+    time: Duration,
+    handle: &Isometry3<f64>,
+    mapping: &WorkspaceMapping,
+) -> Isometry3<f64> {
+    mapping.manipulandum(&DeviceSample {
+        timestamp: time,
+        position: handle.translation.vector.into(),
+        orientation: handle.rotation,
+        buttons: 0,
+        linear_velocity: None,
+        angular_velocity: None,
+    })
 }
 
 fn pose(position: [f64; 3], [w, i, j, k]: [f64; 4]) -> Isometry3<f64> {
@@ -145,6 +163,16 @@ impl TickFile {
         })
     }
 
+    /// Records the manipulandum too, the handle mapped by `mapping` (as
+    /// configured: a clutch re-index is not reflected), in an MCAP
+    /// recording's `/tf/manipulandum`; the CSV format has no column for it.
+    pub fn with_manipulandum(mut self, mapping: WorkspaceMapping) -> io::Result<TickFile> {
+        if let Format::Mcap(mcap) = &mut self.format {
+            mcap.add_manipulandum(mapping)?;
+        }
+        Ok(self)
+    }
+
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -221,7 +249,6 @@ pub fn load_recording(path: impl AsRef<Path>) -> Result<Vec<RecordedTick>, TickF
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::Duration;
 
     /// Ticks with every column set, one verdict each, the last not rendered.
     fn records() -> Vec<TickRecord> {
@@ -357,6 +384,49 @@ mod tests {
         std::fs::write(&binary, [0xffu8, 0xfe, 0]).unwrap();
         let error = load_recording(&binary).unwrap_err().to_string();
         assert!(error.contains("neither an MCAP recording nor"), "{error}");
+    }
+
+    #[test]
+    fn the_manipulandum_is_the_handle_mapped_into_the_scene() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("mapped.mcap");
+        let offset = Isometry3::new(Vector3::new(0.1, 0.0, 0.02), Vector3::new(0.0, 0.0, 0.3));
+        let mapping = WorkspaceMapping::new(offset, 2.0);
+        let mut file = TickFile::create(&path, false)
+            .unwrap()
+            .with_manipulandum(mapping)
+            .unwrap();
+        let records = records();
+        for record in &records {
+            file.record(record).unwrap();
+        }
+        file.finish().unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        let frames: Vec<serde_json::Value> = mcap::MessageStream::new(&bytes)
+            .unwrap()
+            .map(Result::unwrap)
+            .filter(|m| m.channel.topic == "/tf/manipulandum")
+            .map(|m| serde_json::from_slice(&m.data).unwrap())
+            .collect();
+        assert_eq!(frames.len(), records.len());
+        for (frame, record) in frames.iter().zip(&records) {
+            let expected = manipulandum(record.time, &device_pose(record), &mapping);
+            let t = expected.translation.vector;
+            assert_eq!(frame["parent_frame_id"], "world");
+            assert_eq!(frame["child_frame_id"], "manipulandum");
+            assert_eq!(
+                frame["translation"],
+                serde_json::json!({"x": t.x, "y": t.y, "z": t.z})
+            );
+            assert_eq!(frame["rotation"]["w"], expected.rotation.w);
+        }
+        // The handle at (1.1, -0.1) m, doubled, turned 0.3 rad and offset.
+        let (sin, cos) = 0.3f64.sin_cos();
+        let x = frames[1]["translation"]["x"].as_f64().unwrap();
+        assert!(
+            (x - (0.1 + 2.0 * (1.1 * cos + 0.1 * sin))).abs() < 1e-12,
+            "{x}"
+        );
     }
 
     /// The tick messages, their schema and the CSV name the same columns,

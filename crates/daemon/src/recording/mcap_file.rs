@@ -3,6 +3,7 @@
 //! (docs/protocol.md, "Recordings").
 
 use haptic_devices::{RecordedTick, TickFileError, Wrench};
+use haptic_servo::WorkspaceMapping;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions, Writer};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
@@ -22,6 +23,8 @@ pub const TICK_SCHEMA_NAME: &str = "hapticd.Tick";
 pub const TOOL_TOPIC: &str = "/tf/tool";
 /// The topic of the handle's transform, `device` → `handle`.
 pub const HANDLE_TOPIC: &str = "/tf/handle";
+/// The topic of the manipulandum's transform, `world` → `manipulandum`.
+pub const MANIPULANDUM_TOPIC: &str = "/tf/manipulandum";
 
 /// JSON Schema of a tick message: the CSV columns, same names and units.
 pub const TICK_SCHEMA: &str = include_str!("tick.schema.json");
@@ -194,6 +197,9 @@ struct Channels {
     tick: u16,
     tool: u16,
     handle: u16,
+    frame_schema: u16,
+    /// `/tf/manipulandum`, and the mapping from the handle.
+    manipulandum: Option<(u16, WorkspaceMapping)>,
 }
 
 /// An MCAP recording being written to a temporary file beside its path.
@@ -256,6 +262,8 @@ impl McapTicks {
             tick: channel(tick_schema, TICK_TOPIC)?,
             tool: channel(frame_schema, TOOL_TOPIC)?,
             handle: channel(frame_schema, HANDLE_TOPIC)?,
+            frame_schema,
+            manipulandum: None,
         };
         writer
             .write_metadata(&Metadata {
@@ -274,17 +282,45 @@ impl McapTicks {
         })
     }
 
-    /// Appends one tick's message and the tool's and handle's transforms.
+    /// Adds `/tf/manipulandum`, the handle mapped by `mapping`.
+    pub fn add_manipulandum(&mut self, mapping: WorkspaceMapping) -> io::Result<()> {
+        let channel = self
+            .writer
+            .add_channel(
+                self.channels.frame_schema,
+                MANIPULANDUM_TOPIC,
+                "json",
+                &BTreeMap::new(),
+            )
+            .map_err(mcap_error)?;
+        self.channels.manipulandum = Some((channel, mapping));
+        Ok(())
+    }
+
+    /// Appends one tick's message and the tool's, the handle's and the
+    /// manipulandum's transforms.
     pub fn record(&mut self, tick: &RecordedTick) -> io::Result<()> {
         let time = tick.time.as_nanos() as u64;
         let tick_json = serde_json::to_vec(&TickMessage::from(tick)).map_err(io::Error::other)?;
         let tool = frame_transform(time, "world", "tool", &tick.tool_pose);
         let handle = frame_transform(time, "device", "handle", &tick.pose);
-        for (channel, data) in [
+        let manipulandum = self.channels.manipulandum.map(|(channel, mapping)| {
+            let pose = super::manipulandum(tick.time, &tick.pose, &mapping);
+            (
+                channel,
+                frame_transform(time, "world", "manipulandum", &pose),
+            )
+        });
+        let frames = [
             (self.channels.tick, &tick_json),
             (self.channels.tool, &tool),
             (self.channels.handle, &handle),
-        ] {
+        ];
+        for (channel, data) in frames.into_iter().chain(
+            manipulandum
+                .as_ref()
+                .map(|(channel, data)| (*channel, data)),
+        ) {
             let header = MessageHeader {
                 channel_id: channel,
                 sequence: self.sequence,
