@@ -62,6 +62,8 @@ pub struct DaemonControl {
     overrides: Overrides,
     current: Mutex<Option<Attached>>,
     scene_request: Mutex<Option<SceneRequest>>,
+    /// Held while a parameter change is on its way to the servo.
+    patching: Mutex<()>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -101,6 +103,7 @@ impl DaemonControl {
             overrides,
             current: Mutex::new(None),
             scene_request: Mutex::new(None),
+            patching: Mutex::new(()),
         }
     }
 
@@ -172,16 +175,16 @@ impl Control for DaemonControl {
     }
 
     /// Validates the patched scene, builds its update here, hands it to
-    /// the servo and waits until the servo took it. The `current` lock is
-    /// held throughout, so that one patch at a time reaches the servo and
-    /// the scene cannot be replaced meanwhile.
+    /// the servo and waits until the servo took it: one change at a time,
+    /// the scene held meanwhile, so that it cannot be replaced under it.
     fn patch_parameters(&self, patch: Value) -> Result<Value, ApiError> {
         let patch: RenderingPatch = serde_json::from_value(patch)
             .map_err(|e| ApiError::bad_request(format!("not a parameter patch: {e}")))?;
-        let mut current = self
-            .current
+        let _one = self
+            .patching
             .try_lock()
             .map_err(|_| ApiError::new(ErrorCode::Busy, "another change is pending"))?;
+        let mut current = lock(&self.current);
         let attached = current.as_mut().ok_or_else(no_scene)?;
         let patched = attached
             .scene

@@ -60,7 +60,7 @@ pub struct StatusReply {
 pub struct ServerStatus {
     #[serde(flatten)]
     pub listening: Listening,
-    pub stream_clients: Vec<ClientStatus>,
+    pub clients: Vec<ClientStatus>,
 }
 
 /// A JSON body whose rejections (malformed JSON, unknown fields, wrong
@@ -116,7 +116,7 @@ async fn status(State(state): State<AppState>) -> Result<Response, ApiError> {
         status,
         server: ServerStatus {
             listening: (*state.listening).clone(),
-            stream_clients: state.hub.clients(),
+            clients: state.hub.clients(),
         },
     }))
 }

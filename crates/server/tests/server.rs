@@ -338,7 +338,7 @@ fn replies_carry_the_data() {
         status["server"]["listen"],
         server.local_addr().unwrap().to_string()
     );
-    assert_eq!(status["server"]["stream_clients"], json!([]));
+    assert_eq!(status["server"]["clients"], json!([]));
     assert_eq!(
         request(&server, "GET", "/v1/recording", None).assert_ok(),
         Value::Null
