@@ -35,6 +35,7 @@ mod telemetry;
 
 pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
+pub use recording::load_recording;
 pub use replay::{replay, ReplayReport};
 pub use run::{run, write_atomically, RunError, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};

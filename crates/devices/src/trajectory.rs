@@ -149,7 +149,16 @@ pub enum TrajectoryErrorKind {
     TimeNotIncreasing { previous_s: f64, t_s: f64 },
     #[error("no samples")]
     Empty,
+    #[error(
+        "an MCAP file, not a trajectory: the emulator plays trajectory files (`hapticd record`)"
+    )]
+    Mcap,
+    #[error("a tick recording, not a trajectory: the emulator plays trajectory files (`hapticd record`)")]
+    TickRecording,
 }
+
+/// The first bytes of every MCAP file.
+const MCAP_MAGIC: &[u8] = b"\x89MCAP0\r\n";
 
 /// A trajectory error with the file and 1-based line it was found on.
 #[derive(Clone, Debug, PartialEq)]
@@ -220,6 +229,13 @@ impl Trajectory {
             line: None,
             kind: TrajectoryErrorKind::Io(e.to_string()),
         })?;
+        if bytes.starts_with(MCAP_MAGIC) {
+            return Err(TrajectoryError {
+                file,
+                line: None,
+                kind: TrajectoryErrorKind::Mcap,
+            });
+        }
         let text = std::str::from_utf8(&bytes).map_err(|e| TrajectoryError {
             file: file.clone(),
             line: Some(
@@ -332,6 +348,7 @@ fn parse_text(text: &str) -> Located<Trajectory> {
                 TrajectoryErrorKind::UnsupportedVersion(v.to_owned()),
             ))
         }
+        Some(("hapticd-ticks", _)) => return Err((None, TrajectoryErrorKind::TickRecording)),
         _ => return Err((Some(1), TrajectoryErrorKind::MissingVersion)),
     }
 

@@ -183,6 +183,23 @@ fn load_names_the_path() {
         e.to_string(),
         format!("{}:8: not valid UTF-8", bad.display())
     );
+    // A tick recording is refused as such, MCAP or CSV.
+    let mcap = dir.join("ticks.mcap");
+    std::fs::write(&mcap, b"\x89MCAP0\r\n\x01").unwrap();
+    let e = Trajectory::load(&mcap).unwrap_err();
+    assert_eq!((e.line, &e.kind), (None, &TrajectoryErrorKind::Mcap));
+    assert!(e.to_string().starts_with(&format!(
+        "{}: an MCAP file, not a trajectory",
+        mcap.display()
+    )));
+    let csv = dir.join("ticks.csv");
+    std::fs::write(&csv, "# hapticd-ticks: 2\n# columns: tick\n").unwrap();
+    let e = Trajectory::load(&csv).unwrap_err();
+    assert_eq!(e.kind, TrajectoryErrorKind::TickRecording);
+    assert!(e.to_string().starts_with(&format!(
+        "{}: a tick recording, not a trajectory",
+        csv.display()
+    )));
     let e = Trajectory::load(dir.join("missing.traj")).unwrap_err();
     assert!(matches!(e.kind, TrajectoryErrorKind::Io(_)));
     assert!(e.to_string().contains("missing.traj: cannot read"));

@@ -719,6 +719,74 @@ fn replay_is_deterministic_to_the_byte() {
     );
 }
 
+/// `--out x.mcap` records the same ticks as MCAP, deterministically; a run
+/// records MCAP too; and the emulator refuses a recording as a trajectory.
+#[test]
+fn recordings_in_mcap_hold_the_ticks_the_csv_holds() {
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = record_trajectory(
+        "segments = [{ type = \"line\", to_m = [0.0, 0.0, -0.004], duration_s = 0.3 }]\n",
+        dir.path(),
+    );
+    let config = repo().join("config/cube-corner.toml");
+    let csv = dir.path().join("replay.csv");
+    replay(&config, &trajectory, &csv);
+    let mcaps: Vec<PathBuf> = (0..2)
+        .map(|i| {
+            let out = dir.path().join(format!("replay{i}.mcap"));
+            replay(&config, &trajectory, &out);
+            out
+        })
+        .collect();
+    let ticks = haptic_devices::load_ticks(&csv).unwrap();
+    assert!(ticks.len() > 300);
+    assert_eq!(haptic_daemon::load_recording(&mcaps[0]).unwrap(), ticks);
+    assert_eq!(
+        std::fs::read(&mcaps[0]).unwrap(),
+        std::fs::read(&mcaps[1]).unwrap()
+    );
+
+    let record = dir.path().join("run.mcap");
+    let summary = dir.path().join("summary.json");
+    let output = hapticd()
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&trajectory)
+        .arg("--record")
+        .arg(&record)
+        .arg("--summary-json")
+        .arg(&summary)
+        .args(["--until-end", "--duration", "60"])
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    let recorded = haptic_daemon::load_recording(&record).unwrap();
+    assert_eq!(summary["recorded_ticks"], recorded.len());
+    assert!(recorded.len() >= ticks.len());
+    assert!(recorded.iter().any(|t| t.cycle_time_ns > 0));
+
+    let output = hapticd()
+        .args(["replay", "--config"])
+        .arg(&config)
+        .arg("--trajectory")
+        .arg(&record)
+        .arg("--out")
+        .arg(dir.path().join("again.csv"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains(&format!(
+            "{}: an MCAP file, not a trajectory",
+            record.display()
+        )),
+        "{stderr}"
+    );
+}
+
 /// A kinematic emulator's output is masked: it is written zero, yet the
 /// recording shows the wrench rendered, and the tool pose.
 #[test]

@@ -1,0 +1,129 @@
+"""End to end against a daemon on 127.0.0.1: the friction coefficient
+patched through the API before the push, the breakaway force over μ,
+an MCAP recording started and stopped through the API, and the stream."""
+
+from __future__ import annotations
+
+import time
+
+import numpy as np
+import pytest
+from push_scene import NORMAL_FORCE, PUSH_START_S
+
+from hapticd import (
+    COLUMNS,
+    ApiError,
+    Daemon,
+    Geometry,
+    Hello,
+    Tick,
+    breakaway_force,
+    read_recording,
+)
+
+#: The μ of the config; every run patches its own before the push.
+CONFIG_MU = 0.05
+
+
+def wait_for(read, done, timeout: float = 1.0):
+    """Reads `read()` until `done` holds of it or `timeout` passes; whether it held."""
+    deadline = time.monotonic() + timeout
+    while not done(read()):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def push_with_mu(push_scene, mu: float, tmp_path) -> dict[str, np.ndarray]:
+    """Plays the push on a live daemon whose config says μ = [CONFIG_MU],
+    patched to `mu` through `PATCH /v1/parameters` before the push starts;
+    the recording the daemon wrote."""
+    record = tmp_path / f"push-{mu}.csv"
+    config = push_scene.config(CONFIG_MU)
+    with Daemon(config, "--until-end", "--record", record) as daemon:
+        with daemon.client() as client:
+            patched = client.set_friction_coefficient("floor", mu)
+            assert patched["materials"]["floor"]["friction_coefficient"] == mu
+            push_start_tick = PUSH_START_S * client.scene()["servo_rate_hz"]
+            assert patched["applied_tick"] < push_start_tick, "the patch came after the push began"
+        assert daemon.wait(timeout=60) == 0, daemon.stderr()
+    return read_recording(record)
+
+
+def test_the_breakaway_force_grows_with_mu(push_scene, tmp_path):
+    mus = [0.2, 0.5, 1.0]
+    forces = [breakaway_force(push_with_mu(push_scene, mu, tmp_path)) for mu in mus]
+    print("breakaway force over μ:", dict(zip(mus, forces)))
+    for mu, force in zip(mus, forces):
+        # μ times the press, within the friction pyramid's 1/cos(π/8).
+        assert 0.85 * mu * NORMAL_FORCE < force < 1.2 * mu * NORMAL_FORCE / np.cos(np.pi / 8), (mu, force)
+    assert forces == sorted(forces) and forces[-1] > 3 * forces[0]
+
+
+def test_a_refused_patch_names_the_field_and_changes_nothing(push_scene):
+    with Daemon(push_scene.config(0.5)) as daemon, daemon.client() as client:
+        before = client.parameters()
+        with pytest.raises(ApiError) as caught:
+            client.patch_parameters({"materials": {"floor": {"friction_coefficient": -1.0}}})
+        assert caught.value.code == "invalid_parameter"
+        assert caught.value.field == "materials.floor.friction_coefficient"
+        assert client.parameters() == before
+
+
+def test_an_mcap_recording_through_the_api(push_scene, tmp_path):
+    path = tmp_path / "api.mcap"
+    with Daemon(push_scene.config(0.5)) as daemon, daemon.client() as client:
+        assert client.recording() is None
+        started = client.start_recording(str(path))
+        assert started == {"path": str(path), "ticks": 0}
+        # GET /v1/recording shows the live status, refreshed 4 times a second.
+        assert wait_for(client.recording, lambda r: r is not None and r["path"] == str(path))
+        time.sleep(1.0)
+        stopped = client.stop_recording()
+        assert wait_for(client.recording, lambda r: r is None)
+    assert stopped["path"].endswith("api.mcap")
+    recording = read_recording(path)
+    assert list(recording) == COLUMNS
+    ticks = len(recording["tick"])
+    assert stopped["ticks"] == ticks
+    # About a second at 1 kHz, every tick in order.
+    assert 500 < ticks < 2000, ticks
+    assert (np.diff(recording["tick"]) >= 1).all()
+    assert (np.diff(recording["time_ns"]) > 0).all()
+    assert recording["cycle_time_ns"].max() > 0
+    assert np.isfinite(recording["tool_z"]).all()
+
+
+def test_the_stream_sends_hello_geometry_then_ticks(push_scene):
+    with Daemon(push_scene.config(0.5)) as daemon, daemon.client() as client:
+        with client.stream(rate_hz=50, contacts=8) as stream:
+            hello = stream.receive(timeout=10)
+            assert isinstance(hello, Hello) and hello.protocol == 1
+            names = [o["name"] for o in hello.objects]
+            assert names == ["tool", "floor"]
+            for expected in hello.objects:
+                geometry = stream.receive(timeout=10)
+                assert isinstance(geometry, Geometry) and geometry.index == expected["index"]
+                assert geometry.vertices.shape == (expected["vertices"], 3)
+                assert geometry.triangles.shape == (expected["triangles"], 3)
+                assert geometry.triangles.max() < expected["vertices"]
+            ticks = []
+            while len(ticks) < 5:
+                message = stream.receive(timeout=10)
+                if isinstance(message, Tick):
+                    ticks.append(message)
+            assert [t.tick for t in ticks] == sorted(t.tick for t in ticks)
+            assert all(len(t.data["contact_points"]) <= 8 for t in ticks)
+
+
+async def test_the_async_client_and_stream(push_scene):
+    with Daemon(push_scene.config(0.5)) as daemon:
+        async with daemon.async_client() as client:
+            status = await client.status()
+            assert status["ticks"] >= 0
+            async with client.stream(rate_hz=20) as stream:
+                async for message in stream:
+                    if isinstance(message, Tick):
+                        break
+                await stream.subscribe(rate_hz=10, contacts=0)

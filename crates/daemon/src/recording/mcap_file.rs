@@ -1,0 +1,437 @@
+//! Tick recordings as MCAP: JSON messages with `jsonschema` schemas, zstd
+//! chunks, and the file renamed into place only once finished
+//! (docs/protocol.md, "Recordings").
+
+use haptic_devices::{RecordedTick, TickFileError, Wrench};
+use haptic_servo::WorkspaceMapping;
+use mcap::records::{MessageHeader, Metadata};
+use mcap::{Compression, McapError, WriteOptions, Writer};
+use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+use tempfile::NamedTempFile;
+
+/// The topic of the tick messages.
+pub const TICK_TOPIC: &str = "/ticks";
+/// The schema name of the tick messages.
+pub const TICK_SCHEMA_NAME: &str = "hapticd.Tick";
+/// The topic of the tool's transform, `world` → `tool`.
+pub const TOOL_TOPIC: &str = "/tf/tool";
+/// The topic of the handle's transform, `device` → `handle`.
+pub const HANDLE_TOPIC: &str = "/tf/handle";
+/// The topic of the manipulandum's transform, `world` → `manipulandum`.
+pub const MANIPULANDUM_TOPIC: &str = "/tf/manipulandum";
+
+/// JSON Schema of a tick message: the CSV columns, same names and units.
+pub const TICK_SCHEMA: &str = include_str!("tick.schema.json");
+
+/// JSON Schema of `foxglove.FrameTransform`.
+const FRAME_TRANSFORM_SCHEMA: &str = include_str!("frame_transform.schema.json");
+
+/// One tick as a JSON message; the fields are the CSV columns, in order.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TickMessage {
+    tick: u64,
+    time_ns: u64,
+    x: Number,
+    y: Number,
+    z: Number,
+    qw: Number,
+    qx: Number,
+    qy: Number,
+    qz: Number,
+    fx: Number,
+    fy: Number,
+    fz: Number,
+    tx: Number,
+    ty: Number,
+    tz: Number,
+    contacts: u32,
+    state: u8,
+    cycle_time_ns: u64,
+    rendered_fx: Number,
+    rendered_fy: Number,
+    rendered_fz: Number,
+    rendered_tx: Number,
+    rendered_ty: Number,
+    rendered_tz: Number,
+    tool_x: Number,
+    tool_y: Number,
+    tool_z: Number,
+    tool_qw: Number,
+    tool_qx: Number,
+    tool_qy: Number,
+    tool_qz: Number,
+    verdict: u8,
+    quarantined: Flag,
+}
+
+/// A float that JSON cannot always hold: non-finite values are written as
+/// `null` and read back as NaN.
+#[derive(Clone, Copy)]
+struct Number(f64);
+
+impl Serialize for Number {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Some(self.0).filter(|v| v.is_finite()).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Number {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        Ok(Number(Option::<f64>::deserialize(d)?.unwrap_or(f64::NAN)))
+    }
+}
+
+/// A flag written as 0 or 1, as in the CSV.
+#[derive(Clone, Copy)]
+struct Flag(bool);
+
+impl Serialize for Flag {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        u8::from(self.0).serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for Flag {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        match u8::deserialize(d)? {
+            0 => Ok(Flag(false)),
+            1 => Ok(Flag(true)),
+            other => Err(serde::de::Error::custom(format_args!(
+                "flag {other} is neither 0 nor 1"
+            ))),
+        }
+    }
+}
+
+impl From<&RecordedTick> for TickMessage {
+    fn from(r: &RecordedTick) -> Self {
+        let n = |v: f64| Number(v);
+        let (p, q) = (r.pose.translation.vector, r.pose.rotation);
+        let (f, t) = (r.wrench.force, r.wrench.torque);
+        let (rf, rt) = (r.rendered.force, r.rendered.torque);
+        let (s, sq) = (r.tool_pose.translation.vector, r.tool_pose.rotation);
+        TickMessage {
+            tick: r.tick,
+            time_ns: r.time.as_nanos() as u64,
+            x: n(p.x),
+            y: n(p.y),
+            z: n(p.z),
+            qw: n(q.w),
+            qx: n(q.i),
+            qy: n(q.j),
+            qz: n(q.k),
+            fx: n(f.x),
+            fy: n(f.y),
+            fz: n(f.z),
+            tx: n(t.x),
+            ty: n(t.y),
+            tz: n(t.z),
+            contacts: r.contacts,
+            state: r.state,
+            cycle_time_ns: r.cycle_time_ns,
+            rendered_fx: n(rf.x),
+            rendered_fy: n(rf.y),
+            rendered_fz: n(rf.z),
+            rendered_tx: n(rt.x),
+            rendered_ty: n(rt.y),
+            rendered_tz: n(rt.z),
+            tool_x: n(s.x),
+            tool_y: n(s.y),
+            tool_z: n(s.z),
+            tool_qw: n(sq.w),
+            tool_qx: n(sq.i),
+            tool_qy: n(sq.j),
+            tool_qz: n(sq.k),
+            verdict: r.verdict,
+            quarantined: Flag(r.quarantined),
+        }
+    }
+}
+
+impl From<&TickMessage> for RecordedTick {
+    fn from(m: &TickMessage) -> Self {
+        let vector = |a: Number, b: Number, c: Number| Vector3::new(a.0, b.0, c.0);
+        let pose = |position: Vector3<f64>, w: Number, i: Number, j: Number, k: Number| {
+            Isometry3::from_parts(
+                Translation3::from(position),
+                UnitQuaternion::new_unchecked(Quaternion::new(w.0, i.0, j.0, k.0)),
+            )
+        };
+        RecordedTick {
+            tick: m.tick,
+            time: Duration::from_nanos(m.time_ns),
+            pose: pose(vector(m.x, m.y, m.z), m.qw, m.qx, m.qy, m.qz),
+            wrench: Wrench {
+                force: vector(m.fx, m.fy, m.fz),
+                torque: vector(m.tx, m.ty, m.tz),
+            },
+            rendered: Wrench {
+                force: vector(m.rendered_fx, m.rendered_fy, m.rendered_fz),
+                torque: vector(m.rendered_tx, m.rendered_ty, m.rendered_tz),
+            },
+            tool_pose: pose(
+                vector(m.tool_x, m.tool_y, m.tool_z),
+                m.tool_qw,
+                m.tool_qx,
+                m.tool_qy,
+                m.tool_qz,
+            ),
+            contacts: m.contacts,
+            state: m.state,
+            verdict: m.verdict,
+            quarantined: m.quarantined.0,
+            cycle_time_ns: m.cycle_time_ns,
+        }
+    }
+}
+
+/// The channels of a recording being written.
+struct Channels {
+    tick: u16,
+    tool: u16,
+    handle: u16,
+    frame_schema: u16,
+    /// `/tf/manipulandum`, and the mapping from the handle.
+    manipulandum: Option<(u16, WorkspaceMapping)>,
+}
+
+/// An MCAP recording being written to a temporary file beside its path.
+pub struct McapTicks {
+    path: PathBuf,
+    writer: Writer<BufWriter<NamedTempFile>>,
+    channels: Channels,
+    sequence: u32,
+}
+
+fn mcap_error(error: McapError) -> io::Error {
+    match error {
+        McapError::Io(error) => error,
+        other => io::Error::other(other),
+    }
+}
+
+impl McapTicks {
+    /// Starts a recording that appears at `path` once finished.
+    pub fn create(path: &Path) -> io::Result<McapTicks> {
+        let name = path.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
+        })?;
+        let mut prefix = std::ffi::OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Temporary files default to 0600; a recording is ordinary data.
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let temp = builder.tempfile_in(directory(path))?;
+        let options = WriteOptions::new()
+            .compression(Some(Compression::Zstd))
+            // Compress on the calling thread: no worker threads, and
+            // equal inputs give equal bytes.
+            .compression_threads(0)
+            .library(concat!("hapticd ", env!("CARGO_PKG_VERSION")));
+        let mut writer = options.create(BufWriter::new(temp)).map_err(mcap_error)?;
+        let no_metadata = BTreeMap::new();
+        let tick_schema = writer
+            .add_schema(TICK_SCHEMA_NAME, "jsonschema", TICK_SCHEMA.as_bytes())
+            .map_err(mcap_error)?;
+        let frame_schema = writer
+            .add_schema(
+                "foxglove.FrameTransform",
+                "jsonschema",
+                FRAME_TRANSFORM_SCHEMA.as_bytes(),
+            )
+            .map_err(mcap_error)?;
+        let mut channel = |schema, topic| {
+            writer
+                .add_channel(schema, topic, "json", &no_metadata)
+                .map_err(mcap_error)
+        };
+        let channels = Channels {
+            tick: channel(tick_schema, TICK_TOPIC)?,
+            tool: channel(frame_schema, TOOL_TOPIC)?,
+            handle: channel(frame_schema, HANDLE_TOPIC)?,
+            frame_schema,
+            manipulandum: None,
+        };
+        writer
+            .write_metadata(&Metadata {
+                name: "hapticd".to_owned(),
+                metadata: BTreeMap::from([
+                    ("format".to_owned(), "hapticd-ticks".to_owned()),
+                    ("version".to_owned(), "2".to_owned()),
+                ]),
+            })
+            .map_err(mcap_error)?;
+        Ok(McapTicks {
+            path: path.to_owned(),
+            writer,
+            channels,
+            sequence: 0,
+        })
+    }
+
+    /// Adds `/tf/manipulandum`, the handle mapped by `mapping`.
+    pub fn add_manipulandum(&mut self, mapping: WorkspaceMapping) -> io::Result<()> {
+        let channel = self
+            .writer
+            .add_channel(
+                self.channels.frame_schema,
+                MANIPULANDUM_TOPIC,
+                "json",
+                &BTreeMap::new(),
+            )
+            .map_err(mcap_error)?;
+        self.channels.manipulandum = Some((channel, mapping));
+        Ok(())
+    }
+
+    /// Appends one tick's message and the tool's, the handle's and the
+    /// manipulandum's transforms.
+    pub fn record(&mut self, tick: &RecordedTick) -> io::Result<()> {
+        let time = tick.time.as_nanos() as u64;
+        let tick_json = serde_json::to_vec(&TickMessage::from(tick)).map_err(io::Error::other)?;
+        let tool = frame_transform(time, "world", "tool", &tick.tool_pose);
+        let handle = frame_transform(time, "device", "handle", &tick.pose);
+        let manipulandum = self.channels.manipulandum.map(|(channel, mapping)| {
+            let pose = super::manipulandum(tick.time, &tick.pose, &mapping);
+            (
+                channel,
+                frame_transform(time, "world", "manipulandum", &pose),
+            )
+        });
+        let frames = [
+            (self.channels.tick, &tick_json),
+            (self.channels.tool, &tool),
+            (self.channels.handle, &handle),
+        ];
+        for (channel, data) in frames.into_iter().chain(
+            manipulandum
+                .as_ref()
+                .map(|(channel, data)| (*channel, data)),
+        ) {
+            let header = MessageHeader {
+                channel_id: channel,
+                sequence: self.sequence,
+                log_time: time,
+                publish_time: time,
+            };
+            self.writer
+                .write_to_known_channel(&header, data)
+                .map_err(mcap_error)?;
+        }
+        self.sequence = self.sequence.wrapping_add(1);
+        Ok(())
+    }
+
+    /// Writes the summary, syncs the file and renames it to its path.
+    pub fn finish(mut self) -> io::Result<()> {
+        self.writer.finish().map_err(mcap_error)?;
+        let temp = self
+            .writer
+            .into_inner()
+            .into_inner()
+            .map_err(io::IntoInnerError::into_error)?;
+        temp.as_file().sync_all()?;
+        temp.persist(&self.path).map_err(|e| e.error)?;
+        sync_directory(directory(&self.path))
+    }
+}
+
+/// The directory `path` is in.
+fn directory(path: &Path) -> &Path {
+    match path.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir,
+        _ => Path::new("."),
+    }
+}
+
+/// Makes a rename durable: on POSIX it is on disk once its directory is synced.
+fn sync_directory(dir: &Path) -> io::Result<()> {
+    File::open(dir)?.sync_all()
+}
+
+/// A `foxglove.FrameTransform` message placing `child` in `parent`.
+fn frame_transform(time_ns: u64, parent: &str, child: &str, pose: &Isometry3<f64>) -> Vec<u8> {
+    let (t, q) = (pose.translation.vector, pose.rotation);
+    serde_json::json!({
+        "timestamp": {"sec": time_ns / 1_000_000_000, "nsec": time_ns % 1_000_000_000},
+        "parent_frame_id": parent,
+        "child_frame_id": child,
+        "translation": {"x": t.x, "y": t.y, "z": t.z},
+        "rotation": {"x": q.i, "y": q.j, "z": q.k, "w": q.w},
+    })
+    .to_string()
+    .into_bytes()
+}
+
+/// Whether `bytes` start with the MCAP magic.
+pub fn is_mcap(bytes: &[u8]) -> bool {
+    bytes.starts_with(mcap::MAGIC)
+}
+
+/// Reads the tick messages of a finished MCAP recording; `file` names it in
+/// errors. A truncated or malformed file is an error, never a shorter
+/// recording.
+pub fn read_mcap_ticks(bytes: &[u8], file: &str) -> Result<Vec<RecordedTick>, TickFileError> {
+    let error = |message: String| TickFileError {
+        file: file.to_owned(),
+        line: None,
+        message,
+    };
+    let malformed = |e: McapError| {
+        error(format!(
+            "not a complete MCAP recording ({e}); an unfinished recording can be salvaged with `mcap recover`"
+        ))
+    };
+    mcap::read::footer(bytes).map_err(malformed)?;
+    let mut ticks = Vec::new();
+    let crcs = mcap::read::Options::ValidateChunkCrcs.into();
+    for message in mcap::MessageStream::new_with_options(bytes, crcs).map_err(malformed)? {
+        let message = message.map_err(malformed)?;
+        let channel = &message.channel;
+        if channel.topic != TICK_TOPIC {
+            continue;
+        }
+        let schema = channel.schema.as_ref().map(|s| s.name.as_str());
+        if schema != Some(TICK_SCHEMA_NAME) || channel.message_encoding != "json" {
+            return Err(error(format!(
+                "`{TICK_TOPIC}` is not `{TICK_SCHEMA_NAME}` in JSON (schema {schema:?}, encoding `{}`)",
+                channel.message_encoding
+            )));
+        }
+        let tick: TickMessage = serde_json::from_slice(&message.data).map_err(|e| {
+            error(format!(
+                "tick message {} of `{TICK_TOPIC}`: {e}",
+                message.sequence
+            ))
+        })?;
+        ticks.push(RecordedTick::from(&tick));
+    }
+    if ticks.is_empty() && !has_tick_channel(bytes) {
+        return Err(error(format!(
+            "no `{TICK_TOPIC}` channel: not a hapticd tick recording"
+        )));
+    }
+    Ok(ticks)
+}
+
+/// Whether the summary of a finished MCAP lists the tick channel (a
+/// recording of no ticks still has it).
+fn has_tick_channel(bytes: &[u8]) -> bool {
+    matches!(
+        mcap::Summary::read(bytes),
+        Ok(Some(summary)) if summary.channels.values().any(|c| c.topic == TICK_TOPIC)
+    )
+}
