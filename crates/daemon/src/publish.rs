@@ -127,7 +127,7 @@ pub fn announcement(scene: &Scene, meshes: &[TriangleMesh]) -> SceneAnnouncement
 }
 
 /// Fills `frame` from `record`, but for what the scene frame gives (the
-/// manipulandum, the environment and the contact points).
+/// environment and the contact points).
 pub fn fill_tick_frame(
     frame: &mut TickFrame,
     record: &TickRecord,
@@ -137,6 +137,7 @@ pub fn fill_tick_frame(
     frame.tick = record.tick;
     frame.time_s = record.time.as_secs_f64();
     frame.tool = pose(&crate::recording::tool_pose(record));
+    frame.manipulandum = pose(&crate::recording::manipulandum_pose(record));
     frame.force_n = record.force;
     frame.torque_n_m = record.torque;
     frame.rendered_force_n = record.rendered_force;

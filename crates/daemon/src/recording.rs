@@ -4,15 +4,14 @@
 
 mod mcap_file;
 
-use haptic_devices::{DeviceSample, RecordedTick, Recorder, TickFileError, Wrench};
+use haptic_devices::{RecordedTick, Recorder, TickFileError, Wrench};
 use haptic_friction::FrictionState;
 use haptic_render::FrictionVerdict;
-use haptic_servo::{TickRecord, WorkspaceMapping};
+use haptic_servo::TickRecord;
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::time::Duration;
 
 /// Bytes buffered before a write to the file.
 const BLOCK: usize = 64 * 1024;
@@ -69,21 +68,9 @@ pub fn tool_pose(record: &TickRecord) -> Isometry3<f64> {
     pose(record.tool_position, record.tool_orientation)
 }
 
-/// The manipulandum of a handle pose read at `time`: the handle mapped by
-/// `mapping`.
-pub fn manipulandum(
-    time: Duration,
-    handle: &Isometry3<f64>,
-    mapping: &WorkspaceMapping,
-) -> Isometry3<f64> {
-    mapping.manipulandum(&DeviceSample {
-        timestamp: time,
-        position: handle.translation.vector.into(),
-        orientation: handle.rotation,
-        buttons: 0,
-        linear_velocity: None,
-        angular_velocity: None,
-    })
+/// The manipulandum of a servo record.
+pub fn manipulandum_pose(record: &TickRecord) -> Isometry3<f64> {
+    pose(record.manipulandum_position, record.manipulandum_orientation)
 }
 
 fn pose(position: [f64; 3], [w, i, j, k]: [f64; 4]) -> Isometry3<f64> {
@@ -163,16 +150,6 @@ impl TickFile {
         })
     }
 
-    /// Records the manipulandum too, the handle mapped by `mapping` (as
-    /// configured: a clutch re-index is not reflected), in an MCAP
-    /// recording's `/tf/manipulandum`; the CSV format has no column for it.
-    pub fn with_manipulandum(mut self, mapping: WorkspaceMapping) -> io::Result<TickFile> {
-        if let Format::Mcap(mcap) = &mut self.format {
-            mcap.add_manipulandum(mapping)?;
-        }
-        Ok(self)
-    }
-
     pub fn path(&self) -> &Path {
         &self.path
     }
@@ -207,7 +184,7 @@ impl TickFile {
         };
         match &mut self.format {
             Format::Csv(recorder) => recorder.record(&tick),
-            Format::Mcap(mcap) => mcap.record(&tick),
+            Format::Mcap(mcap) => mcap.record(&tick, &manipulandum_pose(record)),
         }
     }
 
@@ -249,6 +226,7 @@ pub fn load_recording(path: impl AsRef<Path>) -> Result<Vec<RecordedTick>, TickF
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     /// Ticks with every column set, one verdict each, the last not rendered.
     fn records() -> Vec<TickRecord> {
@@ -278,6 +256,8 @@ mod tests {
                 device_orientation: [angle.cos(), angle.sin(), 0.0, 0.0],
                 tool_position: [v / 3.0, 0.5, -v],
                 tool_orientation: [angle.cos(), 0.0, 0.0, angle.sin()],
+                manipulandum_position: [v / 3.0 + 1e-3, 0.5, 0.2 - v],
+                manipulandum_orientation: [angle.cos(), 0.0, angle.sin(), 0.0],
                 rendered_force: [0.3 * v, -1.0, 2.5],
                 rendered_torque: [0.0, 1e-3 * v, -0.0],
                 force: [0.1 * v, -0.7, 2.0],
@@ -387,15 +367,10 @@ mod tests {
     }
 
     #[test]
-    fn the_manipulandum_is_the_handle_mapped_into_the_scene() {
+    fn the_manipulandum_is_recorded_as_a_transform() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("mapped.mcap");
-        let offset = Isometry3::new(Vector3::new(0.1, 0.0, 0.02), Vector3::new(0.0, 0.0, 0.3));
-        let mapping = WorkspaceMapping::new(offset, 2.0);
-        let mut file = TickFile::create(&path, false)
-            .unwrap()
-            .with_manipulandum(mapping)
-            .unwrap();
+        let mut file = TickFile::create(&path, false).unwrap();
         let records = records();
         for record in &records {
             file.record(record).unwrap();
@@ -410,23 +385,13 @@ mod tests {
             .collect();
         assert_eq!(frames.len(), records.len());
         for (frame, record) in frames.iter().zip(&records) {
-            let expected = manipulandum(record.time, &device_pose(record), &mapping);
-            let t = expected.translation.vector;
+            let [x, y, z] = record.manipulandum_position;
+            let [w, ..] = record.manipulandum_orientation;
             assert_eq!(frame["parent_frame_id"], "world");
             assert_eq!(frame["child_frame_id"], "manipulandum");
-            assert_eq!(
-                frame["translation"],
-                serde_json::json!({"x": t.x, "y": t.y, "z": t.z})
-            );
-            assert_eq!(frame["rotation"]["w"], expected.rotation.w);
+            assert_eq!(frame["translation"], serde_json::json!({"x": x, "y": y, "z": z}));
+            assert_eq!(frame["rotation"]["w"], w);
         }
-        // The handle at (1.1, -0.1) m, doubled, turned 0.3 rad and offset.
-        let (sin, cos) = 0.3f64.sin_cos();
-        let x = frames[1]["translation"]["x"].as_f64().unwrap();
-        assert!(
-            (x - (0.1 + 2.0 * (1.1 * cos + 0.1 * sin))).abs() < 1e-12,
-            "{x}"
-        );
     }
 
     /// The tick messages, their schema and the CSV name the same columns,

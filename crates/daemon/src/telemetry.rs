@@ -58,7 +58,7 @@ pub struct ControlLink {
     pub commands: Receiver<TelemetryCommand>,
     /// The live figures of `/v1/status`, refreshed with the status line.
     pub status: Arc<Mutex<Status>>,
-    /// The servo's newest manipulandum, contacts and environment poses.
+    /// The servo's newest contacts and environment poses.
     pub scene_frames: LatestReader<SceneFrame>,
     /// The config's index of each of the cycle's environment objects.
     pub entry_objects: Vec<u32>,
@@ -355,7 +355,6 @@ impl Publisher {
     /// The newest scene frame's environment poses and contact points.
     fn fill_scene(&mut self) {
         let scene = self.link.scene_frames.read();
-        self.frame.manipulandum = publish::pose(&scene.manipulandum);
         for (pose, (entry, _)) in self
             .frame
             .environment

@@ -165,8 +165,6 @@ pub struct ContactPoint {
 #[derive(Debug, PartialEq)]
 pub struct SceneFrame {
     pub tick: u64,
-    /// The tick's manipulandum (the last one read when its read failed).
-    pub manipulandum: Isometry3<f64>,
     /// Pose (object frame → world) of each environment object, as applied
     /// in the tick.
     pub environment_poses: Vec<Isometry3<f64>>,
@@ -183,7 +181,6 @@ impl SceneFrame {
     pub fn new(environment_objects: usize) -> Self {
         Self {
             tick: 0,
-            manipulandum: Isometry3::identity(),
             environment_poses: vec![Isometry3::identity(); environment_objects],
             contacts: Vec::with_capacity(SCENE_FRAME_CONTACTS),
             contacts_total: 0,
@@ -199,7 +196,6 @@ impl Clone for SceneFrame {
         contacts.extend_from_slice(&self.contacts);
         Self {
             tick: self.tick,
-            manipulandum: self.manipulandum,
             environment_poses: self.environment_poses.clone(),
             contacts,
             contacts_total: self.contacts_total,
@@ -306,6 +302,12 @@ pub struct TickRecord {
     pub tool_position: [f64; 3],
     /// Tool orientation after the tick, world frame.
     pub tool_orientation: [f64; 4],
+    /// The manipulandum's position, world frame (m): the handle mapped
+    /// into the scene this tick, or the last one when the read failed or
+    /// the clutch is held.
+    pub manipulandum_position: [f64; 3],
+    /// The manipulandum's orientation, world frame.
+    pub manipulandum_orientation: [f64; 4],
     /// Force rendered this tick, device frame (N): the coupling wrench mapped
     /// to the device, as requested of the safety layer, before its limits
     /// and the device's output mask. Zero while clutched or when nothing was
@@ -444,16 +446,9 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
 
 /// Fills `frame` with the tick's environment poses and, when `rendered`,
 /// the contacts of the cycle's last step.
-fn fill_scene_frame(
-    frame: &mut SceneFrame,
-    tick: u64,
-    manipulandum: &Isometry3<f64>,
-    cycle: &RenderingCycle,
-    rendered: bool,
-) {
+fn fill_scene_frame(frame: &mut SceneFrame, tick: u64, cycle: &RenderingCycle, rendered: bool) {
     let scene = cycle.scene();
     frame.tick = tick;
-    frame.manipulandum = *manipulandum;
     for (slot, object) in frame.environment_poses.iter_mut().zip(scene.environment()) {
         *slot = object.pose;
     }
@@ -671,6 +666,8 @@ impl<D: HapticDevice> ServoTick<D> {
         let tool_pose = *self.cycle.tool_pose();
         record.tool_position = tool_pose.translation.vector.into();
         record.tool_orientation = wijk(&tool_pose.rotation);
+        record.manipulandum_position = self.manipulandum.translation.vector.into();
+        record.manipulandum_orientation = wijk(&self.manipulandum.rotation);
 
         if rendered {
             reaction_wrenches(self.cycle.scene(), &mut self.contact_wrenches);
@@ -700,7 +697,7 @@ impl<D: HapticDevice> ServoTick<D> {
         });
         let cycle = &self.cycle;
         self.scene_frames
-            .publish_with(|frame| fill_scene_frame(frame, record.tick, &manipulandum, cycle, rendered));
+            .publish_with(|frame| fill_scene_frame(frame, record.tick, cycle, rendered));
         self.telemetry.push(record);
         record
     }

@@ -3,7 +3,6 @@
 //! (docs/protocol.md, "Recordings").
 
 use haptic_devices::{RecordedTick, TickFileError, Wrench};
-use haptic_servo::WorkspaceMapping;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions, Writer};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
@@ -197,9 +196,7 @@ struct Channels {
     tick: u16,
     tool: u16,
     handle: u16,
-    frame_schema: u16,
-    /// `/tf/manipulandum`, and the mapping from the handle.
-    manipulandum: Option<(u16, WorkspaceMapping)>,
+    manipulandum: u16,
 }
 
 /// An MCAP recording being written to a temporary file beside its path.
@@ -262,8 +259,7 @@ impl McapTicks {
             tick: channel(tick_schema, TICK_TOPIC)?,
             tool: channel(frame_schema, TOOL_TOPIC)?,
             handle: channel(frame_schema, HANDLE_TOPIC)?,
-            frame_schema,
-            manipulandum: None,
+            manipulandum: channel(frame_schema, MANIPULANDUM_TOPIC)?,
         };
         writer
             .write_metadata(&Metadata {
@@ -282,45 +278,21 @@ impl McapTicks {
         })
     }
 
-    /// Adds `/tf/manipulandum`, the handle mapped by `mapping`.
-    pub fn add_manipulandum(&mut self, mapping: WorkspaceMapping) -> io::Result<()> {
-        let channel = self
-            .writer
-            .add_channel(
-                self.channels.frame_schema,
-                MANIPULANDUM_TOPIC,
-                "json",
-                &BTreeMap::new(),
-            )
-            .map_err(mcap_error)?;
-        self.channels.manipulandum = Some((channel, mapping));
-        Ok(())
-    }
-
     /// Appends one tick's message and the tool's, the handle's and the
     /// manipulandum's transforms.
-    pub fn record(&mut self, tick: &RecordedTick) -> io::Result<()> {
+    pub fn record(&mut self, tick: &RecordedTick, manipulandum: &Isometry3<f64>) -> io::Result<()> {
         let time = tick.time.as_nanos() as u64;
         let tick_json = serde_json::to_vec(&TickMessage::from(tick)).map_err(io::Error::other)?;
         let tool = frame_transform(time, "world", "tool", &tick.tool_pose);
         let handle = frame_transform(time, "device", "handle", &tick.pose);
-        let manipulandum = self.channels.manipulandum.map(|(channel, mapping)| {
-            let pose = super::manipulandum(tick.time, &tick.pose, &mapping);
-            (
-                channel,
-                frame_transform(time, "world", "manipulandum", &pose),
-            )
-        });
+        let manipulandum = frame_transform(time, "world", "manipulandum", manipulandum);
         let frames = [
             (self.channels.tick, &tick_json),
             (self.channels.tool, &tool),
             (self.channels.handle, &handle),
+            (self.channels.manipulandum, &manipulandum),
         ];
-        for (channel, data) in frames.into_iter().chain(
-            manipulandum
-                .as_ref()
-                .map(|(channel, data)| (*channel, data)),
-        ) {
+        for (channel, data) in frames {
             let header = MessageHeader {
                 channel_id: channel,
                 sequence: self.sequence,
