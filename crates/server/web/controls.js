@@ -139,7 +139,6 @@ export class Controls {
       // here when it names none of the panel's fields.
       const target = this.fields.get(e.field)?.message ?? message;
       showMessage(target, 'error', e.field ? `${e.message} (${e.field})` : e.message);
-      this.onError(`PATCH ${name}: ${e.message}`);
     }
   }
 
