@@ -1,7 +1,7 @@
 // A stand-in for the daemon's HTTP side, for working on the page alone:
 // serves crates/server/web/ at / and replays a canned stream (a cube pressed
 // onto a slab, sliding back and forth) with the API of docs/protocol.md.
-// Takes `hapticd run`'s server flags, so test.mjs can run it as the daemon:
+// Takes `hapticd run`'s server flags, so visualizer.mjs can run it as the daemon:
 //
 //   node tests/browser/fixture.mjs run --config FILE --listen ADDR --port-file FILE
 

@@ -8,7 +8,7 @@
 // the panel. Saves a screenshot of each scene in contact. Exits 1 on the
 // first failed check; prints headline figures last.
 //
-//   node tests/browser/test.mjs --hapticd PATH --figures DIR
+//   node tests/browser/visualizer.mjs --hapticd PATH --figures DIR
 
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -24,7 +24,7 @@ const { values: args } = parseArgs({
     figures: { type: 'string', default: 'docs/figures' },
   },
 });
-if (!args.hapticd) throw new Error('usage: test.mjs --hapticd PATH [--figures DIR]');
+if (!args.hapticd) throw new Error('usage: visualizer.mjs --hapticd PATH [--figures DIR]');
 
 const REPO = resolve(new URL('../..', import.meta.url).pathname);
 const TOKEN = 'browser-test-token';
