@@ -82,6 +82,7 @@ export class SceneView {
     this.framed = false;
     this.radius = 0.1;
     this.forceScale = 0; // the largest contact force seen lately (N)
+    this.metresPerNewton = 0;
   }
 
   /** Starts a new scene from the stream's `hello`. */
@@ -90,7 +91,6 @@ export class SceneView {
     for (const object of hello.objects) {
       const pose = new THREE.Group();
       pose.name = object.name;
-      pose.userData.object = object;
       this.poses.set(object.index, pose);
       this.objects.add(pose);
       if (object.tool) {
@@ -176,12 +176,11 @@ export class SceneView {
     for (const p of points) largest = Math.max(largest, norm(p.normal_force_n), norm(p.friction_force_n));
     // Grow at once, shrink slowly, so the arrows do not pulse tick by tick.
     this.forceScale = Math.max(largest, this.forceScale * 0.98);
-    const metresPerNewton = this.forceScale > 0 ? ARROW_FRACTION * this.radius / this.forceScale : 0;
-    this.metresPerNewton = metresPerNewton;
+    this.metresPerNewton = this.forceScale > 0 ? ARROW_FRACTION * this.radius / this.forceScale : 0;
 
     let used = 0;
     const draw = (origin, force, kind) => {
-      const length = norm(force) * metresPerNewton;
+      const length = norm(force) * this.metresPerNewton;
       if (!(length > 1e-6)) return;
       if (used === this.arrows.children.length) this.arrows.add(makeArrow());
       const arrow = this.arrows.children[used++];
