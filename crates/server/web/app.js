@@ -35,6 +35,8 @@ const controls = new Controls({
   scene: $('scene'),
 }, recordError);
 
+$('see-through').querySelector('input').addEventListener('change', (e) => view.setSeeThrough(e.target.checked));
+
 for (const kind of ['normal', 'static', 'sliding']) {
   $(`legend-${kind}`).style.color = `#${COLORS[kind].toString(16).padStart(6, '0')}`;
 }

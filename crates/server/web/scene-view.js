@@ -34,6 +34,8 @@ export class SceneView {
     this.camera.position.set(0.3, -0.4, 0.3);
     this.controls = new OrbitControls(this.camera, this.renderer.domElement);
     this.controls.enableDamping = true;
+    this.renderer.domElement.addEventListener('dblclick', () => this.frame());
+    this.seeThrough = false;
 
     this.scene.add(new THREE.HemisphereLight(0xffffff, 0x404650, 1.6));
     // A light that follows the camera keeps the side in view lit.
@@ -124,6 +126,7 @@ export class SceneView {
       polygonOffsetUnits: 1,
     }));
     mesh.userData = { role: tool ? 'tool' : 'environment', ownsGeometry: true };
+    if (!tool) setSeeThrough(mesh.material, this.seeThrough);
     const edges = new THREE.LineSegments(new THREE.EdgesGeometry(geometry, 30),
       new THREE.LineBasicMaterial({ color: COLORS.edges }));
     edges.userData.ownsGeometry = true;
@@ -145,6 +148,14 @@ export class SceneView {
     tick.environment?.forEach((pose, i) => setPose(this.poses.get(this.environmentIndices[i]), pose));
     if (!this.framed && this.pendingGeometry === 0 && this.poses.size > 0) this.frame();
     this.drawContacts(tick.contact_points ?? []);
+  }
+
+  /** Draws the environment translucent, to show contacts inside it, or opaque. */
+  setSeeThrough(on) {
+    this.seeThrough = on;
+    this.objects.traverse((o) => {
+      if (o.isMesh && o.userData.role === 'environment') setSeeThrough(o.material, on);
+    });
   }
 
   /** Points the camera at the whole scene, from the front, right and above. */
@@ -249,6 +260,13 @@ function makeArrow() {
     part.renderOrder = 1;
   }
   return arrow;
+}
+
+function setSeeThrough(material, on) {
+  material.transparent = on;
+  material.opacity = on ? 0.3 : 1;
+  material.depthWrite = !on;
+  material.needsUpdate = true;
 }
 
 function setPose(object, pose) {
