@@ -1,7 +1,7 @@
 //! The haptic rendering server's configuration: one TOML file per scene.
 //!
 //! Top-level tables: `[[objects]]` (the scene), `[materials.NAME]`,
-//! `[rendering]`, `[device]`, `[threads]` and `[telemetry]`.
+//! `[rendering]`, `[device]`, `[threads]`, `[telemetry]` and `[server]`.
 //! Every table refuses unknown fields and every enum unknown values; units
 //! are in the field names (`_m`, `_rad`, `_n_per_m`, `_hz`, …) or, for
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be
@@ -21,8 +21,8 @@ mod validate;
 pub use locate::Location;
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole, Shape,
-    Telemetry, Thread, Threads,
+    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole,
+    ServerSettings, Shape, Telemetry, Thread, Threads,
 };
 
 use locate::FieldSpans;

@@ -3,7 +3,7 @@
 
 use crate::schema::{
     BodyProperties, ConfigFile, DeviceConfig, DeviceKind, Friction, Gradient, Material,
-    ObjectConfig, Rendering, Solver, Telemetry, Threads,
+    ObjectConfig, Rendering, ServerSettings, Solver, Telemetry, Threads,
 };
 use crate::validate::{self, Invalid};
 use crate::ConfigError;
@@ -45,6 +45,13 @@ pub struct Overrides {
     pub servo_cpu: Option<usize>,
     /// `threads.servo.priority`: 1–99, or 0 for normal scheduling.
     pub servo_priority: Option<u8>,
+    /// `server.listen`.
+    pub listen: Option<String>,
+    /// `server.unix_socket` (absolute, or relative to the config's
+    /// directory).
+    pub unix_socket: Option<PathBuf>,
+    /// `server.enabled = false`.
+    pub no_server: bool,
 }
 
 impl Overrides {
@@ -64,6 +71,10 @@ impl Overrides {
         if let Some(priority) = self.servo_priority {
             servo.priority = (priority > 0).then_some(priority);
         }
+        let server = &mut file.server;
+        server.listen = self.listen.clone().unwrap_or(server.listen.clone());
+        server.unix_socket = self.unix_socket.clone().or(server.unix_socket.take());
+        server.enabled &= !self.no_server;
     }
 }
 
@@ -170,6 +181,11 @@ impl Scene {
 
     pub fn telemetry(&self) -> &Telemetry {
         &self.file.telemetry
+    }
+
+    /// `[server]`; its `unix_socket` is relative to [`base`](Self::base).
+    pub fn server(&self) -> &ServerSettings {
+        &self.file.server
     }
 
     /// The rendering parameters: `[rendering]`, the environment's contact

@@ -33,6 +33,8 @@ pub(crate) struct ConfigFile {
     pub threads: Threads,
     #[serde(default)]
     pub telemetry: Telemetry,
+    #[serde(default)]
+    pub server: ServerSettings,
 }
 
 /// One scene object.
@@ -251,6 +253,11 @@ impl ObjectConfig {
             None => defaults.body_inertia * (mass / defaults.mass),
         };
         MassProperties { mass, body_inertia }
+    }
+
+    /// The name of its `[materials]` entry.
+    pub fn material_name(&self) -> &str {
+        &self.material
     }
 
     /// Object frame → world.
@@ -667,6 +674,51 @@ impl Default for Telemetry {
             enabled: true,
             address: SocketAddr::from(([127, 0, 0, 1], 7701)),
         }
+    }
+}
+
+/// The control API and state stream server (docs/protocol.md).
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ServerSettings {
+    /// Serve at all. Default on.
+    pub enabled: bool,
+    /// TCP address; port 0 picks a free one; empty: the Unix socket only.
+    /// Default `127.0.0.1:7878`.
+    pub listen: String,
+    /// A Unix socket to serve on too, created with mode 0600 (relative to
+    /// the config's directory).
+    pub unix_socket: Option<PathBuf>,
+    /// The bearer token every request must carry; required when `listen`
+    /// is not a loopback address.
+    pub token: Option<String>,
+    /// Concurrent stream clients. Default 32.
+    pub max_clients: usize,
+    /// Largest request body (bytes). Default 65536.
+    pub max_request_bytes: usize,
+    /// Requests per second per peer address, in bursts of as many.
+    /// Default 100.
+    pub requests_per_second: u32,
+}
+
+impl Default for ServerSettings {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            listen: "127.0.0.1:7878".into(),
+            unix_socket: None,
+            token: None,
+            max_clients: 32,
+            max_request_bytes: 65536,
+            requests_per_second: 100,
+        }
+    }
+}
+
+impl ServerSettings {
+    /// `listen` parsed, or `None` when empty; validation has checked it.
+    pub fn listen_address(&self) -> Option<SocketAddr> {
+        self.listen.parse().ok()
     }
 }
 

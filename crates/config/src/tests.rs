@@ -459,3 +459,83 @@ fn the_servo_refuses_the_reference_solver() {
     assert_eq!(e.field.as_deref(), Some("rendering.solver"));
     assert!(e.message.contains("allocates in every tick"), "{e}");
 }
+
+#[test]
+fn the_server_table_is_checked_and_names_its_fields() {
+    let server = parse(MINIMAL).unwrap().server().clone();
+    assert_eq!(server, ServerSettings::default());
+    assert_eq!(
+        server.listen_address(),
+        Some(std::net::SocketAddr::from(([127, 0, 0, 1], 7878)))
+    );
+    for (table, field, message) in [
+        (
+            "listen = \"0.0.0.0:7878\"",
+            "server.token",
+            "not a loopback",
+        ),
+        ("listen = \"localhost\"", "server.listen", "not an address"),
+        ("listen = \"\"", "server.listen", "listen nowhere"),
+        ("token = \"two words\"", "server.token", "printable"),
+        ("max_clients = 0", "server.max_clients", "1–1024"),
+        (
+            "max_request_bytes = 10",
+            "server.max_request_bytes",
+            "1 KiB",
+        ),
+        (
+            "requests_per_second = 0",
+            "server.requests_per_second",
+            "at least 1",
+        ),
+    ] {
+        let text = format!("{MINIMAL}\n[server]\n{table}\n");
+        // A missing token is placed at its table.
+        let written = if table.starts_with("token") || field != "server.token" {
+            table
+        } else {
+            "[server]"
+        };
+        let e = error(&text, line_of(&text, written), field);
+        assert!(e.message.contains(message), "{table}: {e}");
+    }
+    let remote = format!("{MINIMAL}\n[server]\nlisten = \"0.0.0.0:0\"\ntoken = \"s3cret\"\n");
+    let server = parse(&remote).unwrap().server().clone();
+    assert_eq!(server.token.as_deref(), Some("s3cret"));
+    let unix_only = format!("{MINIMAL}\n[server]\nlisten = \"\"\nunix_socket = \"h.sock\"\n");
+    assert_eq!(parse(&unix_only).unwrap().server().listen_address(), None);
+    let disabled = format!("{MINIMAL}\n[server]\nenabled = false\nlisten = \"0.0.0.0:1\"\n");
+    assert!(!parse(&disabled).unwrap().server().enabled);
+}
+
+#[test]
+fn server_overrides_apply_before_validation() {
+    let with = |overrides: Overrides| {
+        Scene::parse(
+            MINIMAL,
+            Path::new("bad.toml"),
+            Path::new("/nonexistent"),
+            &overrides,
+        )
+    };
+    let e = with(Overrides {
+        listen: Some("[::]:0".into()),
+        ..Overrides::default()
+    })
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("server.token"), "{e}");
+    let scene = with(Overrides {
+        listen: Some("127.0.0.1:0".into()),
+        unix_socket: Some("/tmp/h.sock".into()),
+        no_server: true,
+        ..Overrides::default()
+    })
+    .unwrap();
+    let server = scene.server();
+    assert_eq!(server.listen, "127.0.0.1:0");
+    assert_eq!(
+        server.unix_socket.as_deref(),
+        Some(Path::new("/tmp/h.sock"))
+    );
+    assert!(!server.enabled);
+}

@@ -1,7 +1,9 @@
 //! Checks after parsing: values in range, one tool, materials
 //! and roles that fit together, and the files the config references.
 
-use crate::schema::{ConfigFile, DeviceKind, ObjectConfig, Shape, Thread, DEFAULT_MATERIAL};
+use crate::schema::{
+    ConfigFile, DeviceKind, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL,
+};
 use haptic_devices::Profile;
 use haptic_devices::ServoRate;
 use haptic_mesh::shapes::BUILTIN_NAMES;
@@ -79,6 +81,7 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
     ] {
         self::thread(name, thread, &config.threads.servo)?;
     }
+    server(&config.server)?;
     let servo_rate = ServoRate::from_hz(config.threads.servo.rate_hz).ok_or_else(|| Invalid {
         field: "threads.servo.rate_hz".into(),
         message: "must be positive and finite".into(),
@@ -465,6 +468,55 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
 
 /// Highest CPU number `sched_setaffinity` takes (`CPU_SETSIZE` − 1).
 const MAX_CPU: usize = 1023;
+
+/// Checks `[server]`: an address to listen on, a token beyond loopback,
+/// limits in range.
+fn server(server: &ServerSettings) -> Check {
+    let listen = if server.listen.is_empty() {
+        None
+    } else {
+        let address: std::net::SocketAddr = server.listen.parse().map_err(|_| Invalid {
+            field: "server.listen".into(),
+            message: format!(
+                "`{}` is not an address and port (`127.0.0.1:7878`, `[::1]:7878`)",
+                server.listen
+            ),
+        })?;
+        Some(address)
+    };
+    if server.enabled && listen.is_none() && server.unix_socket.is_none() {
+        fail(
+            "server.listen",
+            "empty, and no `server.unix_socket`: the server would listen nowhere",
+        )?;
+    }
+    if let Some(token) = &server.token {
+        if token.is_empty() || !token.bytes().all(|b| b.is_ascii_graphic()) {
+            fail(
+                "server.token",
+                "must be printable ASCII without spaces, and not empty",
+            )?;
+        }
+    }
+    if let Some(address) = listen.filter(|a| !a.ip().is_loopback()) {
+        if server.enabled && server.token.is_none() {
+            fail(
+                "server.token",
+                format!("required when `server.listen` ({address}) is not a loopback address"),
+            )?;
+        }
+    }
+    if !(1..=1024).contains(&server.max_clients) {
+        fail("server.max_clients", "must be 1–1024")?;
+    }
+    if !(1024..=64 << 20).contains(&server.max_request_bytes) {
+        fail("server.max_request_bytes", "must be 1 KiB to 64 MiB")?;
+    }
+    if server.requests_per_second == 0 {
+        fail("server.requests_per_second", "must be at least 1")?;
+    }
+    Ok(())
+}
 
 fn thread(name: &str, thread: &Thread, servo: &Thread) -> Check {
     let field = |f: &str| format!("threads.{name}.{f}");

@@ -14,10 +14,12 @@
 //! of a recorded trajectory, or after a set duration; [`replay`] runs a
 //! recorded trajectory through a scene deterministically, without threads.
 
+mod control;
 mod device;
 mod lifecycle;
 mod pacer;
 mod physics;
+mod publish;
 mod recording;
 mod replay;
 mod run;
@@ -30,7 +32,7 @@ mod telemetry;
 pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use replay::{replay, ReplayReport};
-pub use run::{run, RunError, RunOptions};
+pub use run::{run, write_atomically, RunError, RunOptions};
 pub use scene::SceneBuildError;
 pub use signals::Shutdown;
 pub use summary::{EndReason, RunSummary};

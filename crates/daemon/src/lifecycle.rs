@@ -112,10 +112,12 @@ impl<T> Drop for StoppableThread<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::control::DaemonControl;
     use crate::physics::PhysicsWorld;
     use crate::run::{run_with, RunError, RunOptions};
     use crate::signals::Shutdown;
     use haptic_config::{Overrides, Scene, ServoScene};
+    use haptic_server::StreamHub;
     use haptic_servo::{ServoThread, ToolState};
     use std::path::{Path, PathBuf};
     use std::sync::{Mutex, MutexGuard};
@@ -136,6 +138,7 @@ mod tests {
         config: ServoScene,
         options: RunOptions,
         shutdown: Shutdown,
+        control: DaemonControl,
     }
 
     impl Fixture {
@@ -153,9 +156,10 @@ mod tests {
                 options: RunOptions {
                     record: Some(record.clone()),
                     duration: Some(Duration::from_secs(30)),
-                    hold_at_end: false,
+                    ..RunOptions::default()
                 },
                 shutdown: Shutdown::install().unwrap(),
+                control: DaemonControl::new(StreamHub::new(), Overrides::default()),
                 _dir: dir,
                 record,
             }
@@ -184,13 +188,16 @@ mod tests {
         let started = Instant::now();
         let result = run_with(
             &run.config,
+            None,
             &run.options,
             &run.shutdown,
+            &run.control,
+            None,
             step,
             ServoThread::spawn_with,
         );
         let Err(RunError::ThreadPanicked(panicked)) = result else {
-            panic!("expected a thread panic, got {result:?}");
+            panic!("expected a thread panic, got {:?}", result.err());
         };
         assert_eq!(panicked.thread, ThreadName::Physics);
         assert!(panicked.message.contains("injected physics failure"));
@@ -214,11 +221,18 @@ mod tests {
             let _ = &held;
             world.step(tool, dt);
         };
-        let result = run_with(&run.config, &run.options, &run.shutdown, step, |_, _, _| {
-            Err(io::Error::other("no thread for the servo"))
-        });
+        let result = run_with(
+            &run.config,
+            None,
+            &run.options,
+            &run.shutdown,
+            &run.control,
+            None,
+            step,
+            |_, _, _| Err(io::Error::other("no thread for the servo")),
+        );
         let Err(RunError::Io { what, .. }) = result else {
-            panic!("expected the servo's spawn error, got {result:?}");
+            panic!("expected the servo's spawn error, got {:?}", result.err());
         };
         assert_eq!(what, "starting the servo thread");
         assert_eq!(Arc::strong_count(&alive), 1, "the physics thread runs on");

@@ -1,24 +1,30 @@
-//! A whole daemon run: build the scene, open the device, start the servo,
-//! physics and telemetry threads, wait for a reason to stop, and stop them
-//! in order (servo first, ramping the force to zero; then physics; then
-//! telemetry, which drains the last records and finishes the recording).
+//! A whole daemon run: start the control API's server, build the scene,
+//! open the device, start the servo, physics and telemetry threads, wait
+//! for a reason to stop, and stop them in order (servo first, ramping the
+//! force to zero; then physics; then telemetry, which drains the last
+//! records and finishes the recording). A scene loaded through the control
+//! API replaces the running one the same way, while the server runs on.
 
+use crate::control::{Attached, DaemonControl, Reply, SceneRequest};
 use crate::device::{self, AnyDevice, OpenError, Pacing};
 use crate::lifecycle::{ThreadName, ThreadPanicked};
 use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
+use crate::publish;
 use crate::recording::TickFile;
 use crate::scene::{BuiltScene, SceneBuildError};
 use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
-use crate::telemetry::{TelemetryOptions, TelemetryThread};
-use haptic_config::{ServoScene, Thread};
+use crate::telemetry::{ControlLink, TelemetryOptions, TelemetryThread};
+use haptic_config::{Overrides, ServoScene, Thread};
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
+use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, StreamHub};
 use haptic_servo::{
     PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Servo records the telemetry ring holds: 4 s at 1 kHz, so that a
@@ -32,14 +38,33 @@ const POLL: Duration = Duration::from_millis(5);
 const STATUS_RATE_HZ: f64 = 4.0;
 
 /// Everything a run needs besides the scene.
+#[derive(Clone, Debug, Default)]
 pub struct RunOptions {
-    /// Record every tick to this file.
+    /// Record every tick of the first scene to this file.
     pub record: Option<PathBuf>,
     /// Stop after this long.
     pub duration: Option<Duration>,
     /// Hold the emulator's last sample after its trajectory ends, instead
     /// of ending the run.
     pub hold_at_end: bool,
+    /// The command line's overrides, applied to the scenes loaded through
+    /// the control API too.
+    pub overrides: Overrides,
+    /// Where to write the server's TCP port, atomically, once it is bound.
+    pub port_file: Option<PathBuf>,
+}
+
+/// How one scene's run ended; moved once per scene, so its size is of no
+/// concern.
+#[allow(clippy::large_enum_variant)]
+pub(crate) enum SceneEnd {
+    /// The daemon stops.
+    Stopped(RunSummary),
+    /// The control API loaded another scene; this one was stopped.
+    Replaced(SceneRequest),
+    /// A scene loaded through the control API could not start; the
+    /// request was told why.
+    Refused,
 }
 
 /// Why a run failed.
@@ -57,6 +82,8 @@ pub enum RunError {
     /// stop; the others were stopped as for a panic.
     #[error("the {0} thread ended before it was asked to stop")]
     ThreadEnded(ThreadName),
+    #[error(transparent)]
+    Server(#[from] haptic_server::StartError),
     #[error("{what}: {source}")]
     Io {
         what: String,
@@ -135,40 +162,147 @@ fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
     }
 }
 
+/// Writes `bytes` to a temporary file beside `path`, then renames it over
+/// `path`, so that a reader never sees half a file.
+pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let mut temporary = path.as_os_str().to_owned();
+    temporary.push(".partial");
+    std::fs::write(&temporary, bytes)?;
+    std::fs::rename(&temporary, path)
+}
+
+/// Starts the control API's server as `config`'s `[server]` table says,
+/// logs where it listens and writes the port file.
+fn start_server(
+    config: &ServoScene,
+    options: &RunOptions,
+    control: &Arc<DaemonControl>,
+) -> Result<Option<Server>, RunError> {
+    let settings = config.server();
+    if !settings.enabled {
+        return Ok(None);
+    }
+    let server = Server::start(
+        &ServerConfig {
+            listen: settings.listen_address(),
+            unix_socket: settings.unix_socket.as_ref().map(|p| config.base().join(p)),
+            token: settings.token.clone(),
+            max_clients: settings.max_clients,
+            max_request_bytes: settings.max_request_bytes,
+            requests_per_second: settings.requests_per_second,
+        },
+        control.clone(),
+        control.hub().clone(),
+    )?;
+    if let Some(address) = server.local_addr() {
+        tracing::info!("listening on http://{address}");
+    }
+    if let Some(path) = server.unix_socket() {
+        tracing::info!("listening on unix:{}", path.display());
+    }
+    if let (Some(path), Some(address)) = (&options.port_file, server.local_addr()) {
+        write_atomically(path, format!("{}\n", address.port()).as_bytes())
+            .map_err(io(format!("writing {}", path.display())))?;
+    }
+    Ok(Some(server))
+}
+
 /// Runs `config` until `shutdown` asks to stop, the recording ends, or
-/// `options.duration` passes. A second signal stops the servo at once with
-/// zero force and returns [`EndReason::Aborted`]. A thread that panics
-/// stops the others (the servo ramping its output to zero) and is returned
-/// as [`RunError::ThreadPanicked`], the recording finished.
+/// `options.duration` passes, serving the control API meanwhile; a scene
+/// loaded through it replaces the running one. A second signal stops the
+/// servo at once with zero force and returns [`EndReason::Aborted`]. A
+/// thread that panics stops the others (the servo ramping its output to
+/// zero) and is returned as [`RunError::ThreadPanicked`], the recording
+/// finished. The summary is the last scene's.
 pub fn run(
     config: &ServoScene,
     options: &RunOptions,
     shutdown: &Shutdown,
 ) -> Result<RunSummary, RunError> {
-    run_with(
-        config,
-        options,
-        shutdown,
-        PhysicsWorld::step,
-        ServoThread::spawn_with,
-    )
+    let control = Arc::new(DaemonControl::new(
+        StreamHub::new(),
+        options.overrides.clone(),
+    ));
+    let _server = start_server(config, options, &control)?;
+    let started = Instant::now();
+    let mut scene = config.clone();
+    let mut previous = None;
+    let mut built = None;
+    let mut reply = None;
+    let mut record = options.record.clone();
+    loop {
+        let scene_options = RunOptions {
+            record: record.take(),
+            duration: options
+                .duration
+                .map(|d| d.saturating_sub(started.elapsed())),
+            hold_at_end: options.hold_at_end,
+            ..RunOptions::default()
+        };
+        let end = run_with(
+            &scene,
+            built.take(),
+            &scene_options,
+            shutdown,
+            &control,
+            reply.take(),
+            PhysicsWorld::step,
+            ServoThread::spawn_with,
+        )?;
+        match end {
+            SceneEnd::Stopped(summary) => return Ok(summary),
+            SceneEnd::Replaced(request) => {
+                previous = Some(std::mem::replace(&mut scene, request.scene));
+                built = Some(request.built);
+                reply = Some(request.reply);
+            }
+            SceneEnd::Refused => {
+                scene = previous.take().expect("a refused scene replaced another");
+                tracing::info!(scene = %scene.name().display(), "restarting the previous scene");
+            }
+        }
+    }
 }
 
-/// [`run`] with the physics step and the servo's spawn given, so that tests
-/// can make either fail.
+/// Tells the control API why the scene it loaded could not start, if it
+/// loaded it; otherwise the run fails.
+fn refuse(reply: Option<Reply<SceneInfo>>, error: RunError) -> Result<SceneEnd, RunError> {
+    match reply {
+        Some(reply) => {
+            tracing::error!(%error, "the requested scene could not start");
+            let _ = reply.send(Err(ApiError::new(ErrorCode::Internal, error.to_string())));
+            Ok(SceneEnd::Refused)
+        }
+        None => Err(error),
+    }
+}
+
+/// One scene of [`run`], its geometry built already or not, with the
+/// physics step and the servo's spawn given, so that tests can make either
+/// fail. `reply` waits for the scene to start when the control API loaded
+/// it.
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn run_with(
     config: &ServoScene,
+    built: Option<BuiltScene>,
     options: &RunOptions,
     shutdown: &Shutdown,
+    control: &DaemonControl,
+    reply: Option<Reply<SceneInfo>>,
     physics_step: impl FnMut(&mut PhysicsWorld, &ToolState, f64) + Send + 'static,
     spawn_servo: impl FnOnce(
         ServoConfig,
         ServoTick<AnyDevice>,
         fn(),
     ) -> std::io::Result<ServoHandle<AnyDevice>>,
-) -> Result<RunSummary, RunError> {
-    tracing::info!(objects = config.objects().len(), "building the scene");
-    let scene = BuiltScene::build(config)?;
+) -> Result<SceneEnd, RunError> {
+    let scene = match built {
+        Some(scene) => scene,
+        None => {
+            tracing::info!(objects = config.objects().len(), "building the scene");
+            BuiltScene::build(config)?
+        }
+    };
     tracing::info!(
         tool = %scene.tool,
         environment = scene.environment.len(),
@@ -180,20 +314,23 @@ pub(crate) fn run_with(
     } else {
         AtEnd::Error
     };
-    let safety = device::open(config, Pacing::RealTime, at_end)?;
-    tracing::info!(
-        device = %haptic_devices::HapticDevice::capabilities(&safety).name,
-        "device opened"
-    );
+    let safety = match device::open(config, Pacing::RealTime, at_end) {
+        Ok(safety) => safety,
+        Err(error) => return refuse(reply, error.into()),
+    };
+    let device_name = haptic_devices::HapticDevice::capabilities(&safety)
+        .name
+        .clone();
+    tracing::info!(device = %device_name, "device opened");
     // A signal while the scene was built (which cannot be interrupted)
     // stops the run before any force is written.
     if let Some(reason) = requested_end(shutdown) {
         tracing::info!(reason = %reason, "stopped during start-up, before the servo started");
-        return Ok(RunSummary::servo_only(
+        return Ok(SceneEnd::Stopped(RunSummary::servo_only(
             reason,
             config.servo_rate().hz(),
             Default::default(),
-        ));
+        )));
     }
     // Held until the run returns.
     let _awake = config
@@ -215,6 +352,29 @@ pub(crate) fn run_with(
         }
         None => None,
     };
+    let hub = control.hub();
+    hub.set_scene(publish::announcement(config));
+    let (commands, command_receiver) = mpsc::channel();
+    let status = Arc::new(Mutex::new(haptic_server::Status::default()));
+    let tool_index = config
+        .objects()
+        .iter()
+        .position(|o| o.tool)
+        .expect("a scene has a tool");
+    let environment = config
+        .objects()
+        .iter()
+        .enumerate()
+        .filter(|&(index, _)| index != tool_index)
+        .map(|(index, object)| {
+            let pose = scene
+                .environment
+                .iter()
+                .find(|e| e.object == index)
+                .map_or_else(|| object.pose(), |e| e.pose);
+            publish::pose(&pose)
+        })
+        .collect();
     let telemetry = TelemetryThread::spawn(
         consumer,
         TelemetryOptions {
@@ -227,6 +387,14 @@ pub(crate) fn run_with(
                 .then_some(config.telemetry().address),
             status: StatusLine::on_terminal(),
             status_rate_hz: STATUS_RATE_HZ,
+            link: ControlLink {
+                hub: hub.clone(),
+                commands: command_receiver,
+                status: status.clone(),
+                mapping: scene.mapping,
+                environment,
+                period_ns: config.servo_rate().period().as_nanos() as u64,
+            },
         },
     )
     .map_err(io("starting the telemetry thread"))?;
@@ -257,6 +425,18 @@ pub(crate) fn run_with(
     let servo =
         spawn_servo(servo_config, tick, lock_memory).map_err(io("starting the servo thread"))?;
     tracing::info!(rate_hz, "running; SIGINT or SIGTERM stops");
+    let info = publish::scene_info(config);
+    control.attach(Attached {
+        scene: config.clone(),
+        info: info.clone(),
+        device: device_name,
+        commands,
+        status,
+    });
+    if let Some(reply) = reply {
+        let _ = reply.send(Ok(info));
+    }
+    let mut replacement = None;
 
     // `None` when the physics or telemetry thread ended by itself.
     let started = Instant::now();
@@ -273,9 +453,14 @@ pub(crate) fn run_with(
         if options.duration.is_some_and(|d| started.elapsed() >= d) {
             break Some(EndReason::Duration);
         }
+        if let Some(request) = control.take_scene_request() {
+            replacement = Some(request);
+            break Some(EndReason::SceneReplaced);
+        }
         std::thread::sleep(POLL);
     };
 
+    control.detach();
     if let Some(EndReason::Aborted(_)) = reason {
         servo.abort();
     } else {
@@ -315,7 +500,9 @@ pub(crate) fn run_with(
         if telemetry.is_finished() {
             drop(telemetry.stop()?);
         }
-        return Ok(RunSummary::servo_only(reason, rate_hz, stats));
+        return Ok(SceneEnd::Stopped(RunSummary::servo_only(
+            reason, rate_hz, stats,
+        )));
     }
     // The other threads stop even after a servo panic, so the recording
     // keeps everything up to it; the first thread to have panicked (in
@@ -332,5 +519,16 @@ pub(crate) fn run_with(
     let Some(reason) = reason else {
         return Err(RunError::ThreadEnded(ended));
     };
-    Ok(RunSummary::new(reason, rate_hz, stats, telemetry, physics))
+    let summary = RunSummary::new(reason, rate_hz, stats, telemetry, physics);
+    match replacement {
+        Some(request) => {
+            tracing::info!(
+                ticks = summary.servo.ticks,
+                deadline_misses = summary.servo.overruns,
+                "scene replaced"
+            );
+            Ok(SceneEnd::Replaced(request))
+        }
+        None => Ok(SceneEnd::Stopped(summary)),
+    }
 }

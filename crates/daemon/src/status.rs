@@ -16,7 +16,7 @@ pub struct StatusSnapshot {
     pub force: f64,
     /// The friction verdict's name (`free`, `sliding`, `static`,
     /// `static_in_band`, `sliding_in_band`, `solver_failed`) or
-    /// `not rendered`.
+    /// `not_rendered`.
     pub state: &'static str,
     pub dropped: u64,
     pub safety_trips: u64,

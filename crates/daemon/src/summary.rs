@@ -21,6 +21,8 @@ pub enum EndReason {
     DeviceEnded,
     /// The requested duration passed.
     Duration,
+    /// The control API loaded another scene.
+    SceneReplaced,
 }
 
 impl fmt::Display for EndReason {
@@ -30,6 +32,7 @@ impl fmt::Display for EndReason {
             Self::Aborted(s) => write!(f, "second signal ({})", signal_name(*s)),
             Self::DeviceEnded => write!(f, "end of recording"),
             Self::Duration => write!(f, "duration reached"),
+            Self::SceneReplaced => write!(f, "scene replaced"),
         }
     }
 }

@@ -1,23 +1,35 @@
 //! The telemetry thread: drains the servo's tick records, records them to a
 //! file, streams them over UDP, logs safety trips, keeps the figures of the
-//! status line and the run summary, and draws the status line.
+//! status line and the run summary, and draws the status line; for the
+//! control API it publishes tick frames and events into the stream hub,
+//! keeps the live status, and starts and stops recordings.
 //!
 //! It runs at normal priority and never holds up the servo: when it falls
 //! behind, the tick stream drops records and counts them.
 
+use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
+use crate::publish::{fill_tick_frame, trip_name};
+use crate::publish::{state_name, verdict_name};
 use crate::recording::{device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
 use haptic_handoff::TickConsumer;
+use haptic_server::{
+    ApiError, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status, StreamHub, TickFrame,
+};
+use haptic_servo::WorkspaceMapping;
 use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
 use serde_json::json;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
+use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::Receiver;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Highest latency or compute time the telemetry histograms hold (ns).
@@ -36,6 +48,22 @@ pub struct TelemetryOptions {
     pub status: Option<StatusLine>,
     /// Status refreshes per second.
     pub status_rate_hz: f64,
+    pub link: ControlLink,
+}
+
+/// What the telemetry thread shares with the control API.
+pub struct ControlLink {
+    pub hub: StreamHub,
+    pub commands: Receiver<TelemetryCommand>,
+    /// The live figures of `/v1/status`, refreshed with the status line.
+    pub status: Arc<Mutex<Status>>,
+    /// Maps the device pose of a record to the manipulandum.
+    pub mapping: WorkspaceMapping,
+    /// The environment's poses, in `hello` order.
+    pub environment: Vec<Pose>,
+    /// The servo period (ns): a tick whose wake-up latency and compute time
+    /// exceed it missed its deadline.
+    pub period_ns: u64,
 }
 
 /// Ticks per state, as the telemetry thread saw them.
@@ -176,24 +204,6 @@ fn histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, HISTOGRAM_MAX_NS, 3).expect("valid histogram bounds")
 }
 
-/// `free`, `sliding`, `static` or `not rendered`.
-fn state_name(record: &TickRecord) -> &'static str {
-    match record.friction_state() {
-        Some(FrictionState::Free) => "free",
-        Some(FrictionState::Sliding) => "sliding",
-        Some(FrictionState::Static) => "static",
-        None => "not rendered",
-    }
-}
-
-/// The friction verdict's name (`static_in_band`, `solver_failed`, …) or
-/// `not rendered`.
-fn verdict_name(record: &TickRecord) -> &'static str {
-    record
-        .verdict
-        .map_or("not rendered", |verdict| verdict.name())
-}
-
 fn norm(v: [f64; 3]) -> f64 {
     (v[0] * v[0] + v[1] * v[1] + v[2] * v[2]).sqrt()
 }
@@ -271,6 +281,201 @@ fn log_first_faults(record: &TickRecord, logged: &mut haptic_servo::TickFaults) 
     }
 }
 
+/// The control API's side of the telemetry thread: events and tick frames
+/// for the stream, and the figures of the live status.
+struct Publisher {
+    link: ControlLink,
+    frame: TickFrame,
+    events: Vec<(u64, Event)>,
+    previous_state: Option<&'static str>,
+    deadline_misses: u64,
+    /// Ticks written to the recording in progress.
+    recorded: u64,
+}
+
+impl Publisher {
+    fn new(link: ControlLink) -> Self {
+        let frame = TickFrame {
+            environment: link.environment.clone(),
+            ..TickFrame::default()
+        };
+        Self {
+            link,
+            frame,
+            events: Vec::new(),
+            previous_state: None,
+            deadline_misses: 0,
+            recorded: 0,
+        }
+    }
+
+    /// Counts `record`, notes its state change, and publishes its tick
+    /// frame if a client wants one.
+    fn add(&mut self, record: &TickRecord, dropped: u64) {
+        if record.wake_latency_ns + record.compute_ns() > self.link.period_ns {
+            self.deadline_misses += 1;
+        }
+        let state = state_name(record);
+        if let Some(from) = self.previous_state.filter(|&from| from != state) {
+            self.events
+                .push((record.tick, Event::StateChange { from, to: state }));
+        }
+        self.previous_state = Some(state);
+        let time_s = record.time.as_secs_f64();
+        if self.link.hub.wants_tick(time_s) {
+            fill_tick_frame(
+                &mut self.frame,
+                record,
+                &self.link.mapping,
+                dropped,
+                self.deadline_misses,
+            );
+            self.link.hub.publish_tick(&self.frame, &[]);
+        }
+    }
+
+    fn trip(&mut self, record: &TickRecord, cause: TripCause) {
+        self.events.push((
+            record.tick,
+            Event::SafetyTrip {
+                cause: trip_name(cause),
+                trips: record.safety_trips,
+            },
+        ));
+    }
+
+    /// Sends the events gathered since the last call.
+    fn flush_events(&mut self) {
+        self.link.hub.publish_events(&self.events);
+        self.events.clear();
+    }
+
+    /// The recording in progress.
+    fn recording(&self, record: &Option<TickFile>) -> Option<Recording> {
+        record.as_ref().map(|file| Recording {
+            path: file.path().display().to_string(),
+            ticks: self.recorded,
+        })
+    }
+
+    /// Starts and stops recordings as the control API asks.
+    fn serve_commands(
+        &mut self,
+        record: &mut Option<TickFile>,
+        record_error: &mut Option<io::Error>,
+        tick: u64,
+    ) {
+        while let Ok(command) = self.link.commands.try_recv() {
+            let (result, reply) = match command {
+                TelemetryCommand::StartRecording(path, reply) => {
+                    (self.start(record, record_error, path), reply)
+                }
+                TelemetryCommand::StopRecording(reply) => (self.stop(record, record_error), reply),
+            };
+            if result.is_ok() {
+                let recording = self.recording(record);
+                self.events.push((tick, Event::Recording { recording }));
+            }
+            let _ = reply.send(result);
+        }
+    }
+
+    fn start(
+        &mut self,
+        record: &mut Option<TickFile>,
+        record_error: &mut Option<io::Error>,
+        path: PathBuf,
+    ) -> Result<Recording, ApiError> {
+        if let Some(file) = record.as_ref() {
+            return Err(ApiError::new(
+                ErrorCode::Conflict,
+                format!("already recording to {}", file.path().display()),
+            ));
+        }
+        let file = TickFile::create(&path, true)
+            .map_err(|e| ApiError::invalid("path", format!("creating {}: {e}", path.display())))?;
+        tracing::info!(file = %path.display(), "recording started through the control API");
+        *record = Some(file);
+        *record_error = None;
+        self.recorded = 0;
+        Ok(self.recording(record).expect("recording"))
+    }
+
+    fn stop(
+        &mut self,
+        record: &mut Option<TickFile>,
+        record_error: &mut Option<io::Error>,
+    ) -> Result<Recording, ApiError> {
+        let file = record
+            .take()
+            .ok_or_else(|| ApiError::new(ErrorCode::Conflict, "no recording is running"))?;
+        let path = file.path().display().to_string();
+        if let Some(error) = record_error.take() {
+            return Err(ApiError::new(
+                ErrorCode::Internal,
+                format!("recording to {path} failed: {error}"),
+            ));
+        }
+        let ticks = file
+            .finish()
+            .map_err(|e| ApiError::new(ErrorCode::Internal, format!("finishing {path}: {e}")))?;
+        tracing::info!(file = %path, ticks, "recording stopped through the control API");
+        Ok(Recording { path, ticks })
+    }
+
+    /// Refreshes the live status.
+    fn refresh(
+        &self,
+        report: &TelemetryReport,
+        record: &Option<TickFile>,
+        window: (f64, &Histogram<u64>, &Histogram<u64>),
+    ) {
+        let (rate_hz, compute, latency) = window;
+        let us = |h: &Histogram<u64>| Percentiles {
+            p50: h.value_at_quantile(0.5) as f64 / 1e3,
+            p99: h.value_at_quantile(0.99) as f64 / 1e3,
+            max: h.max() as f64 / 1e3,
+        };
+        let faults = report.last.map(|r| r.faults).unwrap_or_default();
+        let states = &report.states;
+        let mut verdicts: std::collections::BTreeMap<String, u64> =
+            haptic_render::FrictionVerdict::ALL
+                .iter()
+                .map(|&v| (v.name().to_owned(), report.verdicts.get(v)))
+                .collect();
+        verdicts.insert("not_rendered".into(), report.verdicts.not_rendered);
+        let mut status = self.link.status.lock().unwrap_or_else(|e| e.into_inner());
+        *status = Status {
+            ticks: report.last.map_or(0, |r| r.tick + 1),
+            rate_hz,
+            compute_us: us(compute),
+            wake_latency_us: us(latency),
+            deadline_misses: self.deadline_misses,
+            dropped_records: report.dropped,
+            safety_trips: report.safety_trips,
+            faults: Faults {
+                read: faults.read,
+                render: faults.render,
+                write: faults.write,
+                solver_failed: faults.solver_failed,
+                quarantined: faults.quarantined,
+            },
+            states: [
+                ("free", states.free),
+                ("sliding", states.sliding),
+                ("static", states.r#static),
+                ("not_rendered", states.not_rendered),
+            ]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+            verdicts,
+            recording: self.recording(record),
+            ..status.clone()
+        };
+    }
+}
+
 fn run(
     mut consumer: TickConsumer<TickRecord>,
     mut options: TelemetryOptions,
@@ -291,23 +496,29 @@ fn run(
     let mut sent_up_to = 0;
     // Faults already logged; later ones are counted, not logged.
     let mut logged = haptic_servo::TickFaults::default();
+    let mut publisher = Publisher::new(options.link);
     loop {
         // Acquire: once the stop is seen, so is everything the servo (joined
         // before the stop) pushed, and the drain below takes it all.
         let stopping = stop.load(Ordering::Acquire);
+        let dropped = consumer.dropped();
         for record in consumer.drain() {
             report.add(&record);
+            publisher.add(&record, dropped);
             if record.safety_trips > report.safety_trips {
                 match record.last_trip {
                     Some(TripCause::Shutdown) => {
                         tracing::info!(tick = record.tick, "output ramping to zero for shutdown")
                     }
-                    Some(cause) => tracing::warn!(
-                        tick = record.tick,
-                        ?cause,
-                        trips = record.safety_trips,
-                        "safety trip: output forced to zero"
-                    ),
+                    Some(cause) => {
+                        publisher.trip(&record, cause);
+                        tracing::warn!(
+                            tick = record.tick,
+                            ?cause,
+                            trips = record.safety_trips,
+                            "safety trip: output forced to zero"
+                        )
+                    }
                     None => {}
                 }
                 report.safety_trips = record.safety_trips;
@@ -318,13 +529,19 @@ fn run(
             window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
             window_ticks += 1;
             if let (Some(file), None) = (options.record.as_mut(), &record_error) {
-                if let Err(error) = file.record(&record) {
-                    tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");
-                    record_error = Some(error);
+                match file.record(&record) {
+                    Ok(()) => publisher.recorded += 1,
+                    Err(error) => {
+                        tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");
+                        record_error = Some(error);
+                    }
                 }
             }
         }
         report.dropped = consumer.dropped();
+        let tick = report.last.map_or(0, |r| r.tick);
+        publisher.serve_commands(&mut options.record, &mut record_error, tick);
+        publisher.flush_events();
         let fresh = report.received > sent_up_to;
         sent_up_to = report.received;
         if let (Some((socket, address)), Some(last), true) = (&socket, &report.last, fresh) {
@@ -362,6 +579,15 @@ fn run(
                     faults: last.faults.total(),
                 });
             }
+            publisher.refresh(
+                &report,
+                &options.record,
+                (
+                    window_ticks as f64 / window.as_secs_f64(),
+                    &window_compute,
+                    &window_latency,
+                ),
+            );
             window_latency.reset();
             window_compute.reset();
             window_ticks = 0;

@@ -4,8 +4,8 @@
 use crate::logging::LogFormat;
 use anyhow::Context;
 use haptic_config::{DeviceKind, Overrides, Scene, ServoScene};
-use haptic_daemon::{RunOptions, Shutdown};
-use std::path::{Path, PathBuf};
+use haptic_daemon::{write_atomically, RunOptions, Shutdown};
+use std::path::PathBuf;
 use std::time::Duration;
 
 #[derive(Clone, Copy, Debug, clap::ValueEnum)]
@@ -57,6 +57,20 @@ pub struct RunArgs {
     /// Log format on standard error.
     #[arg(long, value_enum, default_value = "human")]
     log_format: LogFormat,
+    /// Serve the control API on this TCP address (overrides
+    /// `server.listen`; port 0 picks a free one; empty: none).
+    #[arg(long, value_name = "ADDR")]
+    listen: Option<String>,
+    /// Also serve on this Unix socket, created with mode 0600 (overrides
+    /// `server.unix_socket`).
+    #[arg(long, value_name = "PATH")]
+    unix_socket: Option<PathBuf>,
+    /// Serve no control API (`server.enabled = false`).
+    #[arg(long, conflicts_with_all = ["listen", "unix_socket", "port_file"])]
+    no_server: bool,
+    /// Write the control API's TCP port to FILE, atomically, once bound.
+    #[arg(long, value_name = "FILE")]
+    port_file: Option<PathBuf>,
 }
 
 impl RunArgs {
@@ -65,12 +79,10 @@ impl RunArgs {
     }
 }
 
-/// The scene, with the command line's overrides applied before validation,
-/// so that a config may leave out what the command line supplies (an
-/// emulator's trajectory, say); checked for the servo.
-fn load(args: &RunArgs) -> anyhow::Result<ServoScene> {
+/// The command line's overrides of the config.
+fn overrides(args: &RunArgs) -> anyhow::Result<Overrides> {
     let cwd = std::env::current_dir().context("reading the current directory")?;
-    let overrides = Overrides {
+    Ok(Overrides {
         trajectory: args.trajectory.as_ref().map(|t| cwd.join(t)),
         device: args.device.map(|device| match device {
             DeviceChoice::Simulated => DeviceKind::Simulated,
@@ -80,10 +92,19 @@ fn load(args: &RunArgs) -> anyhow::Result<ServoScene> {
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,
         profile: args.profile.clone(),
-    };
+        listen: args.listen.clone(),
+        unix_socket: args.unix_socket.as_ref().map(|p| cwd.join(p)),
+        no_server: args.no_server,
+    })
+}
+
+/// The scene, with the command line's overrides applied before validation,
+/// so that a config may leave out what the command line supplies (an
+/// emulator's trajectory, say); checked for the servo.
+fn load(args: &RunArgs, overrides: &Overrides) -> anyhow::Result<ServoScene> {
     let scene = match &args.config {
-        Some(path) => Scene::load(path, &overrides)?,
-        None => Scene::embedded_default(&overrides)?,
+        Some(path) => Scene::load(path, overrides)?,
+        None => Scene::embedded_default(overrides)?,
     };
     if args.until_end && scene.device().kind != DeviceKind::Emulator {
         anyhow::bail!("--until-end needs the emulator (`--device emulator --trajectory FILE`)");
@@ -98,12 +119,15 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
         Some(s) => anyhow::bail!("--duration must be positive, got {s}"),
         None => None,
     };
-    let scene = load(args)?;
+    let overrides = overrides(args)?;
+    let scene = load(args, &overrides)?;
     let shutdown = Shutdown::install().context("installing the signal handlers")?;
     let options = RunOptions {
         record: args.record.clone(),
         duration,
         hold_at_end: !args.until_end,
+        overrides,
+        port_file: args.port_file.clone(),
     };
     let summary = haptic_daemon::run(&scene, &options, &shutdown)?;
     if let Some(path) = &args.summary_json {
@@ -125,13 +149,4 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     );
     print!("{summary}");
     Ok(summary.exit_code())
-}
-
-/// Writes `bytes` to a temporary file beside `path`, then renames it over
-/// `path`, so that a reader never sees half a file.
-fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(&temporary, path)
 }

@@ -19,6 +19,14 @@ fn hapticd() -> Command {
     command
 }
 
+/// `hapticd run` serving its control API on a free port, so that runs in
+/// parallel do not compete for the default one.
+fn hapticd_run() -> Command {
+    let mut command = hapticd();
+    command.args(["run", "--listen", "127.0.0.1:0"]);
+    command
+}
+
 /// `hapticd replay --config CONFIG --trajectory TRAJECTORY --out OUT`,
 /// which must succeed.
 fn replay(config: &Path, trajectory: &Path, out: &Path) {
@@ -47,8 +55,7 @@ struct Daemon {
 
 impl Daemon {
     fn start(args: &[&str]) -> Daemon {
-        let mut child = hapticd()
-            .arg("run")
+        let mut child = hapticd_run()
             .args(args)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -325,8 +332,8 @@ fn a_second_signal_during_start_up_exits_at_once() {
 /// standard error not a terminal no status line is drawn.
 #[test]
 fn json_logs_and_no_status_line_off_a_terminal() {
-    let output = hapticd()
-        .args(["run", "--duration", "1.5", "--log-format", "json"])
+    let output = hapticd_run()
+        .args(["--duration", "1.5", "--log-format", "json"])
         .output()
         .unwrap();
     assert!(output.status.success(), "{output:?}");
@@ -393,11 +400,11 @@ fn telemetry_streams_ticks_and_latency_over_udp() {
             4
         );
         assert_eq!(tick["force_n"].as_array().unwrap().len(), 3);
-        assert!(["free", "sliding", "static", "not rendered"]
+        assert!(["free", "sliding", "static", "not_rendered"]
             .contains(&tick["state"].as_str().unwrap()));
         let verdict = tick["verdict"].as_str().unwrap();
         assert!(
-            verdict == "not rendered" || FrictionVerdict::ALL.iter().any(|v| v.name() == verdict),
+            verdict == "not_rendered" || FrictionVerdict::ALL.iter().any(|v| v.name() == verdict),
             "{tick}"
         );
         assert_eq!(tick["rendered_force_n"].as_array().unwrap().len(), 3);
@@ -590,8 +597,8 @@ fn until_end_stops_at_the_end_of_the_recording() {
 fn a_hid_device_without_a_profile_is_the_one_that_matches() {
     // With no HID device connected (as here) the run stops before the
     // servo starts and says why; with one it would use it and say which.
-    let output = hapticd()
-        .args(["run", "--device", "hid", "--duration", "1"])
+    let output = hapticd_run()
+        .args(["--device", "hid", "--duration", "1"])
         .current_dir(repo())
         .output()
         .unwrap();
@@ -640,11 +647,7 @@ fn bad_configs_and_arguments_fail_naming_the_problem() {
             .unwrap()
             + 1;
         std::fs::write(&bad, text).unwrap();
-        let output = hapticd()
-            .args(["run", "--config"])
-            .arg(&bad)
-            .output()
-            .unwrap();
+        let output = hapticd_run().args(["--config"]).arg(&bad).output().unwrap();
         let stderr = String::from_utf8_lossy(&output.stderr);
         assert_eq!(output.status.code(), Some(1), "{case}: {stderr}");
         for needle in needles {
@@ -660,16 +663,12 @@ fn bad_configs_and_arguments_fail_naming_the_problem() {
     }
     let reference = default.replace("solver = \"fast\"", "solver = \"reference\"");
     std::fs::write(&bad, reference).unwrap();
-    let output = hapticd()
-        .args(["run", "--config"])
-        .arg(&bad)
-        .output()
-        .unwrap();
+    let output = hapticd_run().args(["--config"]).arg(&bad).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1));
     assert!(stderr.contains("allocates in every tick"), "{stderr}");
 
-    let output = hapticd().args(["run", "--until-end"]).output().unwrap();
+    let output = hapticd_run().args(["--until-end"]).output().unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert_eq!(output.status.code(), Some(1));
     assert!(
@@ -677,8 +676,8 @@ fn bad_configs_and_arguments_fail_naming_the_problem() {
         "{stderr}"
     );
 
-    let output = hapticd()
-        .args(["run", "--trajectory", "no-such.traj"])
+    let output = hapticd_run()
+        .args(["--trajectory", "no-such.traj"])
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&output.stderr);
@@ -791,8 +790,8 @@ fn the_command_line_gives_the_trajectory_a_config_leaves_out() {
     assert!((301..=302).contains(&rows.len()), "{} ticks", rows.len());
     assert!(rows.iter().any(|r| r.contacts > 0 && norm(r.force) > 0.1));
 
-    let output = hapticd()
-        .args(["run", "--config"])
+    let output = hapticd_run()
+        .args(["--config"])
         .arg(&config)
         .arg("--trajectory")
         .arg(&trajectory)

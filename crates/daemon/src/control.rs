@@ -1,0 +1,234 @@
+//! The daemon's side of the control API: [`haptic_server::Control`] over
+//! the scene running and its threads. It outlives scene loads: each scene's
+//! pipeline attaches to it when its servo starts and detaches when it
+//! stops.
+
+use crate::scene::BuiltScene;
+use haptic_config::{ConfigError, Overrides, Scene, ServoScene};
+use haptic_devices::{list_connected, load_profiles};
+use haptic_server::{
+    ApiError, Control, DeviceInfo, ErrorCode, Recording, SceneInfo, Status, StreamHub,
+};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// How long a recording command may wait for the telemetry thread.
+const TELEMETRY_REPLY: Duration = Duration::from_secs(10);
+
+/// How long a scene load may wait for the new servo to start.
+const SCENE_REPLY: Duration = Duration::from_secs(300);
+
+/// A reply channel.
+pub type Reply<T> = Sender<Result<T, ApiError>>;
+
+/// What the telemetry thread does for the control API.
+pub enum TelemetryCommand {
+    StartRecording(PathBuf, Reply<Recording>),
+    StopRecording(Reply<Recording>),
+}
+
+/// A scene to run next, validated and built, and who waits for it.
+pub struct SceneRequest {
+    pub scene: ServoScene,
+    pub built: BuiltScene,
+    pub reply: Reply<SceneInfo>,
+}
+
+/// The running scene's pipeline, as the control API reaches it.
+pub struct Attached {
+    pub scene: ServoScene,
+    pub info: SceneInfo,
+    pub device: String,
+    pub commands: Sender<TelemetryCommand>,
+    /// The telemetry thread's live figures.
+    pub status: Arc<Mutex<Status>>,
+}
+
+/// The control API's view of the daemon.
+pub struct DaemonControl {
+    hub: StreamHub,
+    started: Instant,
+    /// The command line's overrides, applied to scenes loaded at run time.
+    overrides: Overrides,
+    current: Mutex<Option<Attached>>,
+    scene_request: Mutex<Option<SceneRequest>>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A config error as the API reports it, naming the field.
+fn config_error(error: &ConfigError) -> ApiError {
+    ApiError::invalid(
+        error.field.clone().unwrap_or_else(|| "path".to_owned()),
+        error.to_string(),
+    )
+}
+
+fn no_scene() -> ApiError {
+    ApiError::new(
+        ErrorCode::Busy,
+        "no scene is running (it is being replaced)",
+    )
+}
+
+/// Waits for `reply`, or says the daemon did not answer.
+fn wait<T>(reply: Receiver<Result<T, ApiError>>, timeout: Duration) -> Result<T, ApiError> {
+    reply.recv_timeout(timeout).unwrap_or_else(|_| {
+        Err(ApiError::new(
+            ErrorCode::Internal,
+            "the daemon did not answer (its scene stopped)",
+        ))
+    })
+}
+
+impl DaemonControl {
+    pub fn new(hub: StreamHub, overrides: Overrides) -> Self {
+        Self {
+            hub,
+            started: Instant::now(),
+            overrides,
+            current: Mutex::new(None),
+            scene_request: Mutex::new(None),
+        }
+    }
+
+    pub fn hub(&self) -> &StreamHub {
+        &self.hub
+    }
+
+    /// A new pipeline's servo runs: the API reaches it from now on.
+    pub fn attach(&self, attached: Attached) {
+        *lock(&self.current) = Some(attached);
+    }
+
+    /// The pipeline is stopping.
+    pub fn detach(&self) {
+        *lock(&self.current) = None;
+    }
+
+    /// A scene load waiting to replace the running scene.
+    pub fn take_scene_request(&self) -> Option<SceneRequest> {
+        lock(&self.scene_request).take()
+    }
+
+    fn send(
+        &self,
+        command: impl FnOnce(Reply<Recording>) -> TelemetryCommand,
+    ) -> Result<Recording, ApiError> {
+        let (reply, answer) = mpsc::channel();
+        lock(&self.current)
+            .as_ref()
+            .ok_or_else(no_scene)?
+            .commands
+            .send(command(reply))
+            .map_err(|_| no_scene())?;
+        wait(answer, TELEMETRY_REPLY)
+    }
+}
+
+impl Control for DaemonControl {
+    fn status(&self) -> Status {
+        let current = lock(&self.current);
+        let mut status = current
+            .as_ref()
+            .map(|a| lock(&a.status).clone())
+            .unwrap_or_default();
+        if let Some(attached) = current.as_ref() {
+            status.scene = attached.info.file.clone();
+            status.device = attached.device.clone();
+            status.servo_rate_hz = attached.info.servo_rate_hz;
+        }
+        status.uptime_s = self.started.elapsed().as_secs_f64();
+        status
+    }
+
+    fn parameters(&self) -> Result<Value, ApiError> {
+        Err(ApiError::new(
+            ErrorCode::Internal,
+            "run-time parameters need the servo's update mailbox",
+        ))
+    }
+
+    fn patch_parameters(&self, _patch: Value) -> Result<Value, ApiError> {
+        self.parameters()
+    }
+
+    fn scene(&self) -> SceneInfo {
+        lock(&self.current)
+            .as_ref()
+            .map(|a| a.info.clone())
+            .unwrap_or(SceneInfo {
+                file: String::new(),
+                servo_rate_hz: 0.0,
+                objects: Vec::new(),
+            })
+    }
+
+    fn load_scene(&self, path: &Path) -> Result<SceneInfo, ApiError> {
+        if lock(&self.scene_request).is_some() {
+            return Err(ApiError::new(ErrorCode::Busy, "another scene is loading"));
+        }
+        let scene = Scene::load(path, &self.overrides).map_err(|e| config_error(&e))?;
+        let scene = ServoScene::new(scene).map_err(|e| config_error(&e))?;
+        tracing::info!(path = %path.display(), "building a scene requested through the control API");
+        let built = BuiltScene::build(&scene)
+            .map_err(|e| ApiError::invalid("path", format!("{}: {e}", path.display())))?;
+        let (reply, answer) = mpsc::channel();
+        {
+            let mut request = lock(&self.scene_request);
+            if request.is_some() {
+                return Err(ApiError::new(ErrorCode::Busy, "another scene is loading"));
+            }
+            *request = Some(SceneRequest {
+                scene,
+                built,
+                reply,
+            });
+        }
+        wait(answer, SCENE_REPLY)
+    }
+
+    fn recording(&self) -> Option<Recording> {
+        lock(&self.current)
+            .as_ref()
+            .and_then(|a| lock(&a.status).recording.clone())
+    }
+
+    fn start_recording(&self, path: &Path) -> Result<Recording, ApiError> {
+        self.send(|reply| TelemetryCommand::StartRecording(path.to_owned(), reply))
+    }
+
+    fn stop_recording(&self) -> Result<Recording, ApiError> {
+        self.send(TelemetryCommand::StopRecording)
+    }
+
+    fn devices(&self) -> Result<Vec<DeviceInfo>, ApiError> {
+        let dir = lock(&self.current)
+            .as_ref()
+            .map(|a| a.scene.base().join(&a.scene.device().profiles_dir))
+            .ok_or_else(no_scene)?;
+        let internal =
+            |e: &dyn std::fmt::Display| ApiError::new(ErrorCode::Internal, e.to_string());
+        let profiles = load_profiles(&dir).map_err(|e| internal(&e))?;
+        let connected = list_connected(&profiles).map_err(|e| internal(&e))?;
+        Ok(connected
+            .into_iter()
+            .map(|(info, profile)| DeviceInfo {
+                vendor_id: info.vendor_id,
+                product_id: info.product_id,
+                path: info.path,
+                manufacturer: info.manufacturer,
+                product: info.product,
+                interface_number: info.interface_number,
+                usage_page: info.usage_page,
+                usage: info.usage,
+                profile,
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,422 @@
+//! The HTTP side: routes, their handlers, the authentication and rate
+//! limits in front of them, the OpenAPI document and the static files.
+
+use crate::api::{
+    reply, ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Percentiles, Recording,
+    Reply, SceneInfo, SceneObject, Status,
+};
+use crate::hub::{ClientStatus, ContactPoint, Event, HelloObject, Pose, StreamHub, TickFrame};
+use crate::stream::{self, ClientMessage, StreamQuery};
+use axum::body::Body;
+use axum::extract::rejection::{JsonRejection, QueryRejection};
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::WebSocketUpgrade;
+use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequest, Query, Request, State};
+use axum::http::{header, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use axum::{Extension, Router};
+use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi, ToSchema};
+
+/// What the handlers share.
+#[derive(Clone)]
+pub(crate) struct AppState {
+    pub control: Arc<dyn Control>,
+    pub hub: StreamHub,
+    pub token: Option<Arc<str>>,
+    pub max_clients: usize,
+    pub limiter: Arc<RateLimiter>,
+    /// Where the server listens, for `/v1/status`.
+    pub listening: Arc<Listening>,
+}
+
+/// Where the server listens.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, ToSchema)]
+pub struct Listening {
+    /// The TCP address bound, port 0 resolved.
+    pub listen: Option<String>,
+    pub unix_socket: Option<String>,
+}
+
+/// `/v1/status`: the run's figures, the server's addresses and its stream
+/// clients.
+#[derive(Serialize, ToSchema)]
+pub struct StatusReply {
+    #[serde(flatten)]
+    pub status: Status,
+    pub server: ServerStatus,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ServerStatus {
+    #[serde(flatten)]
+    pub listening: Listening,
+    pub stream_clients: Vec<ClientStatus>,
+}
+
+/// A JSON body whose rejections (malformed JSON, unknown fields, wrong
+/// types, too large) come back in the error envelope.
+pub(crate) struct JsonBody<T>(T);
+
+impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
+        match axum::Json::<T>::from_request(request, state).await {
+            Ok(axum::Json(value)) => Ok(JsonBody(value)),
+            Err(rejection) => Err(json_rejection(rejection)),
+        }
+    }
+}
+
+fn json_rejection(rejection: JsonRejection) -> ApiError {
+    let code = if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+        ErrorCode::PayloadTooLarge
+    } else {
+        ErrorCode::BadRequest
+    };
+    ApiError::new(code, rejection.body_text())
+}
+
+/// Runs a blocking [`Control`] call off the event loop.
+async fn blocking<T: Send + 'static>(
+    state: &AppState,
+    call: impl FnOnce(&dyn Control) -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    let control = state.control.clone();
+    tokio::task::spawn_blocking(move || call(&*control))
+        .await
+        .map_err(|e| ApiError::new(ErrorCode::Internal, format!("the request failed: {e}")))?
+}
+
+/// `{"path": ...}`: a file, relative to the daemon's working directory.
+#[derive(Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PathRequest {
+    #[schema(value_type = String)]
+    pub path: PathBuf,
+}
+
+/// The run's live figures.
+#[utoipa::path(get, path = "/v1/status", responses(
+    (status = 200, body = Reply<StatusReply>),
+))]
+async fn status(State(state): State<AppState>) -> Result<Response, ApiError> {
+    let status = blocking(&state, |c| Ok(c.status())).await?;
+    Ok(reply(StatusReply {
+        status,
+        server: ServerStatus {
+            listening: (*state.listening).clone(),
+            stream_clients: state.hub.clients(),
+        },
+    }))
+}
+
+/// The rendering parameters in force, with their `generation`.
+#[utoipa::path(get, path = "/v1/parameters", responses(
+    (status = 200, body = Reply<Value>),
+))]
+async fn get_parameters(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(reply(blocking(&state, |c| c.parameters()).await?))
+}
+
+/// Changes some rendering parameters; the reply comes once the servo has
+/// taken them.
+#[utoipa::path(patch, path = "/v1/parameters", request_body = Value, responses(
+    (status = 200, body = Reply<Value>, description = "the parameters now in force, with `applied_tick`"),
+    (status = 422, body = ErrorReply, description = "a value the validation refuses; `field` names it"),
+    (status = 503, body = ErrorReply, description = "another change is still pending"),
+))]
+async fn patch_parameters(
+    State(state): State<AppState>,
+    JsonBody(patch): JsonBody<Value>,
+) -> Result<Response, ApiError> {
+    if !patch.is_object() {
+        return Err(ApiError::bad_request("the patch must be a JSON object"));
+    }
+    Ok(reply(
+        blocking(&state, move |c| c.patch_parameters(patch)).await?,
+    ))
+}
+
+/// The scene running.
+#[utoipa::path(get, path = "/v1/scene", responses((status = 200, body = Reply<SceneInfo>)))]
+async fn get_scene(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(reply(blocking(&state, |c| Ok(c.scene())).await?))
+}
+
+/// Loads another scene; an invalid one is refused and the old one keeps
+/// running.
+#[utoipa::path(post, path = "/v1/scene", request_body = PathRequest, responses(
+    (status = 200, body = Reply<SceneInfo>),
+    (status = 422, body = ErrorReply),
+))]
+async fn post_scene(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<PathRequest>,
+) -> Result<Response, ApiError> {
+    Ok(reply(
+        blocking(&state, move |c| c.load_scene(&request.path)).await?,
+    ))
+}
+
+/// The recording in progress, or `null`.
+#[utoipa::path(get, path = "/v1/recording", responses((status = 200, body = Reply<Option<Recording>>)))]
+async fn get_recording(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(reply(blocking(&state, |c| Ok(c.recording())).await?))
+}
+
+/// Starts recording every tick; the format follows the extension.
+#[utoipa::path(post, path = "/v1/recording", request_body = PathRequest, responses(
+    (status = 200, body = Reply<Recording>),
+    (status = 409, body = ErrorReply, description = "a recording is already running"),
+))]
+async fn post_recording(
+    State(state): State<AppState>,
+    JsonBody(request): JsonBody<PathRequest>,
+) -> Result<Response, ApiError> {
+    Ok(reply(
+        blocking(&state, move |c| c.start_recording(&request.path)).await?,
+    ))
+}
+
+/// Stops the recording and finishes its file.
+#[utoipa::path(delete, path = "/v1/recording", responses(
+    (status = 200, body = Reply<Recording>),
+    (status = 409, body = ErrorReply, description = "no recording is running"),
+))]
+async fn delete_recording(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(reply(blocking(&state, |c| c.stop_recording()).await?))
+}
+
+/// Connected HID devices with the profile each matches.
+#[utoipa::path(get, path = "/v1/devices", responses((status = 200, body = Reply<Vec<DeviceInfo>>)))]
+async fn devices(State(state): State<AppState>) -> Result<Response, ApiError> {
+    Ok(reply(blocking(&state, |c| c.devices()).await?))
+}
+
+/// This API in OpenAPI 3.1.
+#[utoipa::path(get, path = "/v1/openapi.json", responses((status = 200, body = Value)))]
+async fn openapi() -> Response {
+    axum::Json(ApiDoc::openapi()).into_response()
+}
+
+/// The state stream: upgrades to a WebSocket.
+#[utoipa::path(get, path = "/v1/stream", params(StreamQuery), responses(
+    (status = 101, description = "a WebSocket: `hello`, geometry, then `tick` and `event` frames"),
+    (status = 400, body = ErrorReply),
+    (status = 503, body = ErrorReply, description = "too many stream clients"),
+))]
+async fn stream(
+    State(state): State<AppState>,
+    peer: Option<Extension<ConnectInfo<SocketAddr>>>,
+    query: Result<Query<StreamQuery>, QueryRejection>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Result<Response, ApiError> {
+    let Query(query) = query.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let subscription = query.subscription()?;
+    let upgrade = upgrade.map_err(|e| ApiError::bad_request(e.body_text()))?;
+    let peer = peer.map_or_else(
+        || "unix".to_owned(),
+        |Extension(ConnectInfo(a))| a.to_string(),
+    );
+    let client = state
+        .hub
+        .register(peer, subscription, state.max_clients)
+        .ok_or_else(|| {
+            ApiError::new(
+                ErrorCode::Busy,
+                format!("{} stream clients connected already", state.max_clients),
+            )
+        })?;
+    // Frames are checked against the protocol's limit in the session; the
+    // WebSocket layer refuses only what is far beyond it.
+    let upgrade = upgrade
+        .max_message_size(16 * stream::MAX_CLIENT_TEXT)
+        .max_frame_size(16 * stream::MAX_CLIENT_TEXT);
+    let hub = state.hub.clone();
+    Ok(upgrade
+        .on_failed_upgrade({
+            let (hub, id) = (hub.clone(), client.id);
+            move |_| hub.unregister(id)
+        })
+        .on_upgrade(move |socket| stream::session(socket, hub, client)))
+}
+
+/// The static files of the visualizer, embedded at build time.
+#[derive(rust_embed::RustEmbed)]
+#[folder = "web/"]
+struct Web;
+
+/// A visualizer file, `index.html` for `/`, or `not_found`.
+async fn static_file(method: Method, uri: axum::http::Uri) -> Result<Response, ApiError> {
+    let path = uri.path().trim_start_matches('/');
+    let path = if path.is_empty() { "index.html" } else { path };
+    let file = (method == Method::GET || method == Method::HEAD)
+        .then(|| Web::get(path))
+        .flatten()
+        .ok_or_else(|| not_found(&uri))?;
+    let mime = HeaderValue::from_str(file.metadata.mimetype())
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    Ok(([(header::CONTENT_TYPE, mime)], Body::from(file.data)).into_response())
+}
+
+fn not_found(uri: &axum::http::Uri) -> ApiError {
+    ApiError::new(ErrorCode::NotFound, format!("no such path: {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: axum::http::Uri) -> ApiError {
+    ApiError::new(
+        ErrorCode::MethodNotAllowed,
+        format!("{} does not take {method}", uri.path()),
+    )
+}
+
+/// Token buckets per peer: `rate` requests per second, bursts of `rate`.
+pub(crate) struct RateLimiter {
+    rate: f64,
+    buckets: Mutex<HashMap<String, (f64, Instant)>>,
+}
+
+/// Peers remembered before idle ones (full buckets) are forgotten.
+const MAX_PEERS: usize = 4096;
+
+impl RateLimiter {
+    pub fn new(rate: u32) -> Self {
+        Self {
+            rate: f64::from(rate),
+            buckets: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// Takes a request from `peer`'s bucket; false when it is empty.
+    fn admit(&self, peer: &str) -> bool {
+        let now = Instant::now();
+        let mut buckets = self.buckets.lock().unwrap_or_else(|e| e.into_inner());
+        let rate = self.rate;
+        if buckets.len() >= MAX_PEERS {
+            buckets.retain(|_, (tokens, at)| {
+                *tokens + now.duration_since(*at).as_secs_f64() * rate < rate
+            });
+        }
+        let (tokens, at) = buckets.entry(peer.to_owned()).or_insert((rate, now));
+        *tokens = (*tokens + now.duration_since(*at).as_secs_f64() * rate).min(rate);
+        *at = now;
+        if *tokens >= 1.0 {
+            *tokens -= 1.0;
+            true
+        } else {
+            false
+        }
+    }
+}
+
+/// Refuses a peer over its rate, then, under `/v1`, a request without the
+/// token when one is set.
+async fn guard(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let peer = request
+        .extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map_or_else(|| "unix".to_owned(), |ConnectInfo(a)| a.ip().to_string());
+    if !state.limiter.admit(&peer) {
+        return ApiError::new(ErrorCode::RateLimited, "too many requests").into_response();
+    }
+    if let Some(token) = &state.token {
+        if request.uri().path().starts_with("/v1") && !authorised(&request, token) {
+            return ApiError::new(
+                ErrorCode::Unauthorized,
+                "a bearer token is required: `Authorization: Bearer TOKEN` or `?token=TOKEN`",
+            )
+            .into_response();
+        }
+    }
+    next.run(request).await
+}
+
+/// Whether `request` carries `token` in its `Authorization` header or its
+/// `token` query parameter.
+fn authorised(request: &Request, token: &str) -> bool {
+    let header = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "));
+    let query = request
+        .uri()
+        .query()
+        .and_then(|q| q.split('&').find_map(|pair| pair.strip_prefix("token=")));
+    [header, query]
+        .into_iter()
+        .flatten()
+        .any(|given| same(given.as_bytes(), token.as_bytes()))
+}
+
+/// Compares in time that depends on the lengths only.
+fn same(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// Adds the bearer scheme to the document.
+struct BearerToken;
+
+impl Modify for BearerToken {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+/// The API's OpenAPI document, with the stream's frames as components.
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "hapticd", description = "The haptic rendering server's control API and state stream (docs/protocol.md)."),
+    paths(status, get_parameters, patch_parameters, get_scene, post_scene, get_recording,
+          post_recording, delete_recording, devices, openapi, stream),
+    components(schemas(ErrorReply, ApiError, ErrorCode, Status, Percentiles, Faults, Recording,
+                       SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
+                       ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
+                       HelloObject, ClientMessage)),
+    modifiers(&BearerToken),
+    security(("bearer" = [])),
+)]
+pub struct ApiDoc;
+
+/// The whole application: routes, limits and fallbacks.
+pub(crate) fn router(state: AppState, max_request_bytes: usize) -> Router {
+    Router::new()
+        .route("/v1/status", get(status))
+        .route(
+            "/v1/parameters",
+            get(get_parameters).patch(patch_parameters),
+        )
+        .route("/v1/scene", get(get_scene).post(post_scene))
+        .route(
+            "/v1/recording",
+            get(get_recording)
+                .post(post_recording)
+                .delete(delete_recording),
+        )
+        .route("/v1/devices", get(devices))
+        .route("/v1/openapi.json", get(openapi))
+        .route("/v1/stream", get(stream))
+        .fallback(static_file)
+        .method_not_allowed_fallback(method_not_allowed)
+        .layer(DefaultBodyLimit::max(max_request_bytes))
+        .layer(middleware::from_fn_with_state(state.clone(), guard))
+        .with_state(state)
+}
+
+/// Close code for clients when the server stops ("going away").
+pub(crate) const CLOSE_GOING_AWAY: u16 = 1001;
