@@ -10,19 +10,23 @@
 //! [`Scene::load`] parses a file, applies the command line's [`Overrides`]
 //! and validates the result into a [`Scene`], read-only; a [`ConfigError`]
 //! names the file, the line and column, and the field. A [`ServoScene`] is a
-//! scene the real-time servo may run. Relative paths in a config are
+//! scene the real-time servo may run; [`Scene::patched`] applies a
+//! [`RenderingPatch`] at run time through the same validation. Relative paths in a config are
 //! relative to the directory of the config file.
 
 mod locate;
+mod patch;
 mod scene;
 mod schema;
 mod validate;
 
 pub use locate::Location;
+pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole,
-    ServerSettings, Shape, Telemetry, Thread, Threads,
+    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material,
+    ObjectConfig, ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread,
+    Threads,
 };
 
 use locate::FieldSpans;

@@ -19,11 +19,11 @@ use std::path::{Path, PathBuf};
 /// validation ([`Scene::load`], [`Scene::embedded_default`]), and read-only.
 #[derive(Clone, Debug)]
 pub struct Scene {
-    file: ConfigFile,
+    pub(crate) file: ConfigFile,
     /// What errors name.
-    name: PathBuf,
+    pub(crate) name: PathBuf,
     /// The directory relative paths start from.
-    base: PathBuf,
+    pub(crate) base: PathBuf,
     /// Index of the tool in `file.objects`.
     tool: usize,
     servo_rate: ServoRate,

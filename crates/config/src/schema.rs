@@ -11,10 +11,11 @@ use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use utoipa::ToSchema;
 
 /// A whole configuration file as written, before validation.
 #[derive(Clone, Debug, Deserialize)]
@@ -270,9 +271,9 @@ impl ObjectConfig {
 }
 
 /// Contact properties between the tool and a static object.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct Material {
+pub struct Material {
     /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, Zhao et al. §5.4's value.
     #[serde(default = "default_mu")]
     pub friction_coefficient: f64,
@@ -303,9 +304,9 @@ impl Default for Material {
 /// Rendering parameters (Zhao et al. §3–§4.2). The defaults are
 /// [`RenderParameters::default`]'s, which suit objects of a few
 /// centimetres at 1 kHz.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
 #[serde(deny_unknown_fields, default)]
-pub(crate) struct Rendering {
+pub struct Rendering {
     /// `k_vc` (N/m). Default 1,000 N/m, within desk-top devices' stable range.
     pub coupling_stiffness_n_per_m: f64,
     /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
@@ -360,26 +361,26 @@ impl Default for Rendering {
 }
 
 /// [`GradientModel`](haptic_contact::GradientModel) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Gradient {
+pub enum Gradient {
     Exact,
     NormalDirection,
 }
 
 /// How friction enters the cycle ([`FrictionModel`](haptic_render::FrictionModel)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Friction {
+pub enum Friction {
     PreSliding,
     StaticLp,
     YamaneSprings,
 }
 
 /// [`SolverChoice`](haptic_render::SolverChoice) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
-pub(crate) enum Solver {
+pub enum Solver {
     Fast,
     Reference,
 }

@@ -538,4 +538,132 @@ fn server_overrides_apply_before_validation() {
         Some(Path::new("/tmp/h.sock"))
     );
     assert!(!server.enabled);
+
+/// A patch from its JSON, as the control API receives it.
+fn patch(json: &str) -> RenderingPatch {
+    serde_json::from_str(json).unwrap_or_else(|e| panic!("{e}"))
+}
+
+#[test]
+fn a_patch_changes_only_the_fields_it_names() {
+    let scene = Scene::embedded_default(&Overrides::default()).unwrap();
+    let before = scene.tunable();
+    let patched = scene
+        .patched(&patch(
+            r#"{"materials": {"wood": {"friction_coefficient": 0.8}},
+                "rendering": {"static_damping": 0.3, "friction": "yamane_springs",
+                              "pyramid_sides": 12}}"#,
+        ))
+        .unwrap();
+    let after = patched.tunable();
+    assert_eq!(after.materials["wood"].friction_coefficient, 0.8);
+    assert_eq!(
+        after.materials["wood"].contact_stiffness_n_per_m,
+        before.materials["wood"].contact_stiffness_n_per_m
+    );
+    let expected = Rendering {
+        static_damping: 0.3,
+        friction: Friction::YamaneSprings,
+        pyramid_sides: 12,
+        ..before.rendering
+    };
+    assert_eq!(after.rendering, expected);
+    let corner = patched.environment().next().unwrap();
+    assert_eq!(patched.friction_coefficient(corner), 0.8);
+    assert_eq!(patched.render_parameters().pyramid_sides, 12);
+    assert_eq!(patched.name(), scene.name());
+    // The original is untouched, and an empty patch changes nothing.
+    assert_eq!(scene.tunable(), before);
+    assert_eq!(
+        scene.patched(&RenderingPatch::default()).unwrap().tunable(),
+        before
+    );
+}
+
+#[test]
+fn a_refused_patch_names_the_field_and_changes_nothing() {
+    let scene = ServoScene::new(Scene::embedded_default(&Overrides::default()).unwrap()).unwrap();
+    let before = scene.tunable();
+    for (json, field, says) in [
+        (
+            r#"{"rendering": {"static_damping": 1.0}}"#,
+            "rendering.static_damping",
+            "α must be in [0, 1)",
+        ),
+        (
+            r#"{"rendering": {"pyramid_sides": 2}}"#,
+            "rendering.pyramid_sides",
+            "at least 3",
+        ),
+        (
+            r#"{"materials": {"wood": {"friction_coefficient": -0.1}}}"#,
+            "materials.wood.friction_coefficient",
+            "≥ 0",
+        ),
+        (
+            r#"{"materials": {"steel": {"friction_coefficient": 0.2}}}"#,
+            "materials.steel",
+            "no such material",
+        ),
+        (
+            r#"{"rendering": {"solver": "reference"}}"#,
+            "rendering.solver",
+            "allocates in every tick",
+        ),
+    ] {
+        let e = scene.patched(&patch(json)).unwrap_err();
+        assert_eq!(e.field.as_deref(), Some(field), "{json}: {e}");
+        assert!(e.message.contains(says), "{json}: {e}");
+        assert_eq!(
+            e.file,
+            Path::new("<parameter patch of <embedded default scene>>")
+        );
+        assert_eq!(e.at, None);
+        assert_eq!(scene.tunable(), before);
+    }
+    // Replay and scenarios may patch to the reference solver.
+    let reference = Scene::patched(&scene, &patch(r#"{"rendering": {"solver": "reference"}}"#));
+    assert_eq!(reference.unwrap().rendering().solver, Solver::Reference);
+}
+
+#[test]
+fn patches_refuse_unknown_fields_and_use_the_file_s_names() {
+    for json in [
+        r#"{"rendering": {"damping": 0.5}}"#,
+        r#"{"materials": {"wood": {"mu": 0.5}}}"#,
+        r#"{"device": {}}"#,
+        r#"{"rendering": {"friction": "coulomb"}}"#,
+    ] {
+        assert!(
+            serde_json::from_str::<RenderingPatch>(json).is_err(),
+            "{json}"
+        );
+    }
+    let scene = Scene::embedded_default(&Overrides::default()).unwrap();
+    let tunable = serde_json::to_value(scene.tunable()).unwrap();
+    assert_eq!(tunable["rendering"]["friction"], "pre_sliding");
+    assert_eq!(tunable["rendering"]["solver"], "fast");
+    assert_eq!(tunable["materials"]["wood"]["friction_coefficient"], 0.5);
+    // Every tunable field is patchable under the same name.
+    let everything: RenderingPatch = serde_json::from_value(tunable).unwrap();
+    assert_eq!(everything.rendering.gradient, Some(Gradient::Exact));
+    assert_eq!(
+        scene.patched(&everything).unwrap().tunable(),
+        scene.tunable()
+    );
+}
+
+#[test]
+fn the_implicit_default_material_is_tunable() {
+    let scene = parse(MINIMAL).unwrap();
+    assert_eq!(
+        scene.tunable().materials.keys().collect::<Vec<_>>(),
+        ["default"]
+    );
+    let patched = scene
+        .patched(&patch(
+            r#"{"materials": {"default": {"contact_stiffness_n_per_m": 300.0}}}"#,
+        ))
+        .unwrap();
+    assert_eq!(patched.render_parameters().penalty.stiffness, 300.0);
 }

@@ -91,6 +91,29 @@ pub struct PenaltyParameters {
     pub scaling: StiffnessScaling,
 }
 
+impl PenaltyParameters {
+    /// `k_n` positive and finite, `N0` positive (or infinite).
+    pub fn check(&self) -> Result<(), SceneError> {
+        if !(self.stiffness > 0.0 && self.stiffness.is_finite()) {
+            return Err(SceneError::InvalidStiffness(self.stiffness));
+        }
+        let n0 = self.scaling.reference_contacts;
+        if n0.is_nan() || n0 <= 0.0 {
+            return Err(SceneError::InvalidScaling(n0));
+        }
+        Ok(())
+    }
+}
+
+/// `μ` of environment object `index` finite and ≥ 0.
+pub fn check_friction_coefficient(index: usize, mu: f64) -> Result<(), SceneError> {
+    if mu >= 0.0 && mu.is_finite() {
+        Ok(())
+    } else {
+        Err(SceneError::InvalidFriction { index, value: mu })
+    }
+}
+
 /// Why a scene cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum SceneError {
@@ -154,19 +177,10 @@ impl ContactScene {
         environment: Vec<EnvironmentObject>,
         parameters: PenaltyParameters,
     ) -> Result<Self, SceneError> {
-        if !(parameters.stiffness > 0.0 && parameters.stiffness.is_finite()) {
-            return Err(SceneError::InvalidStiffness(parameters.stiffness));
-        }
-        let n0 = parameters.scaling.reference_contacts;
-        if n0.is_nan() || n0 <= 0.0 {
-            return Err(SceneError::InvalidScaling(n0));
-        }
+        parameters.check()?;
         let mut pairs = Vec::with_capacity(environment.len());
         for (index, object) in environment.iter().enumerate() {
-            let mu = object.friction_coefficient;
-            if !(mu >= 0.0 && mu.is_finite()) {
-                return Err(SceneError::InvalidFriction { index, value: mu });
-            }
+            check_friction_coefficient(index, object.friction_coefficient)?;
             let (role, shell, field) = match &object.geometry {
                 EnvironmentGeometry::Field(field) => {
                     let shell = moving
@@ -298,6 +312,21 @@ impl ContactScene {
 
     pub fn parameters(&self) -> &PenaltyParameters {
         &self.parameters
+    }
+
+    /// Replaces `k_n` and `N0` from the next [`evaluate`](Self::evaluate)
+    /// on; `parameters` must pass [`PenaltyParameters::check`].
+    pub fn set_parameters(&mut self, parameters: PenaltyParameters) {
+        self.parameters = parameters;
+    }
+
+    /// Sets environment object `index`'s `μ`, which must pass
+    /// [`check_friction_coefficient`].
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    pub fn set_friction_coefficient(&mut self, index: usize, mu: f64) {
+        self.environment[index].friction_coefficient = mu;
     }
 
     /// The most contacts one cycle can report: every shell point of every pair.

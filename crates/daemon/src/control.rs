@@ -3,8 +3,8 @@
 //! pipeline attaches to it when its servo starts and detaches when it
 //! stops.
 
-use crate::scene::BuiltScene;
-use haptic_config::{ConfigError, Overrides, Scene, ServoScene};
+use crate::scene::{BuiltScene, SceneControl};
+use haptic_config::{ConfigError, Overrides, RenderingPatch, Scene, ServoScene};
 use haptic_devices::{list_connected, load_profiles};
 use haptic_server::{
     ApiError, Control, DeviceInfo, ErrorCode, Recording, SceneInfo, Status, StreamHub,
@@ -17,6 +17,9 @@ use std::time::{Duration, Instant};
 
 /// How long a recording command may wait for the telemetry thread.
 const TELEMETRY_REPLY: Duration = Duration::from_secs(10);
+
+/// How long a parameter change may wait for the servo to take it.
+const SERVO_REPLY: Duration = Duration::from_secs(2);
 
 /// How long a scene load may wait for the new servo to start.
 const SCENE_REPLY: Duration = Duration::from_secs(300);
@@ -45,6 +48,10 @@ pub struct Attached {
     pub commands: Sender<TelemetryCommand>,
     /// The telemetry thread's live figures.
     pub status: Arc<Mutex<Status>>,
+    /// The servo's parameter mailbox.
+    pub scene_control: SceneControl,
+    /// The rendering parameters' generation in force.
+    pub generation: u64,
 }
 
 /// The control API's view of the daemon.
@@ -72,7 +79,7 @@ fn config_error(error: &ConfigError) -> ApiError {
 fn no_scene() -> ApiError {
     ApiError::new(
         ErrorCode::Busy,
-        "no scene is running (it is being replaced)",
+        "no scene is running: it is starting or being replaced",
     )
 }
 
@@ -131,6 +138,17 @@ impl DaemonControl {
     }
 }
 
+/// `{"generation", "materials", "rendering"}`, and `applied_tick` after a
+/// change.
+fn parameters_json(attached: &Attached, applied_tick: Option<u64>) -> Value {
+    let mut value = serde_json::to_value(attached.scene.tunable()).expect("parameters serialise");
+    value["generation"] = attached.generation.into();
+    if let Some(tick) = applied_tick {
+        value["applied_tick"] = tick.into();
+    }
+    value
+}
+
 impl Control for DaemonControl {
     fn status(&self) -> Status {
         let current = lock(&self.current);
@@ -148,14 +166,69 @@ impl Control for DaemonControl {
     }
 
     fn parameters(&self) -> Result<Value, ApiError> {
-        Err(ApiError::new(
-            ErrorCode::Internal,
-            "run-time parameters need the servo's update mailbox",
-        ))
+        let current = lock(&self.current);
+        let attached = current.as_ref().ok_or_else(no_scene)?;
+        Ok(parameters_json(attached, None))
     }
 
-    fn patch_parameters(&self, _patch: Value) -> Result<Value, ApiError> {
-        self.parameters()
+    /// Validates the patched scene, builds its update here, hands it to
+    /// the servo and waits until the servo took it. The `current` lock is
+    /// held throughout, so that one patch at a time reaches the servo and
+    /// the scene cannot be replaced meanwhile.
+    fn patch_parameters(&self, patch: Value) -> Result<Value, ApiError> {
+        let patch: RenderingPatch = serde_json::from_value(patch)
+            .map_err(|e| ApiError::bad_request(format!("not a parameter patch: {e}")))?;
+        let mut current = self
+            .current
+            .try_lock()
+            .map_err(|_| ApiError::new(ErrorCode::Busy, "another change is pending"))?;
+        let attached = current.as_mut().ok_or_else(no_scene)?;
+        let patched = attached
+            .scene
+            .patched(&patch)
+            .map_err(|e| config_error(&e))?;
+        let generation = attached.generation + 1;
+        let update = attached
+            .scene_control
+            .rendering_update(&patched, generation)
+            .map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e.to_string()))?;
+        let updates = &mut attached.scene_control.updates;
+        if updates.in_flight() || updates.send(Box::new(update)).is_err() {
+            return Err(ApiError::new(ErrorCode::Busy, "another change is pending"));
+        }
+        let deadline = Instant::now() + SERVO_REPLY;
+        let back = loop {
+            if let Some(back) = updates.collect() {
+                break back;
+            }
+            if Instant::now() >= deadline {
+                return Err(ApiError::new(
+                    ErrorCode::Busy,
+                    "the servo has not taken the change yet; it will apply it",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        };
+        match back.applied {
+            Some(Ok(tick)) => {
+                attached.scene = patched;
+                attached.generation = generation;
+                tracing::info!(
+                    generation,
+                    tick,
+                    "rendering parameters changed through the control API"
+                );
+                Ok(parameters_json(attached, Some(tick)))
+            }
+            Some(Err(error)) => Err(ApiError::new(
+                ErrorCode::InvalidParameter,
+                error.to_string(),
+            )),
+            None => Err(ApiError::new(
+                ErrorCode::Internal,
+                "the servo returned the change untaken",
+            )),
+        }
     }
 
     fn scene(&self) -> SceneInfo {

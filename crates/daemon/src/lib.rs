@@ -33,6 +33,6 @@ pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use replay::{replay, ReplayReport};
 pub use run::{run, write_atomically, RunError, RunOptions};
-pub use scene::SceneBuildError;
+pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
 pub use summary::{EndReason, RunSummary};

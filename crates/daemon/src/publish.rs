@@ -193,5 +193,6 @@ pub fn fill_tick_frame(
     frame.compute_us = record.compute_ns() as f64 / 1e3;
     frame.wake_latency_us = record.wake_latency_ns as f64 / 1e3;
     frame.deadline_misses = deadline_misses;
+    frame.generation = record.generation;
     frame.servo_dropped = servo_dropped;
 }

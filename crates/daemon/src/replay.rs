@@ -48,7 +48,7 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
         Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
     // Each tick's record comes back from `run`; the stream is not read.
     let (producer, _unread) = TickStream::new(1).split();
-    let mut tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
+    let (mut tick, _) = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     let mut file =
         TickFile::create(out, false).map_err(io(format!("creating {}", out.display())))?;
     let mut report = ReplayReport {

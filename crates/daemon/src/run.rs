@@ -21,7 +21,8 @@ use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, StreamHub};
 use haptic_servo::{
-    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
+    PhysicsSnapshot, SceneFrame, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule,
+    ToolState,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};
@@ -356,25 +357,28 @@ pub(crate) fn run_with(
     hub.set_scene(publish::announcement(config));
     let (commands, command_receiver) = mpsc::channel();
     let status = Arc::new(Mutex::new(haptic_server::Status::default()));
-    let tool_index = config
-        .objects()
-        .iter()
-        .position(|o| o.tool)
-        .expect("a scene has a tool");
-    let environment = config
+    // The hello order (the config's, less the tool) and the cycle's order
+    // of the environment objects, for the stream.
+    let entry_objects: Vec<u32> = scene.environment.iter().map(|e| e.object as u32).collect();
+    let environment: Vec<(Option<usize>, _)> = config
         .objects()
         .iter()
         .enumerate()
-        .filter(|&(index, _)| index != tool_index)
+        .filter(|(_, object)| !object.tool)
         .map(|(index, object)| {
-            let pose = scene
-                .environment
-                .iter()
-                .find(|e| e.object == index)
-                .map_or_else(|| object.pose(), |e| e.pose);
-            publish::pose(&pose)
+            let entry = scene.environment.iter().position(|e| e.object == index);
+            (entry, publish::pose(&object.pose()))
         })
         .collect();
+    let mapping = scene.mapping;
+    let (tick, mut scene_control) =
+        scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
+    // The telemetry thread reads the scene frames; the control API keeps
+    // the parameter updates.
+    let scene_frames = std::mem::replace(
+        &mut scene_control.scene_frames,
+        Latest::new(&SceneFrame::new(0)).split().1,
+    );
     let telemetry = TelemetryThread::spawn(
         consumer,
         TelemetryOptions {
@@ -391,7 +395,9 @@ pub(crate) fn run_with(
                 hub: hub.clone(),
                 commands: command_receiver,
                 status: status.clone(),
-                mapping: scene.mapping,
+                mapping,
+                scene_frames,
+                entry_objects,
                 environment,
                 period_ns: config.servo_rate().period().as_nanos() as u64,
             },
@@ -416,7 +422,6 @@ pub(crate) fn run_with(
         rate: config.servo_rate(),
         schedule: schedule(&config.threads().servo),
     };
-    let tick = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
     shutdown.servo_started();
     // Locked on the servo thread once its own buffers exist, so that with a
     // finite RLIMIT_MEMLOCK they are among the pages locked. From here on
@@ -432,6 +437,8 @@ pub(crate) fn run_with(
         device: device_name,
         commands,
         status,
+        scene_control,
+        generation: 0,
     });
     if let Some(reply) = reply {
         let _ = reply.send(Ok(info));

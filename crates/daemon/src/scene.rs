@@ -5,18 +5,21 @@
 use crate::device::AnyDevice;
 use crate::physics::MovableBody;
 use haptic_asset::load_prepared;
-use haptic_config::{ObjectConfig, Shape};
+use haptic_config::{ObjectConfig, ServoScene, Shape};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, SceneError, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_devices::SafetyLayer;
-use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
+use haptic_handoff::{LatestReader, LatestWriter, MailboxSender, TickProducer};
 use haptic_mesh::shapes::builtin;
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
-use haptic_render::RenderingCycle;
+use haptic_render::{CycleLayout, RenderError, RenderingCycle, RenderingUpdate};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
-use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, ToolState, WorkspaceMapping};
+use haptic_servo::{
+    ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoTick, TickRecord, ToolState,
+    WorkspaceMapping,
+};
 use nalgebra::{Isometry3, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -202,7 +205,7 @@ impl BuiltScene {
             field: tool.field,
         };
 
-        let mut environment = Vec::new();
+        let mut parts = Vec::new();
         let mut entries = Vec::new();
         for (index, object) in config.objects().iter().enumerate() {
             if object.tool {
@@ -215,18 +218,13 @@ impl BuiltScene {
                 object.role.has_shell(),
             )?;
             let pose = object.pose();
-            let friction_coefficient = config.friction_coefficient(object);
-            let parts = geometry
+            let geometries = geometry
                 .field
                 .map(EnvironmentGeometry::Field)
                 .into_iter()
                 .chain(geometry.shell.map(EnvironmentGeometry::Shell));
-            for geometry in parts {
-                environment.push(EnvironmentObject {
-                    pose,
-                    geometry,
-                    friction_coefficient,
-                });
+            for geometry in geometries {
+                parts.push((pose, geometry));
                 entries.push(EnvironmentEntry {
                     name: object.name.clone(),
                     object: index,
@@ -235,6 +233,17 @@ impl BuiltScene {
             }
         }
 
+        let environment = parts
+            .into_iter()
+            .zip(friction_coefficients(config, &entries))
+            .map(
+                |((pose, geometry), friction_coefficient)| EnvironmentObject {
+                    pose,
+                    geometry,
+                    friction_coefficient,
+                },
+            )
+            .collect();
         let cycle = RenderingCycle::new(
             moving,
             environment,
@@ -288,18 +297,113 @@ impl BuiltScene {
     }
 
     /// The servo tick rendering this scene on `device`, wired to its
-    /// hand-off channels.
+    /// hand-off channels, and the control side of its parameter updates
+    /// and scene frames.
     pub fn into_servo_tick(
         self,
         device: SafetyLayer<AnyDevice>,
         physics: LatestReader<PhysicsSnapshot>,
         tool: LatestWriter<ToolState>,
         telemetry: TickProducer<TickRecord>,
-    ) -> ServoTick<AnyDevice> {
-        let tick = ServoTick::new(device, self.mapping, self.cycle, physics, tool, telemetry);
-        match self.clutch_button {
+    ) -> (ServoTick<AnyDevice>, SceneControl) {
+        let (channels, control) =
+            ServoChannels::with_control(&self.cycle, physics, tool, telemetry);
+        let tick = ServoTick::new(device, self.mapping, self.cycle, channels);
+        let tick = match self.clutch_button {
             Some(button) => tick.with_clutch(button),
             None => tick,
-        }
+        };
+        let scene_control = SceneControl {
+            updates: control.updates,
+            scene_frames: control.scene_frames,
+            layout: control.layout,
+            environment: self.environment,
+        };
+        (tick, scene_control)
+    }
+}
+
+/// `μ` of each environment object of the cycle, in the cycle's order
+/// (`entries`), from `config`.
+fn friction_coefficients(config: &haptic_config::Scene, entries: &[EnvironmentEntry]) -> Vec<f64> {
+    entries
+        .iter()
+        .filter_map(|entry| config.objects().get(entry.object))
+        .map(|object| config.friction_coefficient(object))
+        .collect()
+}
+
+/// The control side of a running scene's servo: rendering parameter
+/// updates to it, and its scene frames.
+pub struct SceneControl {
+    /// Sends [`ParameterUpdate`]s (one at a time) and collects them back,
+    /// with the tick they were applied at, once the servo took them.
+    pub updates: MailboxSender<ParameterUpdate>,
+    /// Each tick's contacts and environment poses.
+    pub scene_frames: LatestReader<SceneFrame>,
+    layout: CycleLayout,
+    /// What each environment object of the cycle stands for.
+    environment: Vec<EnvironmentEntry>,
+}
+
+impl SceneControl {
+    /// The update bringing `scene`'s rendering parameters and materials
+    /// into force as `generation`; `scene` is the running scene, patched
+    /// ([`ServoScene::patched`]). Builds the friction solver it may need:
+    /// call it off the servo thread.
+    pub fn rendering_update(
+        &self,
+        scene: &ServoScene,
+        generation: u64,
+    ) -> Result<ParameterUpdate, RenderError> {
+        let rendering = RenderingUpdate::new(
+            self.layout,
+            scene.render_parameters(),
+            friction_coefficients(scene, &self.environment),
+        )?;
+        Ok(ParameterUpdate::new(generation, rendering))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{open, Pacing};
+    use haptic_config::{Overrides, RenderingPatch, Scene};
+    use haptic_devices::AtEnd;
+    use haptic_handoff::{Latest, TickStream};
+
+    #[test]
+    fn a_patched_scene_becomes_an_update_the_servo_applies() {
+        let config =
+            ServoScene::new(Scene::embedded_default(&Overrides::default()).unwrap()).unwrap();
+        let scene = BuiltScene::build(&config).unwrap();
+        let period = config.servo_rate().period();
+        let device = open(&config, Pacing::Stepped { period }, AtEnd::Hold).unwrap();
+        let (tool, _tool_reader) = Latest::new(&ToolState::new(scene.environment.len())).split();
+        let (_physics, physics) =
+            Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
+        let (producer, _records) = TickStream::new(16).split();
+        let (mut tick, mut control) = scene.into_servo_tick(device, physics, tool, producer);
+        let patch: RenderingPatch = serde_json::from_str(
+            r#"{"materials": {"wood": {"friction_coefficient": 0.9}},
+                "rendering": {"friction": "static_lp", "pyramid_sides": 6}}"#,
+        )
+        .unwrap();
+        let patched = config.patched(&patch).unwrap();
+        let update = control.rendering_update(&patched, 1).unwrap();
+        assert!(control.updates.send(Box::new(update)).is_ok());
+        let record = tick.run(Duration::ZERO, Duration::ZERO);
+        assert_eq!(record.generation, 1);
+        let back = control.updates.collect().unwrap();
+        assert_eq!(back.applied, Some(Ok(0)));
+        let cycle = tick.cycle();
+        assert_eq!(cycle.parameters().pyramid_sides, 6);
+        assert_eq!(
+            cycle.parameters().friction,
+            haptic_render::FrictionModel::StaticLp
+        );
+        assert_eq!(cycle.scene().environment()[0].friction_coefficient, 0.9);
+        assert_eq!(control.scene_frames.read().tick, 0);
     }
 }

@@ -10,17 +10,18 @@
 use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
-use crate::publish::{fill_tick_frame, trip_name};
-use crate::publish::{state_name, verdict_name};
+use crate::publish::{self, fill_tick_frame, state_name, trip_name, verdict_name};
 use crate::recording::{device_pose, tool_pose, TickFile};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
+use haptic_handoff::LatestReader;
 use haptic_handoff::TickConsumer;
 use haptic_server::{
-    ApiError, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status, StreamHub, TickFrame,
+    ApiError, ContactPoint, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status,
+    StreamHub, TickFrame,
 };
-use haptic_servo::WorkspaceMapping;
+use haptic_servo::{SceneFrame, WorkspaceMapping};
 use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
 use serde_json::json;
@@ -59,8 +60,13 @@ pub struct ControlLink {
     pub status: Arc<Mutex<Status>>,
     /// Maps the device pose of a record to the manipulandum.
     pub mapping: WorkspaceMapping,
-    /// The environment's poses, in `hello` order.
-    pub environment: Vec<Pose>,
+    /// The servo's newest contacts and environment poses.
+    pub scene_frames: LatestReader<SceneFrame>,
+    /// The config's index of each of the cycle's environment objects.
+    pub entry_objects: Vec<u32>,
+    /// The environment in `hello` order: its first entry in the cycle, if
+    /// it has one, and its pose as configured.
+    pub environment: Vec<(Option<usize>, Pose)>,
     /// The servo period (ns): a tick whose wake-up latency and compute time
     /// exceed it missed its deadline.
     pub period_ns: u64,
@@ -286,6 +292,8 @@ fn log_first_faults(record: &TickRecord, logged: &mut haptic_servo::TickFaults) 
 struct Publisher {
     link: ControlLink,
     frame: TickFrame,
+    contacts: Vec<ContactPoint>,
+    generation: u64,
     events: Vec<(u64, Event)>,
     previous_state: Option<&'static str>,
     deadline_misses: u64,
@@ -296,12 +304,14 @@ struct Publisher {
 impl Publisher {
     fn new(link: ControlLink) -> Self {
         let frame = TickFrame {
-            environment: link.environment.clone(),
+            environment: link.environment.iter().map(|&(_, pose)| pose).collect(),
             ..TickFrame::default()
         };
         Self {
             link,
             frame,
+            contacts: Vec::new(),
+            generation: 0,
             events: Vec::new(),
             previous_state: None,
             deadline_misses: 0,
@@ -321,6 +331,16 @@ impl Publisher {
                 .push((record.tick, Event::StateChange { from, to: state }));
         }
         self.previous_state = Some(state);
+        if record.generation != self.generation {
+            self.generation = record.generation;
+            self.link.hub.set_generation(record.generation);
+            self.events.push((
+                record.tick,
+                Event::Parameters {
+                    generation: record.generation,
+                },
+            ));
+        }
         let time_s = record.time.as_secs_f64();
         if self.link.hub.wants_tick(time_s) {
             fill_tick_frame(
@@ -330,8 +350,39 @@ impl Publisher {
                 dropped,
                 self.deadline_misses,
             );
-            self.link.hub.publish_tick(&self.frame, &[]);
+            self.fill_scene();
+            self.link.hub.publish_tick(&self.frame, &self.contacts);
         }
+    }
+
+    /// The newest scene frame's environment poses and contact points.
+    fn fill_scene(&mut self) {
+        let scene = self.link.scene_frames.read();
+        for (pose, (entry, _)) in self
+            .frame
+            .environment
+            .iter_mut()
+            .zip(&self.link.environment)
+        {
+            if let Some(p) = entry.and_then(|e| scene.environment_poses.get(e)) {
+                *pose = publish::pose(p);
+            }
+        }
+        let objects = &self.link.entry_objects;
+        self.contacts.clear();
+        self.contacts.extend(scene.contacts.iter().map(|c| {
+            ContactPoint {
+                object: objects
+                    .get(usize::from(c.object))
+                    .copied()
+                    .unwrap_or(u32::MAX),
+                position_m: c.position,
+                normal: c.normal,
+                normal_force_n: c.normal_force,
+                friction_force_n: c.friction_force,
+                r#static: c.stuck,
+            }
+        }));
     }
 
     fn trip(&mut self, record: &TickRecord, cause: TripCause) {
@@ -470,6 +521,7 @@ impl Publisher {
             .map(|(k, v)| (k.to_owned(), v))
             .collect(),
             verdicts,
+            generation: self.generation,
             recording: self.recording(record),
             ..status.clone()
         };

@@ -99,6 +99,18 @@ pub struct StaticFrictionProblem {
 }
 
 impl StaticFrictionProblem {
+    /// An empty problem with room for `contacts` contacts and pyramids of
+    /// `pyramid_sides` (`ℓ ≥ 3`, eq 13).
+    pub fn with_capacity(contacts: usize, pyramid_sides: usize) -> Self {
+        Self {
+            wrench: Vector6::zeros(),
+            stiffness: Matrix6::zeros(),
+            mass: Matrix6::identity(),
+            contacts: Vec::with_capacity(contacts),
+            pyramid_sides,
+        }
+    }
+
     /// The unit directions `(cos θ_j, sin θ_j)`, `θ_j = (2j + 1)π/ℓ`, of the
     /// pyramid's sides (eq 13).
     pub fn side_directions(&self) -> impl Iterator<Item = Vector2<f64>> + '_ {

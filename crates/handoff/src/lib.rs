@@ -7,6 +7,9 @@
 //!   wait-free.
 //! - [`TickStream`]: a bounded per-tick record stream (servo → telemetry)
 //!   that never blocks: when full, the newest record is dropped and counted.
+//! - [`mailbox`]: a one-slot hand-over of a boxed value (control → servo)
+//!   with a return path, so that the value is built and dropped off the
+//!   servo thread (rendering parameter updates).
 //!
 //! No locks: every operation after construction is a bounded handful of
 //! loads, stores and (for [`Latest`]) swaps on native atomics — no mutex,
@@ -14,7 +17,9 @@
 //! are allocated when a channel is built.
 
 mod latest;
+mod mailbox;
 mod tick_stream;
 
 pub use latest::{Latest, LatestReader, LatestWriter};
+pub use mailbox::{mailbox, MailboxReceiver, MailboxSender};
 pub use tick_stream::{Drain, TickConsumer, TickProducer, TickStream};

@@ -1,7 +1,8 @@
-//! Publish, read, push and drain allocate nothing after construction.
+//! Publish, read, push, drain and taking mail allocate nothing after
+//! construction.
 
 use haptic_alloc_counter::{allocations_during, CountingAllocator};
-use haptic_handoff::{Latest, TickStream};
+use haptic_handoff::{mailbox, Latest, TickStream};
 
 #[global_allocator]
 static GLOBAL: CountingAllocator = CountingAllocator;
@@ -83,4 +84,25 @@ fn tick_stream_allocates_nothing_after_construction() {
         assert!(sum > 0);
     });
     assert_eq!(n, 0);
+}
+
+#[test]
+fn taking_mail_allocates_nothing() {
+    let (mut sender, mut receiver) = mailbox::<Vec<u64>>();
+    for round in 0..100u64 {
+        assert!(sender.send(Box::new(vec![round; 16])).is_ok());
+        assert!(sender.send(Box::new(Vec::new())).is_err());
+        let n = allocations_during(|| {
+            let taken = receiver.take_with(|value| {
+                value[0] += 1;
+                value.len()
+            });
+            assert_eq!(taken, Some(16));
+            assert_eq!(receiver.take_with(|_| ()), None);
+        });
+        assert_eq!(n, 0);
+        let back = sender.collect().expect("handed back");
+        assert_eq!(back[0], round + 1);
+        assert!(!sender.in_flight());
+    }
 }

@@ -169,3 +169,42 @@ fn tick_stream_accounts_for_every_record() {
     assert_eq!(rx.dropped(), dropped);
     println!("received {received}, dropped {dropped}");
 }
+
+#[test]
+fn every_mailed_value_is_taken_once_and_comes_back_whole() {
+    const VALUES: u64 = 20_000;
+    let (mut sender, mut receiver) = haptic_handoff::mailbox::<[u64; 8]>();
+    let receiving = thread::spawn(move || {
+        let mut taken = 0u64;
+        while taken < VALUES {
+            if let Some(value) = receiver.take_with(|value| {
+                let seq = assert_whole(value);
+                value.fill(seq + 1_000_000);
+                seq
+            }) {
+                assert_eq!(value, taken);
+                taken += 1;
+            }
+        }
+    });
+    let mut sent = 0u64;
+    let mut refused = 0u64;
+    while sent < VALUES {
+        match sender.send(Box::new([sent; 8])) {
+            Ok(()) => sent += 1,
+            Err(value) => {
+                assert!(sender.in_flight());
+                refused += u64::from(assert_whole(&value) == sent);
+            }
+        }
+        while sender.in_flight() {
+            if let Some(back) = sender.collect() {
+                assert_eq!(assert_whole(&back), sent - 1 + 1_000_000);
+            } else {
+                thread::yield_now();
+            }
+        }
+    }
+    receiving.join().unwrap();
+    assert_eq!(refused, 0);
+}

@@ -5,8 +5,8 @@ use crate::anchors::ContactAnchors;
 use crate::yamane::YamaneSprings;
 use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
-    ContactScene, EnvironmentObject, GradientModel, PenaltyContact, PenaltyParameters, Role,
-    SceneError, StiffnessScaling, ToolGeometry, VirtualCoupling,
+    check_friction_coefficient, ContactScene, EnvironmentObject, GradientModel, PenaltyContact,
+    PenaltyParameters, Role, SceneError, StiffnessScaling, ToolGeometry, VirtualCoupling,
 };
 use haptic_core::{displaced, Vector6};
 use haptic_friction::{
@@ -119,13 +119,140 @@ impl Default for RenderParameters {
     }
 }
 
-/// Why a [`RenderingCycle`] could not be built.
+/// Why a [`RenderingCycle`] or a [`RenderingUpdate`] could not be built,
+/// or an update not applied.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum RenderError {
     #[error(transparent)]
     Scene(#[from] SceneError),
     #[error(transparent)]
     ReferenceNotBuilt(#[from] ReferenceNotBuilt),
+    #[error("an update for {update:?} cannot retune a cycle of {cycle:?}")]
+    LayoutMismatch {
+        update: CycleLayout,
+        cycle: CycleLayout,
+    },
+    #[error("{given} friction coefficients for {objects} environment objects")]
+    FrictionCoefficients { given: usize, objects: usize },
+}
+
+/// The sizes a cycle fixes when it is built, which a [`RenderingUpdate`]
+/// must be built for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CycleLayout {
+    /// [`ContactScene::max_contacts`].
+    pub max_contacts: usize,
+    pub environment_objects: usize,
+}
+
+/// What the friction stage reports for one contact of the cycle's
+/// [`scene`](RenderingCycle::scene), in the scene's contact order.
+///
+/// The force is the friction stage's own, before static damping: with the
+/// pre-sliding model and the LP, the pyramid force `β_u T_u + β_v T_v` of
+/// the solution's equilibrium (eqs 13, 30); zero where the LP slides (Zhao
+/// et al. slide frictionless), for contacts §4.1 dropped, and when the
+/// solve failed. With Yamane's springs, the spring force.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactFriction {
+    /// Friction force on the tool at the contact, world frame (N).
+    pub force: Vector3<f64>,
+    /// The contact sticks: the cycle is static and the contact is in the
+    /// friction problem, or, with Yamane's springs, its spring was not
+    /// clamped to the cone.
+    pub stuck: bool,
+}
+
+/// The friction solver with the problem and solution buffers it is sized
+/// for: what changes with the friction model, the solver or `ℓ`.
+struct FrictionStage {
+    problem: StaticFrictionProblem,
+    solution: FrictionSolution,
+    solver: Box<dyn StaticFrictionSolver + Send>,
+}
+
+impl FrictionStage {
+    /// Sized for `capacity` contacts.
+    fn new(parameters: &RenderParameters, capacity: usize) -> Result<Self, RenderError> {
+        let sides = parameters.pyramid_sides;
+        let solver: Box<dyn StaticFrictionSolver + Send> =
+            match (parameters.friction, parameters.solver) {
+                (FrictionModel::PreSliding { displacement }, choice) => {
+                    let params = PreSlidingParameters {
+                        displacement,
+                        ..PreSlidingParameters::default()
+                    };
+                    match choice {
+                        SolverChoice::Fast => {
+                            Box::new(FastPreSlidingSolver::new(capacity, sides, params))
+                        }
+                        SolverChoice::Reference => reference_pre_sliding_solver(params)?,
+                    }
+                }
+                (_, SolverChoice::Fast) => Box::new(FastStaticFrictionSolver::new(capacity, sides)),
+                (_, SolverChoice::Reference) => reference_lp_solver()?,
+            };
+        Ok(Self {
+            problem: StaticFrictionProblem::with_capacity(capacity, sides),
+            solution: FrictionSolution::with_capacity(capacity),
+            solver,
+        })
+    }
+}
+
+impl StaticCoupling {
+    fn of(parameters: &RenderParameters) -> Self {
+        Self {
+            coupling: parameters.coupling,
+            mass: parameters.mass,
+            gradient: parameters.gradient,
+        }
+    }
+}
+
+/// New rendering parameters for a running [`RenderingCycle`], built off the
+/// servo thread so that [`RenderingCycle::apply`] only moves and copies.
+/// It holds a friction stage freshly built for the parameters, which `apply`
+/// swaps in when the friction model (with its own parameters), the solver
+/// or `ℓ` changes, and otherwise leaves behind.
+pub struct RenderingUpdate {
+    layout: CycleLayout,
+    parameters: RenderParameters,
+    /// `μ` per environment object.
+    friction_coefficients: Vec<f64>,
+    friction: FrictionStage,
+}
+
+impl RenderingUpdate {
+    /// `parameters`, and `friction_coefficients` (`μ`, one per environment
+    /// object), for a cycle of `layout`. Checks what
+    /// [`RenderingCycle::new`] checks.
+    pub fn new(
+        layout: CycleLayout,
+        parameters: RenderParameters,
+        friction_coefficients: Vec<f64>,
+    ) -> Result<Self, RenderError> {
+        parameters.penalty.check()?;
+        if friction_coefficients.len() != layout.environment_objects {
+            return Err(RenderError::FrictionCoefficients {
+                given: friction_coefficients.len(),
+                objects: layout.environment_objects,
+            });
+        }
+        for (index, &mu) in friction_coefficients.iter().enumerate() {
+            check_friction_coefficient(index, mu)?;
+        }
+        Ok(Self {
+            friction: FrictionStage::new(&parameters, layout.max_contacts)?,
+            layout,
+            parameters,
+            friction_coefficients,
+        })
+    }
+
+    pub fn parameters(&self) -> &RenderParameters {
+        &self.parameters
+    }
 }
 
 /// Wall-clock time of each stage of one cycle.
@@ -255,9 +382,11 @@ pub struct RenderingCycle {
     parameters: RenderParameters,
     scene: ContactScene,
     statics: StaticCoupling,
-    problem: StaticFrictionProblem,
-    solution: FrictionSolution,
-    solver: Box<dyn StaticFrictionSolver + Send>,
+    friction: FrictionStage,
+    /// For each contact of `friction.problem`, its index in the scene's.
+    sources: Vec<usize>,
+    /// Per scene contact, what friction did there in the last step.
+    contact_friction: Vec<ContactFriction>,
     springs: YamaneSprings,
     /// The pre-sliding model's stick anchors.
     anchors: ContactAnchors,
@@ -277,37 +406,14 @@ impl RenderingCycle {
         let springs = YamaneSprings::new(&environment, shell_points);
         let anchors = ContactAnchors::new(&environment, shell_points);
         let scene = ContactScene::new(moving, environment, parameters.penalty)?;
-        let statics = StaticCoupling {
-            coupling: parameters.coupling,
-            mass: parameters.mass,
-            gradient: parameters.gradient,
-        };
         let capacity = scene.max_contacts();
-        let sides = parameters.pyramid_sides;
-        let solver: Box<dyn StaticFrictionSolver + Send> =
-            match (parameters.friction, parameters.solver) {
-                (FrictionModel::PreSliding { displacement }, choice) => {
-                    let params = PreSlidingParameters {
-                        displacement,
-                        ..PreSlidingParameters::default()
-                    };
-                    match choice {
-                        SolverChoice::Fast => {
-                            Box::new(FastPreSlidingSolver::new(capacity, sides, params))
-                        }
-                        SolverChoice::Reference => reference_pre_sliding_solver(params)?,
-                    }
-                }
-                (_, SolverChoice::Fast) => Box::new(FastStaticFrictionSolver::new(capacity, sides)),
-                (_, SolverChoice::Reference) => reference_lp_solver()?,
-            };
         Ok(Self {
-            problem: statics.problem_for(&scene, sides),
-            solution: FrictionSolution::with_capacity(capacity),
+            friction: FrictionStage::new(&parameters, capacity)?,
+            sources: Vec::with_capacity(capacity),
+            contact_friction: Vec::with_capacity(capacity),
+            statics: StaticCoupling::of(&parameters),
             parameters,
             scene,
-            statics,
-            solver,
             springs,
             anchors,
             pose,
@@ -316,6 +422,55 @@ impl RenderingCycle {
 
     pub fn parameters(&self) -> &RenderParameters {
         &self.parameters
+    }
+
+    /// The sizes a [`RenderingUpdate`] for this cycle is built for.
+    pub fn layout(&self) -> CycleLayout {
+        CycleLayout {
+            max_contacts: self.scene.max_contacts(),
+            environment_objects: self.scene.environment().len(),
+        }
+    }
+
+    /// Retunes the cycle from the next [`step`](Self::step) on: the
+    /// update's parameters and `μ` replace the cycle's, and when the
+    /// friction model (or its `ε` or `k_f`), the solver or `ℓ` changes, the
+    /// update's friction stage is swapped in and every stick anchor and
+    /// Yamane spring is released, so contacts stick afresh where they are
+    /// next, as in a cycle just built. Otherwise anchors, springs and the
+    /// solver's warm start carry on: a contact whose new cone no longer
+    /// holds it slides in the next step. The cycle's old friction stage
+    /// goes into `update`, to be dropped off the servo thread. Never
+    /// allocates or frees.
+    pub fn apply(&mut self, update: &mut RenderingUpdate) -> Result<(), RenderError> {
+        if update.layout != self.layout() {
+            return Err(RenderError::LayoutMismatch {
+                update: update.layout,
+                cycle: self.layout(),
+            });
+        }
+        let (old, new) = (&self.parameters, &update.parameters);
+        if old.friction != new.friction
+            || old.solver != new.solver
+            || old.pyramid_sides != new.pyramid_sides
+        {
+            std::mem::swap(&mut self.friction, &mut update.friction);
+            self.anchors.release_all();
+            self.springs.release_all();
+        }
+        self.parameters = update.parameters;
+        self.statics = StaticCoupling::of(&self.parameters);
+        self.scene.set_parameters(self.parameters.penalty);
+        for (index, &mu) in update.friction_coefficients.iter().enumerate() {
+            self.scene.set_friction_coefficient(index, mu);
+        }
+        Ok(())
+    }
+
+    /// Per contact of [`scene`](Self::scene), in its order, the friction
+    /// of the last step.
+    pub fn contact_friction(&self) -> &[ContactFriction] {
+        &self.contact_friction
     }
 
     /// The tool's pose.
@@ -351,7 +506,10 @@ impl RenderingCycle {
 
         // Assembly: f, H, M̄ and the friction contacts (eqs 2–9, 27).
         self.statics
-            .assemble(&self.scene, manipulandum, &mut self.problem);
+            .assemble(&self.scene, manipulandum, &mut self.friction.problem);
+        self.sources.clear();
+        self.sources.extend(0..contacts);
+        self.contact_friction.clear();
         let coupling_force = self.statics.coupling.wrench(manipulandum, &self.pose);
         let coupling_force = coupling_force.fixed_rows::<3>(0).into_owned();
         let mut separating_dropped = 0;
@@ -359,8 +517,11 @@ impl RenderingCycle {
         match p.friction {
             FrictionModel::PreSliding { .. } => {
                 self.anchors.next_cycle();
-                for (contact, friction) in
-                    self.scene.contacts().iter().zip(&mut self.problem.contacts)
+                for (contact, friction) in self
+                    .scene
+                    .contacts()
+                    .iter()
+                    .zip(&mut self.friction.problem.contacts)
                 {
                     let anchor = self.anchors.anchor(contact, &self.pose);
                     let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
@@ -372,26 +533,38 @@ impl RenderingCycle {
                     let offset = moved - anchor.world;
                     friction.slip = offset - n * n.dot(&offset);
                 }
-                frictionless = self.problem.frictionless_displacement();
+                frictionless = self.friction.problem.frictionless_displacement();
                 if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
                     let mut penetration = self.scene.contacts().iter().map(|c| -c.distance);
-                    separating_dropped =
-                        drop_separating(&mut self.problem, &dq, &coupling_force, || {
-                            penetration.next().unwrap_or(0.0)
-                        });
+                    separating_dropped = drop_separating(
+                        &mut self.friction.problem,
+                        &mut self.sources,
+                        &dq,
+                        &coupling_force,
+                        || penetration.next().unwrap_or(0.0),
+                    );
                 }
             }
             FrictionModel::StaticLp => {
-                frictionless = self.problem.frictionless_displacement();
+                frictionless = self.friction.problem.frictionless_displacement();
                 if let (true, Some(dq)) = (p.anti_stickiness, frictionless) {
-                    separating_dropped =
-                        drop_separating(&mut self.problem, &dq, &coupling_force, || 0.0);
+                    separating_dropped = drop_separating(
+                        &mut self.friction.problem,
+                        &mut self.sources,
+                        &dq,
+                        &coupling_force,
+                        || 0.0,
+                    );
                 }
             }
             FrictionModel::YamaneSprings { stiffness } => {
-                self.springs
-                    .add_to(&self.scene, stiffness, &mut self.problem);
-                frictionless = self.problem.frictionless_displacement();
+                self.springs.add_to(
+                    &self.scene,
+                    stiffness,
+                    &mut self.friction.problem,
+                    &mut self.contact_friction,
+                );
+                frictionless = self.friction.problem.frictionless_displacement();
             }
         }
         let frictionless = frictionless.unwrap_or_else(Vector6::zeros);
@@ -403,7 +576,10 @@ impl RenderingCycle {
         // are already in f and H.
         let solved = match p.friction {
             FrictionModel::YamaneSprings { .. } => Ok(()),
-            _ => self.solver.solve(&self.problem, &mut self.solution),
+            _ => self
+                .friction
+                .solver
+                .solve(&self.friction.problem, &mut self.friction.solution),
         };
         let solved_ok = solved.is_ok();
         let (verdict, mut dq, iterations) = match (p.friction, solved) {
@@ -419,15 +595,19 @@ impl RenderingCycle {
             }
             (_, Err(_)) if contacts == 0 => (FrictionVerdict::Free, frictionless, 0),
             (_, Err(_)) => (FrictionVerdict::SolverFailed, frictionless, 0),
-            (FrictionModel::StaticLp, Ok(())) if self.solution.state != FrictionState::Static => (
-                FrictionVerdict::of(&self.solution),
-                frictionless,
-                self.solution.iterations,
-            ),
+            (FrictionModel::StaticLp, Ok(()))
+                if self.friction.solution.state != FrictionState::Static =>
+            {
+                (
+                    FrictionVerdict::of(&self.friction.solution),
+                    frictionless,
+                    self.friction.solution.iterations,
+                )
+            }
             (_, Ok(())) => (
-                FrictionVerdict::of(&self.solution),
-                self.solution.displacement,
-                self.solution.iterations,
+                FrictionVerdict::of(&self.friction.solution),
+                self.friction.solution.displacement,
+                self.friction.solution.iterations,
             ),
         };
         // Sliding re-anchors every contact; so does a cycle in which
@@ -436,9 +616,12 @@ impl RenderingCycle {
         // that needed it.
         if matches!(p.friction, FrictionModel::PreSliding { .. })
             && (verdict.state() != FrictionState::Static
-                || (solved_ok && self.solution.held_in_place))
+                || (solved_ok && self.friction.solution.held_in_place))
         {
             self.anchors.release_all();
+        }
+        if !matches!(p.friction, FrictionModel::YamaneSprings { .. }) {
+            self.record_contact_friction(verdict, solved_ok);
         }
         let solved = Instant::now();
 
@@ -463,7 +646,7 @@ impl RenderingCycle {
             separating_dropped,
             solver_iterations: iterations,
             slip: match p.friction {
-                FrictionModel::PreSliding { .. } if solved_ok => self.solution.slip,
+                FrictionModel::PreSliding { .. } if solved_ok => self.friction.solution.slip,
                 _ => 0.0,
             },
             frictionless_displacement: frictionless,
@@ -476,6 +659,40 @@ impl RenderingCycle {
                 friction: solved - assembled,
                 coupling: finished - solved,
             },
+        }
+    }
+}
+
+impl RenderingCycle {
+    /// Fills [`contact_friction`](Self::contact_friction) from the friction
+    /// solution: `β_u T_u + β_v T_v` per contact in the problem (eq 30),
+    /// zero for the rest and where the LP slides.
+    fn record_contact_friction(&mut self, verdict: FrictionVerdict, solved: bool) {
+        let free = ContactFriction {
+            force: Vector3::zeros(),
+            stuck: false,
+        };
+        self.contact_friction
+            .resize(self.scene.contacts().len(), free);
+        let stuck = verdict.state() == FrictionState::Static;
+        let pyramid = stuck || matches!(self.parameters.friction, FrictionModel::PreSliding { .. });
+        if !(solved && pyramid) {
+            return;
+        }
+        let FrictionStage {
+            problem, solution, ..
+        } = &self.friction;
+        for ((contact, &source), beta) in problem
+            .contacts
+            .iter()
+            .zip(&self.sources)
+            .zip(&solution.beta)
+        {
+            let (u, v) = contact.tangents();
+            self.contact_friction[source] = ContactFriction {
+                force: u * beta[0] + v * beta[1],
+                stuck,
+            };
         }
     }
 }
@@ -507,8 +724,9 @@ fn is_finite(pose: &Isometry3<f64>) -> bool {
 /// A contact separates when its predicted frictionless displacement
 /// `δ = Δx + Δθ × r` moves along the coupling force `F_vc` and out along its
 /// outward normal `N` by more than `margin` of it. Such contacts leave the
-/// friction problem; their normal forces stay in `f` and `H`. Returns how
-/// many were dropped.
+/// friction problem, and their entries leave `sources` (each problem
+/// contact's index in the scene's contacts) with them; their normal forces
+/// stay in `f` and `H`. Returns how many were dropped.
 ///
 /// - §4.1 as printed (the LP): `margin = 0`, any outward motion;
 /// - the pre-sliding model: `margin` its penetration `−d`, so that only a
@@ -517,6 +735,7 @@ fn is_finite(pose: &Isometry3<f64>) -> bool {
 ///   leaves friction everywhere.
 fn drop_separating(
     problem: &mut StaticFrictionProblem,
+    sources: &mut Vec<usize>,
     frictionless: &Vector6,
     coupling_force: &Vector3<f64>,
     mut margin: impl FnMut() -> f64,
@@ -524,10 +743,18 @@ fn drop_separating(
     let dx = frictionless.fixed_rows::<3>(0).into_owned();
     let dtheta = frictionless.fixed_rows::<3>(3).into_owned();
     let before = problem.contacts.len();
-    problem.contacts.retain(|c| {
+    let mut kept = 0;
+    for i in 0..before {
+        let c = problem.contacts[i];
         let margin = margin();
         let moved = dx + dtheta.cross(&c.handle);
-        !(moved.dot(&c.normal) > margin && moved.dot(coupling_force) > 0.0)
-    });
-    before - problem.contacts.len()
+        if !(moved.dot(&c.normal) > margin && moved.dot(coupling_force) > 0.0) {
+            problem.contacts[kept] = c;
+            sources[kept] = sources[i];
+            kept += 1;
+        }
+    }
+    problem.contacts.truncate(kept);
+    sources.truncate(kept);
+    before - kept
 }

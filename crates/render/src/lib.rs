@@ -10,6 +10,9 @@
 //! in cycles with contacts → the pose update → the coupling wrench on the
 //! manipulandum, which the device renders.
 //!
+//! A [`RenderingUpdate`], built off the servo thread, retunes a running
+//! cycle at a tick boundary ([`RenderingCycle::apply`]) without allocating.
+//!
 //! Conventions (those of `haptic-contact`): world frame, SI units;
 //! `q = (x, θ)` with rotations applied as `R → exp([Δθ]×) R` about the
 //! tool's frame origin; wrenches act on the tool,
@@ -23,7 +26,7 @@ mod static_problem;
 mod yamane;
 
 pub use cycle::{
-    CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle,
-    SolverChoice, StageTimings,
+    ContactFriction, CycleLayout, CycleReport, FrictionModel, FrictionVerdict, RenderError,
+    RenderParameters, RenderingCycle, RenderingUpdate, SolverChoice, StageTimings,
 };
 pub use static_problem::{MassProperties, StaticCoupling};

@@ -4,7 +4,7 @@
 //! output (the update `q ← q + Δq` is [`haptic_core::displaced`]).
 
 use haptic_contact::{total_stiffness, total_wrench, ContactScene, GradientModel, VirtualCoupling};
-use haptic_core::{Matrix6, Vector6};
+use haptic_core::Matrix6;
 use haptic_friction::{FrictionContact, StaticFrictionProblem};
 use nalgebra::{Isometry3, Matrix3, UnitQuaternion, Vector3};
 
@@ -44,13 +44,7 @@ impl StaticCoupling {
     /// that [`assemble`](Self::assemble) never allocates, and friction
     /// pyramids of `pyramid_sides` (`ℓ ≥ 3`, eq 13), which it keeps.
     pub fn problem_for(&self, scene: &ContactScene, pyramid_sides: usize) -> StaticFrictionProblem {
-        StaticFrictionProblem {
-            wrench: Vector6::zeros(),
-            stiffness: Matrix6::zeros(),
-            mass: Matrix6::identity(),
-            contacts: Vec::with_capacity(scene.max_contacts()),
-            pyramid_sides,
-        }
+        StaticFrictionProblem::with_capacity(scene.max_contacts(), pyramid_sides)
     }
 
     /// Fills `problem` from the contacts of the last `scene.evaluate` (the

@@ -23,6 +23,7 @@
 //! ```
 
 use crate::anchors::ContactAnchors;
+use crate::ContactFriction;
 use haptic_contact::{ContactScene, EnvironmentObject, Role};
 use haptic_core::{skew, Matrix6, Vector6};
 use haptic_friction::StaticFrictionProblem;
@@ -45,6 +46,11 @@ impl YamaneSprings {
         }
     }
 
+    /// Releases every anchor: each contact gets a fresh spring next.
+    pub(crate) fn release_all(&mut self) {
+        self.anchors.release_all();
+    }
+
     /// Springs that slid (were clamped to the cone) in the last cycle.
     pub fn sliding(&self) -> usize {
         self.sliding
@@ -52,13 +58,15 @@ impl YamaneSprings {
 
     /// Updates the anchors for the contacts of the last `scene.evaluate` and
     /// adds the springs' wrench to `problem.wrench` and their gradient to
-    /// `problem.stiffness`. `problem` must have just been assembled from
-    /// `scene` (its contacts carry the normal forces and `μ`).
+    /// `problem.stiffness`, and each spring's force to `contact_friction`.
+    /// `problem` must have just been assembled from `scene` (its contacts
+    /// carry the normal forces and `μ`).
     pub(crate) fn add_to(
         &mut self,
         scene: &ContactScene,
         stiffness: f64,
         problem: &mut StaticFrictionProblem,
+        contact_friction: &mut Vec<ContactFriction>,
     ) {
         self.anchors.next_cycle();
         self.sliding = 0;
@@ -72,7 +80,8 @@ impl YamaneSprings {
             let r = rotation * anchor.body;
             let stretch = projector * (anchor.world - (x + r));
             let (limit, length) = (friction.friction_limit(), stretch.norm());
-            let (force, gradient) = if stiffness * length > limit {
+            let sliding = stiffness * length > limit;
+            let (force, gradient) = if sliding {
                 self.sliding += 1;
                 let t = stretch / length;
                 let clamped = t * limit;
@@ -95,6 +104,10 @@ impl YamaneSprings {
             h.fixed_view_mut::<3, 3>(3, 3)
                 .copy_from(&(rx * df_dtheta + fx * rx));
             problem.stiffness += h;
+            contact_friction.push(ContactFriction {
+                force,
+                stuck: !sliding,
+            });
             let torque = r.cross(&force);
             problem.wrench += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
         }

@@ -202,6 +202,8 @@ pub(crate) struct PreparedTick {
     /// The frame's JSON without its closing brace.
     head: String,
     points: Vec<String>,
+    /// The tick's contacts, of which `points` are the first.
+    total: usize,
 }
 
 impl PreparedTick {
@@ -222,7 +224,7 @@ impl PreparedTick {
         }
         text.push_str(&format!(
             "],\"contact_points_omitted\":{},\"dropped\":{dropped}}}",
-            self.points.len() - shown.len()
+            self.total.max(self.points.len()) - shown.len()
         ));
         text
     }
@@ -403,9 +405,9 @@ impl StreamHub {
             .any(|client| time_s + 1e-9 >= client.queue().next_due_s)
     }
 
-    /// Sends `frame` with `contacts` to every client it is due for, by
-    /// the client's rate; a client whose queue is full has it dropped and
-    /// counted.
+    /// Sends `frame` with `contacts` (the first of the tick's
+    /// `frame.contacts`) to every client it is due for, by the client's
+    /// rate; a client whose queue is full has it dropped and counted.
     pub fn publish_tick(&self, frame: &TickFrame, contacts: &[ContactPoint]) {
         #[derive(Serialize)]
         struct Tagged<'a> {
@@ -443,6 +445,7 @@ impl StreamHub {
                         .iter()
                         .map(|p| serde_json::to_string(p).expect("a contact point serialises"))
                         .collect(),
+                    total: frame.contacts as usize,
                 })
             });
             queue.frames.push_back(Outgoing::Tick(prepared.clone()));

@@ -1,8 +1,9 @@
 //! The haptic servo: [`ServoTick`] is one tick, from device sample through
 //! rendering to a safety-limited wrench, a telemetry record and the tool
-//! state for the physics thread; [`ServoThread`] runs it at a fixed rate on
-//! a real-time thread with overrun accounting, stage timers and wake-up
-//! latency and tick-time histograms.
+//! state for the physics thread, taking rendering parameter updates at its
+//! start and publishing a scene frame for the visualizer; [`ServoThread`]
+//! runs it at a fixed rate on a real-time thread with overrun accounting,
+//! stage timers and wake-up latency and tick-time histograms.
 
 mod schedule;
 mod stage;
@@ -15,5 +16,7 @@ pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
-    PhysicsSnapshot, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
+    ContactPoint, ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoControl,
+    ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
+    SCENE_FRAME_CONTACTS,
 };

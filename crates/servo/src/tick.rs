@@ -5,8 +5,10 @@ use haptic_devices::{
     DeviceError, DeviceSample, HapticDevice, SafetyLayer, SafetyState, TripCause, Wrench,
 };
 use haptic_friction::FrictionState;
-use haptic_handoff::{LatestReader, LatestWriter, TickProducer};
-use haptic_render::{FrictionVerdict, RenderingCycle};
+use haptic_handoff::{
+    mailbox, Latest, LatestReader, LatestWriter, MailboxReceiver, MailboxSender, TickProducer,
+};
+use haptic_render::{CycleLayout, FrictionVerdict, RenderError, RenderingCycle, RenderingUpdate};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
@@ -136,6 +138,143 @@ impl ToolState {
     }
 }
 
+/// Contact points a [`SceneFrame`] holds at most.
+pub const SCENE_FRAME_CONTACTS: usize = 256;
+
+/// One contact of a tick, for the visualizer: world frame, forces on the
+/// tool.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct ContactPoint {
+    /// Index of the environment object in the rendering cycle.
+    pub object: u16,
+    /// The contact point (m).
+    pub position: [f64; 3],
+    /// `N`, the unit direction of the penalty force, out of the environment.
+    pub normal: [f64; 3],
+    /// The penalty force `−k d N` (eq 1; N).
+    pub normal_force: [f64; 3],
+    /// The friction stage's force at the contact
+    /// ([`ContactFriction`](haptic_render::ContactFriction); N).
+    pub friction_force: [f64; 3],
+    /// The contact sticks (static friction).
+    pub stuck: bool,
+}
+
+/// What the scene looked like in one tick, published servo → control
+/// every tick through a [`Latest`] built from [`SceneFrame::new`].
+#[derive(Debug, PartialEq)]
+pub struct SceneFrame {
+    pub tick: u64,
+    /// Pose (object frame → world) of each environment object, as applied
+    /// in the tick.
+    pub environment_poses: Vec<Isometry3<f64>>,
+    /// The tick's first [`SCENE_FRAME_CONTACTS`] contacts; none when the
+    /// device read failed and nothing was rendered.
+    pub contacts: Vec<ContactPoint>,
+    /// All the tick's contacts, including those left out of `contacts`.
+    pub contacts_total: u32,
+}
+
+impl SceneFrame {
+    /// Tick 0 with identity poses for `environment_objects` objects and
+    /// room for [`SCENE_FRAME_CONTACTS`] contacts.
+    pub fn new(environment_objects: usize) -> Self {
+        Self {
+            tick: 0,
+            environment_poses: vec![Isometry3::identity(); environment_objects],
+            contacts: Vec::with_capacity(SCENE_FRAME_CONTACTS),
+            contacts_total: 0,
+        }
+    }
+}
+
+impl Clone for SceneFrame {
+    /// Keeps room for [`SCENE_FRAME_CONTACTS`] contacts, so that the
+    /// [`Latest`] slots cloned from [`SceneFrame::new`] never grow.
+    fn clone(&self) -> Self {
+        let mut contacts = Vec::with_capacity(SCENE_FRAME_CONTACTS.max(self.contacts.len()));
+        contacts.extend_from_slice(&self.contacts);
+        Self {
+            tick: self.tick,
+            environment_poses: self.environment_poses.clone(),
+            contacts,
+            contacts_total: self.contacts_total,
+        }
+    }
+}
+
+/// New rendering parameters on their way to the servo and back: the
+/// servo applies `rendering` at the start of a tick and returns the box,
+/// holding the cycle's previous friction stage, with `applied` set.
+pub struct ParameterUpdate {
+    /// The parameter generation the update brings into force.
+    pub generation: u64,
+    pub rendering: RenderingUpdate,
+    /// `None` until the servo took it; then the tick from which it is in
+    /// force, or why the cycle refused it.
+    pub applied: Option<Result<u64, RenderError>>,
+}
+
+impl ParameterUpdate {
+    /// `rendering` as generation `generation`, not yet applied.
+    pub fn new(generation: u64, rendering: RenderingUpdate) -> Self {
+        Self {
+            generation,
+            rendering,
+            applied: None,
+        }
+    }
+}
+
+/// The control thread's ends of a servo's control channels.
+pub struct ServoControl {
+    /// Sends [`ParameterUpdate`]s and collects them back once applied.
+    pub updates: MailboxSender<ParameterUpdate>,
+    /// The newest tick's [`SceneFrame`].
+    pub scene_frames: LatestReader<SceneFrame>,
+    /// What updates must be built for.
+    pub layout: CycleLayout,
+}
+
+/// A servo tick's channels to the other threads, allocated at start-up.
+pub struct ServoChannels {
+    pub physics: LatestReader<PhysicsSnapshot>,
+    pub tool: LatestWriter<ToolState>,
+    pub telemetry: TickProducer<TickRecord>,
+    pub updates: MailboxReceiver<ParameterUpdate>,
+    pub scene_frames: LatestWriter<SceneFrame>,
+}
+
+impl ServoChannels {
+    /// `physics`, `tool` and `telemetry` with new control channels for
+    /// `cycle`, and the control thread's ends of them.
+    pub fn with_control(
+        cycle: &RenderingCycle,
+        physics: LatestReader<PhysicsSnapshot>,
+        tool: LatestWriter<ToolState>,
+        telemetry: TickProducer<TickRecord>,
+    ) -> (Self, ServoControl) {
+        let layout = cycle.layout();
+        let (sender, receiver) = mailbox();
+        let (frame_writer, frame_reader) =
+            Latest::new(&SceneFrame::new(layout.environment_objects)).split();
+        (
+            Self {
+                physics,
+                tool,
+                telemetry,
+                updates: receiver,
+                scene_frames: frame_writer,
+            },
+            ServoControl {
+                updates: sender,
+                scene_frames: frame_reader,
+                layout,
+            },
+        )
+    }
+}
+
 /// What one tick did, as published to telemetry. Timings in nanoseconds;
 /// orientations as quaternions `[w, i, j, k]`.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -191,6 +330,9 @@ pub struct TickRecord {
     pub clutched: bool,
     /// Time spent in each stage (ns).
     pub stage_ns: PerStage<u64>,
+    /// The rendering parameters' generation in force: 0 as started, then
+    /// that of the last [`ParameterUpdate`] applied.
+    pub generation: u64,
 }
 
 /// Faults seen by the tick, each counted once per tick.
@@ -296,6 +438,36 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
     }
 }
 
+/// Fills `frame` with the tick's environment poses and, when `rendered`,
+/// the contacts of the cycle's last step.
+fn fill_scene_frame(frame: &mut SceneFrame, tick: u64, cycle: &RenderingCycle, rendered: bool) {
+    let scene = cycle.scene();
+    frame.tick = tick;
+    for (slot, object) in frame.environment_poses.iter_mut().zip(scene.environment()) {
+        *slot = object.pose;
+    }
+    frame.contacts.clear();
+    frame.contacts_total = 0;
+    if !rendered {
+        return;
+    }
+    frame.contacts_total = scene.contacts().len() as u32;
+    let x = scene.pose().translation.vector;
+    let points = scene.contacts().iter().zip(cycle.contact_friction());
+    frame.contacts.extend(
+        points
+            .take(SCENE_FRAME_CONTACTS)
+            .map(|(contact, friction)| ContactPoint {
+                object: contact.environment as u16,
+                position: (x + contact.handle).into(),
+                normal: contact.normal.into(),
+                normal_force: contact.force().into(),
+                friction_force: friction.force.into(),
+                stuck: friction.stuck,
+            }),
+    );
+}
+
 /// Everything one servo tick needs; [`ServoTick::run`] is the tick.
 pub struct ServoTick<D: HapticDevice> {
     device: SafetyLayer<D>,
@@ -305,6 +477,10 @@ pub struct ServoTick<D: HapticDevice> {
     physics_sequence: u64,
     tool: LatestWriter<ToolState>,
     telemetry: TickProducer<TickRecord>,
+    updates: MailboxReceiver<ParameterUpdate>,
+    scene_frames: LatestWriter<SceneFrame>,
+    /// [`TickRecord::generation`].
+    generation: u64,
     manipulandum: Isometry3<f64>,
     /// Bit mask of the clutch button, if any.
     clutch: u32,
@@ -322,18 +498,24 @@ pub struct ServoTick<D: HapticDevice> {
 }
 
 impl<D: HapticDevice> ServoTick<D> {
-    /// Build `physics` from [`PhysicsSnapshot::new`] with one pose per
-    /// environment object and `tool` from [`ToolState::new`] with the
-    /// cycle's environment object count, so that neither grows in a tick.
+    /// Build `channels.physics` from [`PhysicsSnapshot::new`] with one pose
+    /// per environment object and `channels.tool` from [`ToolState::new`]
+    /// with the cycle's environment object count, so that neither grows in
+    /// a tick, and the control channels with [`ServoChannels::with_control`].
     pub fn new(
         device: SafetyLayer<D>,
         mapping: WorkspaceMapping,
         cycle: RenderingCycle,
-        physics: LatestReader<PhysicsSnapshot>,
-        tool: LatestWriter<ToolState>,
-        telemetry: TickProducer<TickRecord>,
+        channels: ServoChannels,
     ) -> Self {
         let objects = cycle.scene().environment().len();
+        let ServoChannels {
+            physics,
+            tool,
+            telemetry,
+            updates,
+            scene_frames,
+        } = channels;
         Self {
             device,
             mapping,
@@ -343,6 +525,9 @@ impl<D: HapticDevice> ServoTick<D> {
             physics_sequence: 0,
             tool,
             telemetry,
+            updates,
+            scene_frames,
+            generation: 0,
             clutch: 0,
             clutched: false,
             ticks: 0,
@@ -364,11 +549,12 @@ impl<D: HapticDevice> ServoTick<D> {
         self
     }
 
-    /// One tick scheduled at `time`, woken `wake_latency` after it: read the
-    /// device, apply a newly published physics snapshot, map the handle into
+    /// One tick scheduled at `time`, woken `wake_latency` after it: apply a
+    /// pending [`ParameterUpdate`] (and hand it back), read the device,
+    /// apply a newly published physics snapshot, map the handle into
     /// the scene, render, write the wrench through the safety layer, publish
-    /// the tool state and the record (dropped and counted when telemetry is
-    /// full). A failed read writes zero and publishes zero contact wrenches.
+    /// the tool state, the [`SceneFrame`] and the record (dropped and
+    /// counted when telemetry is full). A failed read writes zero and publishes zero contact wrenches.
     /// The end of the device's recording is no fault: it starts the safety
     /// layer's shutdown ramp from the last commanded wrench, as a stop
     /// request does, and sets [`ServoTick::device_ended`]. `time` is
@@ -383,6 +569,16 @@ impl<D: HapticDevice> ServoTick<D> {
             ..TickRecord::default()
         };
         self.ticks += 1;
+
+        let (cycle, generation) = (&mut self.cycle, &mut self.generation);
+        self.updates.take_with(|update| {
+            let outcome = cycle.apply(&mut update.rendering).map(|()| record.tick);
+            if outcome.is_ok() {
+                *generation = update.generation;
+            }
+            update.applied = Some(outcome);
+        });
+        record.generation = self.generation;
 
         let started = Instant::now();
         let sample = self.device.read();
@@ -491,6 +687,9 @@ impl<D: HapticDevice> ServoTick<D> {
             state.contact_wrenches.clone_from(wrenches);
             state.contact_impulses.clone_from(impulses);
         });
+        let cycle = &self.cycle;
+        self.scene_frames
+            .publish_with(|frame| fill_scene_frame(frame, record.tick, cycle, rendered));
         self.telemetry.push(record);
         record
     }

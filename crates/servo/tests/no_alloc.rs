@@ -3,7 +3,8 @@ mod common;
 use common::{press_into_corner, rig};
 use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_devices::{SimulatedClock, SimulatedDevice};
-use haptic_servo::LatencyHistogram;
+use haptic_render::{FrictionModel, RenderParameters, RenderingUpdate};
+use haptic_servo::{LatencyHistogram, ParameterUpdate, SCENE_FRAME_CONTACTS};
 use nalgebra::Isometry3;
 use std::time::Duration;
 
@@ -50,6 +51,57 @@ fn a_tick_allocates_nothing_after_warm_up() {
     assert!((moved.translation.y - corner.translation.y - 398e-6).abs() < 1e-15);
     assert!(rig.tick.telemetry_dropped() > 0);
     assert_eq!(rig.telemetry.drain().count(), 256);
+}
+
+#[test]
+fn a_tick_applying_an_update_and_publishing_a_scene_frame_allocates_nothing() {
+    let dt = Duration::from_millis(1);
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(dt));
+    let mut rig = rig(device, 4096);
+    let mut time = Duration::ZERO;
+    for _ in 0..200 {
+        rig.tick.run(time, Duration::ZERO);
+        time += dt;
+    }
+    let layout = rig.control.layout;
+    let objects = layout.environment_objects;
+    let mut contacts_seen = 0;
+    for (generation, friction) in [
+        FrictionModel::StaticLp,
+        FrictionModel::YamaneSprings { stiffness: 150.0 },
+        FrictionModel::PreSliding { displacement: 1e-5 },
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        // Built and sent off the servo thread.
+        let parameters = RenderParameters {
+            friction,
+            pyramid_sides: 4 + generation,
+            ..*rig.tick.cycle().parameters()
+        };
+        let mu = vec![0.3 + 0.1 * generation as f64; objects];
+        let rendering = RenderingUpdate::new(layout, parameters, mu).unwrap();
+        let update = Box::new(ParameterUpdate::new(generation as u64 + 1, rendering));
+        assert!(rig.control.updates.send(update).is_ok());
+        let allocations = allocations_during(|| {
+            for _ in 0..50 {
+                let record = rig.tick.run(time, Duration::ZERO);
+                assert_eq!(record.generation, generation as u64 + 1);
+                let frame = rig.control.scene_frames.read();
+                assert_eq!(frame.tick, record.tick);
+                assert_eq!(frame.contacts_total, record.contacts);
+                assert!(frame.contacts.len() <= SCENE_FRAME_CONTACTS);
+                contacts_seen += frame.contacts.len();
+                time += dt;
+            }
+        });
+        assert_eq!(allocations, 0, "{friction:?}");
+        let back = rig.control.updates.collect().expect("handed back");
+        assert!(matches!(back.applied, Some(Ok(_))));
+        assert_eq!(back.rendering.parameters().friction, friction);
+    }
+    assert!(contacts_seen > 0);
 }
 
 #[test]

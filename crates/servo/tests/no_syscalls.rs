@@ -2,9 +2,11 @@
 //! syscall but its sleep, under contention on everything it shares.
 //!
 //! A real [`ServoThread`] presses a cube into `cube_corner` at 1 kHz for
-//! 1.5 s while one thread publishes physics snapshots as fast as it can and
+//! 1.5 s while one thread publishes physics snapshots as fast as it can,
 //! another drains telemetry, reads the tool state and queries the shared
-//! distance field as fast as it can; the main thread polls the handle.
+//! distance field as fast as it can, and a third sends rendering parameter
+//! updates (new friction models, pyramids and `μ`) one after another and
+//! reads the scene frames; the main thread polls the handle.
 //!
 //! On the servo thread only (in `after_setup`: after its priority is set
 //! and its buffers allocated, before its first sleep) a seccomp filter is
@@ -48,7 +50,8 @@ use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SimulatedClock, SimulatedDevice,
     Wrench,
 };
-use haptic_servo::{ServoConfig, ServoThread};
+use haptic_render::{FrictionModel, RenderParameters, RenderingUpdate};
+use haptic_servo::{ParameterUpdate, ServoConfig, ServoThread};
 use nalgebra::Point3;
 use std::collections::BTreeMap;
 use std::mem::offset_of;
@@ -295,6 +298,8 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
     let field = field.expect("cube_corner's environment is a field");
     let corner = rig.tick.cycle().scene().environment()[0].pose;
     let (mut physics, mut tool, mut telemetry) = (rig.physics, rig.tool, rig.telemetry);
+    let mut control = rig.control;
+    let parameters = *rig.tick.cycle().parameters();
 
     let listener = Arc::new(AtomicI32::new(PENDING));
     let done = Arc::new(AtomicBool::new(false));
@@ -339,6 +344,45 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         })
     };
 
+    let controller = {
+        let running = running.clone();
+        thread::spawn(move || {
+            let models = [
+                FrictionModel::StaticLp,
+                FrictionModel::YamaneSprings { stiffness: 200.0 },
+                parameters.friction,
+            ];
+            let (mut sent, mut applied, mut frames, mut contacts) = (0u64, 0u64, 0u64, 0usize);
+            loop {
+                // Read before the frame: once false, the servo has stopped.
+                let more = running.load(Ordering::SeqCst);
+                if let Some(update) = control.updates.collect() {
+                    applied += u64::from(matches!(update.applied, Some(Ok(_))));
+                }
+                if !control.updates.in_flight() {
+                    let k = sent as usize;
+                    let p = RenderParameters {
+                        friction: models[k / 2 % models.len()],
+                        pyramid_sides: 4 + k % 5,
+                        ..parameters
+                    };
+                    let mu = vec![0.3 + 0.01 * (k % 20) as f64; control.layout.environment_objects];
+                    let rendering = RenderingUpdate::new(control.layout, p, mu).unwrap();
+                    sent += 1;
+                    let update = Box::new(ParameterUpdate::new(sent, rendering));
+                    assert!(control.updates.send(update).is_ok());
+                }
+                let frame = control.scene_frames.read();
+                frames = frames.max(frame.tick);
+                contacts = contacts.max(frame.contacts.len());
+                if !more {
+                    break;
+                }
+            }
+            (sent, applied, frames, contacts)
+        })
+    };
+
     let config = ServoConfig::default();
     let filter = listener.clone();
     let handle = ServoThread::spawn_with(config.clone(), rig.tick, move || {
@@ -362,6 +406,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
     running.store(false, Ordering::SeqCst);
     let published = publisher.join().unwrap();
     let (records, last, states) = drainer.join().unwrap();
+    let (sent, applied, frames, frame_contacts) = controller.join().unwrap();
     let total_reads = probe.reads.load(Ordering::SeqCst);
 
     // Where the servo was: before its first tick, between the first tick
@@ -396,6 +441,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         stats.tick_time.max()
     );
     println!("{published} snapshots published, {records} records drained, tool state up to tick {states}, {polls} handle polls");
+    println!("{sent} parameter updates sent, {applied} applied; scene frames up to tick {frames}, up to {frame_contacts} contacts");
     println!("syscalls trapped (all but the deadline sleep):");
     for (((_, phase), name), count) in &seen {
         println!("  {phase:>8}  {name:<16} {count}");
@@ -443,4 +489,8 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
     assert!(published > stats.ticks, "{published} snapshots");
     assert!(last.physics_sequence > 1000, "{last:?}");
     assert!(last.contacts > 0);
+    assert!(applied > 100, "{applied} updates applied");
+    assert!(last.generation > 100, "{last:?}");
+    assert_eq!(frames + 1, stats.ticks);
+    assert!(frame_contacts > 0);
 }

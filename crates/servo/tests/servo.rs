@@ -7,9 +7,10 @@ use haptic_devices::{
     SimulatedDevice, TripCause, Wrench,
 };
 use haptic_friction::FrictionState;
-use haptic_render::FrictionVerdict;
+use haptic_render::{FrictionVerdict, RenderError, RenderParameters, RenderingUpdate};
 use haptic_servo::{
-    LatencyHistogram, PhysicsSnapshot, ServoConfig, ServoThread, Stage, ThreadSchedule,
+    LatencyHistogram, ParameterUpdate, PhysicsSnapshot, ServoConfig, ServoThread, Stage,
+    ThreadSchedule,
 };
 use nalgebra::{Isometry3, Point3, UnitQuaternion, Vector3, Vector6};
 use std::sync::{Arc, Mutex};
@@ -950,4 +951,98 @@ fn a_quarantined_pose_is_flagged_and_counted() {
     let verdicts = rig.tick.verdicts();
     assert_eq!(verdicts.total(), 400);
     assert_eq!(verdicts.not_rendered, 0);
+}
+
+#[test]
+fn an_update_is_applied_at_the_start_of_a_tick_and_handed_back() {
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT));
+    let mut rig = rig(device, 4096);
+    for i in 0..300u32 {
+        assert_eq!(rig.tick.run(DT * i, Duration::ZERO).generation, 0);
+    }
+    let layout = rig.control.layout;
+    let p = RenderParameters {
+        static_damping: 0.2,
+        ..*rig.tick.cycle().parameters()
+    };
+    let mu = vec![0.9; layout.environment_objects];
+    let update = RenderingUpdate::new(layout, p, mu).unwrap();
+    rig.control
+        .updates
+        .send(Box::new(ParameterUpdate::new(7, update)))
+        .ok()
+        .unwrap();
+    assert!(rig.control.updates.collect().is_none());
+    let record = rig.tick.run(DT * 300, Duration::ZERO);
+    assert_eq!((record.tick, record.generation), (300, 7));
+    assert_eq!(rig.tick.cycle().parameters().static_damping, 0.2);
+    assert_eq!(
+        rig.tick.cycle().scene().environment()[0].friction_coefficient,
+        0.9
+    );
+    let back = rig.control.updates.collect().unwrap();
+    assert_eq!(back.applied, Some(Ok(300)));
+    assert!(!rig.control.updates.in_flight());
+
+    // An update built for another layout is refused; the generation stays.
+    let mut other = layout;
+    other.max_contacts += 1;
+    let update = RenderingUpdate::new(other, p, vec![0.1; other.environment_objects]).unwrap();
+    rig.control
+        .updates
+        .send(Box::new(ParameterUpdate::new(8, update)))
+        .ok()
+        .unwrap();
+    let record = rig.tick.run(DT * 301, Duration::ZERO);
+    assert_eq!(record.generation, 7);
+    let back = rig.control.updates.collect().unwrap();
+    assert!(matches!(
+        back.applied,
+        Some(Err(RenderError::LayoutMismatch { .. }))
+    ));
+    let records: Vec<_> = rig.telemetry.drain().collect();
+    assert!(records[..300].iter().all(|r| r.generation == 0));
+    assert!(records[300..].iter().all(|r| r.generation == 7));
+}
+
+#[test]
+fn every_tick_publishes_its_scene_frame() {
+    let device = SimulatedDevice::new(press_into_corner(), SimulatedClock::Stepped(DT));
+    let mut rig = rig(device, 4096);
+    let mut stuck = 0;
+    for i in 0..400u32 {
+        let record = rig.tick.run(DT * i, Duration::ZERO);
+        let frame = rig.control.scene_frames.read();
+        assert_eq!(frame.tick, u64::from(i));
+        assert_eq!(frame.contacts_total, record.contacts);
+        let scene = rig.tick.cycle().scene();
+        assert_eq!(frame.environment_poses.len(), scene.environment().len());
+        assert_eq!(frame.environment_poses[0], scene.environment()[0].pose);
+        assert_eq!(
+            frame.contacts.len(),
+            (record.contacts as usize).min(haptic_servo::SCENE_FRAME_CONTACTS)
+        );
+        let static_tick = record.friction_state() == Some(FrictionState::Static);
+        // The normal forces are the penalty forces on the tool, and a
+        // static tick's friction stays inside each contact's cone.
+        for (point, contact) in frame.contacts.iter().zip(scene.contacts()) {
+            assert_eq!(point.normal_force, <[f64; 3]>::from(contact.force()));
+            assert_eq!(usize::from(point.object), contact.environment as usize);
+            let friction = Vector3::from(point.friction_force);
+            let normal = Vector3::from(point.normal_force).norm();
+            assert!(friction.norm() <= 0.5 * normal / (std::f64::consts::PI / 8.0).cos() + 1e-9);
+            assert_eq!(point.stuck, static_tick && point.stuck);
+            stuck += usize::from(point.stuck);
+        }
+        if frame.contacts.len() == record.contacts as usize && record.contacts > 0 {
+            let sum: Vector3<f64> = frame
+                .contacts
+                .iter()
+                .map(|p| Vector3::from(p.normal_force))
+                .sum();
+            let total = total_wrench(scene.contacts());
+            assert!((sum - total.fixed_rows::<3>(0)).norm() < 1e-9);
+        }
+    }
+    assert!(stuck > 0);
 }

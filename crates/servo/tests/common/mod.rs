@@ -7,7 +7,10 @@ use haptic_devices::{HapticDevice, Motion, MotionConfig, SafetyLayer, SegmentCon
 use haptic_handoff::{Latest, LatestReader, LatestWriter, TickConsumer, TickStream};
 use haptic_render::RenderingCycle;
 use haptic_scenarios::cube_corner;
-use haptic_servo::{PhysicsSnapshot, ServoTick, TickRecord, ToolState, WorkspaceMapping};
+use haptic_servo::{
+    PhysicsSnapshot, ServoChannels, ServoControl, ServoTick, TickRecord, ToolState,
+    WorkspaceMapping,
+};
 
 /// 4 mm into the floor and the wall (the cube starts 0.5 mm off both)
 /// over 0.2 s, then held.
@@ -32,6 +35,7 @@ pub struct Rig<D: HapticDevice> {
     pub telemetry: TickConsumer<TickRecord>,
     pub physics: LatestWriter<PhysicsSnapshot>,
     pub tool: LatestReader<ToolState>,
+    pub control: ServoControl,
 }
 
 /// `device` behind a safety layer, driving `cube_corner` with the handle's
@@ -62,17 +66,12 @@ pub fn rig_with<D: HapticDevice>(
     let (physics, reader) = Latest::new(&PhysicsSnapshot::new(poses)).split();
     let (tool_writer, tool) = Latest::new(&ToolState::new(objects)).split();
     let (producer, telemetry) = TickStream::new(telemetry_capacity).split();
+    let (channels, control) = ServoChannels::with_control(&cycle, reader, tool_writer, producer);
     Rig {
-        tick: ServoTick::new(
-            SafetyLayer::new(device),
-            mapping,
-            cycle,
-            reader,
-            tool_writer,
-            producer,
-        ),
+        tick: ServoTick::new(SafetyLayer::new(device), mapping, cycle, channels),
         telemetry,
         physics,
         tool,
+        control,
     }
 }
