@@ -37,6 +37,9 @@ const CHROMIUM_ARGS = [
   '--enable-unsafe-swiftshader',
 ];
 const VIEWPORT = { width: 1400, height: 860 };
+// Pixels of the arrows' colours that show the contacts are drawn: a few
+// arrow heads' worth.
+const MIN_ARROW_PIXELS = 50;
 
 const work = mkdtempSync(join(tmpdir(), 'hapticd-browser-'));
 const figures = [];
@@ -164,7 +167,7 @@ async function contactPixels(page, timeoutMs) {
   while (Date.now() < deadline) {
     last = await pixels(page);
     const arrowPixels = last.arrowPixels.normal + last.arrowPixels.static + last.arrowPixels.sliding;
-    if (last.arrows.total > 0 && arrowPixels > 0) return { ...last, arrowPixels };
+    if (last.arrows.total > 0 && arrowPixels >= MIN_ARROW_PIXELS) return { ...last, arrowPixels };
     await sleep(200);
   }
   throw new Error(`no contact arrows drawn within ${timeoutMs / 1000} s (last: ${JSON.stringify(last?.arrows)})`);
@@ -227,7 +230,9 @@ async function run() {
   });
 
   const before = (await api('GET', '/v1/parameters')).json.data;
-  const material = Object.keys(before.materials)[0];
+  // The μ of the corner's material is the one the cube's contacts feel.
+  const sceneInfo = (await api('GET', '/v1/scene')).json.data;
+  const material = sceneInfo.objects.find((o) => !o.tool).material;
   const field = `materials.${material}.friction_coefficient`;
   const form = page.locator(`form[data-field="${field}"]`);
   const mu = before.materials[material].friction_coefficient === 0.35 ? 0.4 : 0.35;

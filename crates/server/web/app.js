@@ -7,7 +7,8 @@ import { decodeGeometryFrame } from './geometry.js';
 import { Plots } from './plots.js';
 import { COLORS, SceneView } from './scene-view.js';
 
-const STREAM_QUERY = { rate_hz: 60, contacts: 64 };
+// Every contact the stream allows, at a rate the plots and the eye need.
+const STREAM_QUERY = { rate_hz: 30, contacts: 256 };
 const MAX_EVENTS = 100;
 const $ = (id) => document.getElementById(id);
 
@@ -133,10 +134,16 @@ function refreshHud() {
       `dropped ${t.dropped} (servo ${t.servo_dropped})`,
     ].join('\n');
     $('arrow-scale').textContent = view.metresPerNewton > 0
-      ? `arrows: 1 N = ${(view.metresPerNewton * 1000).toPrecision(3)} mm`
+      ? `arrows: 1 cm = ${formatForce(0.01 / view.metresPerNewton)}`
       : '';
   }
   requestAnimationFrame(refreshHud);
+}
+
+function formatForce(newtons) {
+  if (newtons >= 1) return `${newtons.toPrecision(3)} N`;
+  if (newtons >= 1e-3) return `${(newtons * 1e3).toPrecision(3)} mN`;
+  return `${(newtons * 1e6).toPrecision(3)} µN`;
 }
 
 // Read-only figures for tests and the console: what the scene graph and the

@@ -4,6 +4,7 @@
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+import { ContactArrows } from './arrows.js';
 
 export const COLORS = Object.freeze({
   background: 0x15191e,
@@ -17,7 +18,7 @@ export const COLORS = Object.freeze({
 });
 
 // The longest contact arrow, as a fraction of the scene's bounding radius.
-const ARROW_FRACTION = 0.35;
+const ARROW_FRACTION = 0.25;
 
 export class SceneView {
   constructor(container) {
@@ -45,7 +46,7 @@ export class SceneView {
     this.scene.add(this.camera);
 
     this.objects = new THREE.Group();
-    this.arrows = new THREE.Group();
+    this.arrows = new ContactArrows({ normal: COLORS.normal, static: COLORS.static, sliding: COLORS.sliding });
     this.scene.add(this.objects, this.arrows);
     this.clear();
 
@@ -67,15 +68,14 @@ export class SceneView {
 
   /** Forgets the scene: its objects, the ghost and the arrows. */
   clear() {
-    for (const group of [this.objects, this.arrows]) {
-      for (const child of [...group.children]) {
-        child.traverse((o) => {
-          o.material?.dispose();
-          if (o.userData.ownsGeometry) o.geometry.dispose();
-        });
-        group.remove(child);
-      }
+    for (const child of [...this.objects.children]) {
+      child.traverse((o) => {
+        o.material?.dispose();
+        if (o.userData.ownsGeometry) o.geometry.dispose();
+      });
+      this.objects.remove(child);
     }
+    this.arrows.setArrows([], 0);
     this.poses = new Map(); // object index -> THREE.Group carrying its pose
     this.ghost = null;
     this.environmentIndices = [];
@@ -189,28 +189,19 @@ export class SceneView {
     this.forceScale = Math.max(largest, this.forceScale * 0.98);
     this.metresPerNewton = this.forceScale > 0 ? ARROW_FRACTION * this.radius / this.forceScale : 0;
 
-    let used = 0;
-    const draw = (origin, force, kind) => {
-      const length = norm(force) * this.metresPerNewton;
-      if (!(length > 1e-6)) return;
-      if (used === this.arrows.children.length) this.arrows.add(makeArrow());
-      const arrow = this.arrows.children[used++];
-      arrow.visible = true;
-      arrow.userData.kind = kind;
-      arrow.position.fromArray(origin);
-      arrow.setDirection(new THREE.Vector3().fromArray(force).normalize());
-      const head = Math.min(0.35 * length, 0.06 * this.radius);
-      arrow.setLength(length, head, 0.5 * head);
-      arrow.setColor(COLORS[kind]);
+    const arrows = [];
+    const add = (origin, force, kind) => {
+      const vector = new THREE.Vector3().fromArray(force).multiplyScalar(this.metresPerNewton);
+      if (vector.length() > 1e-6) arrows.push({ origin: new THREE.Vector3().fromArray(origin), vector, kind });
     };
     for (const p of points) {
-      draw(p.position_m, p.normal_force_n, 'normal');
-      draw(p.position_m, p.friction_force_n, p.static ? 'static' : 'sliding');
+      add(p.position_m, p.normal_force_n, 'normal');
+      add(p.position_m, p.friction_force_n, p.static ? 'static' : 'sliding');
     }
-    for (let i = used; i < this.arrows.children.length; i++) this.arrows.children[i].visible = false;
+    this.arrows.setArrows(arrows, 0.06 * this.radius);
   }
 
-  /** What the scene graph holds now: object meshes, the ghost, visible arrows. */
+  /** What the scene graph holds now: object meshes, the ghost, the arrows. */
   census() {
     const meshes = { tool: 0, environment: 0, manipulandum: 0, triangles: 0 };
     this.objects.traverse((o) => {
@@ -219,14 +210,7 @@ export class SceneView {
         meshes.triangles += o.geometry.index.count / 3;
       }
     });
-    const arrows = { normal: 0, static: 0, sliding: 0, total: 0 };
-    for (const arrow of this.arrows.children) {
-      if (arrow.visible) {
-        arrows[arrow.userData.kind] += 1;
-        arrows.total += 1;
-      }
-    }
-    return { meshes, arrows };
+    return { meshes, arrows: this.arrows.census() };
   }
 
   /** Each object's bounding box on the canvas, in CSS pixels from its top left. */
@@ -248,18 +232,6 @@ export class SceneView {
     }
     return boxes;
   }
-}
-
-// Contacts lie between surfaces, where the meshes would hide them: arrows
-// are drawn over everything else.
-function makeArrow() {
-  const arrow = new THREE.ArrowHelper();
-  for (const part of [arrow.line, arrow.cone]) {
-    part.material.depthTest = false;
-    part.material.depthWrite = false;
-    part.renderOrder = 1;
-  }
-  return arrow;
 }
 
 function setSeeThrough(material, on) {
