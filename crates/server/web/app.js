@@ -55,7 +55,7 @@ function connect() {
   };
   socket.onmessage = ({ data }) => {
     try {
-      if (typeof data === 'string') onText(JSON.parse(data));
+      if (typeof data === 'string') onText(JSON.parse(data), socket);
       else view.setGeometry(decodeGeometryFrame(data));
     } catch (e) {
       recordError(`stream: ${e.message}`);
@@ -75,13 +75,17 @@ function setConnection(connected, text) {
   element.className = connected ? 'ok' : 'error';
 }
 
-function onText(message) {
+function onText(message, socket) {
   switch (message.type) {
     case 'hello':
+      // A new scene's servo starts its time again at 0: subscribing again
+      // restarts this client's frame schedule, so its ticks come at once.
+      socket.send(JSON.stringify({ type: 'subscribe', ...STREAM_QUERY }));
       state.hello = message;
       state.generation = message.generation;
       view.setScene(message);
       controls.setScene(message);
+      plots.clear();
       $('scene-name').textContent = message.scene ?? '';
       logEvent(`hello: ${message.scene}, ${message.objects.length} objects, ${message.servo_rate_hz} Hz servo`);
       break;

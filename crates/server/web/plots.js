@@ -112,8 +112,6 @@ export class Plots {
   /** Appends one tick frame and drops what has left the window. */
   push(tick) {
     const [time, ...values] = this.columns;
-    // A restarted daemon starts its time again: start the plots again too.
-    if (time.length > 0 && tick.time_s < time[time.length - 1]) this.clear();
     time.push(tick.time_s);
     let column = 0;
     for (const chart of CHARTS) {
@@ -139,8 +137,10 @@ export class Plots {
     });
   }
 
+  /** Empties the plots, for a new scene: its time starts again at 0. */
   clear() {
     for (const c of this.columns) c.length = 0;
+    this.redraw();
   }
 
   /** What the charts hold: points per chart and the last x, from uPlot's own data. */
