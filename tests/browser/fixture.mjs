@@ -105,6 +105,10 @@ async function api(req, res, url) {
   }
   if (route === 'GET /v1/status') return reply(res, 200, { ok: true, data: { scene: 'fixture', ticks: tick, stream_clients: clients.size } });
   if (route === 'GET /v1/parameters') return reply(res, 200, { ok: true, data: params });
+  if (route === 'GET /v1/scene') {
+    const list = objects.map(({ index, name, role, tool, movable }) => ({ index, name, role, tool, movable, material: tool ? 'default' : 'wood' }));
+    return reply(res, 200, { ok: true, data: { file: scene, servo_rate_hz: 1000, objects: list } });
+  }
   if (route === 'PATCH /v1/parameters') {
     const patch = JSON.parse(body);
     const mu = patch.materials?.wood?.friction_coefficient;

@@ -56,6 +56,7 @@ async function check(name, body) {
     console.log(`ok - ${name}`);
   } catch (e) {
     console.log(`not ok - ${name}: ${e.message}`);
+    e.reported = true;
     throw e;
   }
 }
@@ -229,15 +230,18 @@ async function run() {
     figure('plot_points', after.plots.points, 'points');
   });
 
-  const before = (await api('GET', '/v1/parameters')).json.data;
-  // The μ of the corner's material is the one the cube's contacts feel.
-  const sceneInfo = (await api('GET', '/v1/scene')).json.data;
-  const material = sceneInfo.objects.find((o) => !o.tool).material;
-  const field = `materials.${material}.friction_coefficient`;
-  const form = page.locator(`form[data-field="${field}"]`);
-  const mu = before.materials[material].friction_coefficient === 0.35 ? 0.4 : 0.35;
+  let before, material, field, form, mu;
+  await check('the parameters and the scene are served', async () => {
+    before = (await api('GET', '/v1/parameters')).json.data;
+    // The μ of the corner's material is the one the cube's contacts feel.
+    const scene = (await api('GET', '/v1/scene')).json.data;
+    material = scene.objects.find((o) => !o.tool).material;
+    field = `materials.${material}.friction_coefficient`;
+    form = page.locator(`form[data-field="${field}"]`);
+    mu = before.materials[material].friction_coefficient === 0.35 ? 0.4 : 0.35;
+  });
 
-  await check(`${field} set through the panel reaches the stream`, async () => {
+  await check(`μ (${field}) set through the panel reaches the stream`, async () => {
     const streamGeneration = (await view(page)).generation;
     await form.locator('input').fill(String(mu));
     const submitted = Date.now();
@@ -251,7 +255,7 @@ async function run() {
     await form.locator('.message.ok').waitFor({ timeout: 5000 });
   });
 
-  await check(`a refused ${field} shows the error next to the field and changes nothing`, async () => {
+  await check(`a refused μ shows the error next to the field and changes nothing`, async () => {
     const generation = (await api('GET', '/v1/parameters')).json.data.generation;
     await form.locator('input').fill('-0.1');
     await form.locator('button[type=submit]').click();
@@ -312,7 +316,8 @@ try {
   await run();
 } catch (e) {
   failed = 1;
-  if (!e.message.startsWith('usage')) console.log(`hapticd's log:\n${daemonLog.slice(-4000)}`);
+  if (!e.reported) console.log(`not ok - ${e.message}`);
+  console.log(`hapticd's log:\n${daemonLog.slice(-4000)}`);
 } finally {
   await browser?.close();
   if (daemon && daemon.exitCode === null) {

@@ -111,7 +111,8 @@ function onEvent(event) {
   const { type: _, tick, event: name, ...rest } = event;
   logEvent(`tick ${tick}: ${name} ${Object.entries(rest).map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(' ')}`);
   if (name === 'parameters') controls.loadParameters();
-  if (name === 'recording') controls.showRecording(event.recording);
+  // The event may trail a later start or stop: ask for the recording now.
+  if (name === 'recording') controls.loadRecording();
 }
 
 function logEvent(text) {

@@ -182,6 +182,7 @@ export class Controls {
     }
   }
 
+  /** The recording in progress (`GET /v1/recording`), or none. */
   showRecording(recording) {
     this.recordingState.textContent = recording
       ? `recording ${[...flatten(recording)].map(([k, v]) => `${k} ${formatValue(v)}`).join(', ')}`

@@ -7,6 +7,12 @@ const WINDOW_S = 20;
 const PLOT_HEIGHT = 120;
 const STATES = ['free', 'sliding', 'static'];
 
+// Axis labels to three significant figures, however small the values.
+const tickLabel = (v) => {
+  if (v === 0) return '0';
+  const size = Math.abs(v);
+  return size < 0.01 || size >= 1e5 ? v.toExponential(1) : String(Number(v.toPrecision(3)));
+};
 const magnitude = (v) => (v ? Math.hypot(v[0], v[1], v[2]) : null);
 const stateValue = (state) => {
   const i = STATES.indexOf(state);
@@ -64,16 +70,17 @@ export class Plots {
     const cell = document.createElement('div');
     cell.className = 'plot';
     this.container.appendChild(cell);
-    const stateAxis = chart.states ? {
-      range: [-0.3, STATES.length - 0.7],
-    } : {};
+    // Magnitudes and counts from 0 up, so that a constant reads as its value.
+    const yScale = chart.states
+      ? { range: [-0.3, STATES.length - 0.7] }
+      : { range: (_, min, max) => [Math.min(0, min), max > 0 ? 1.1 * max : 1] };
     const options = {
       title: chart.title,
       width: 300,
       height: PLOT_HEIGHT,
       legend: { live: false },
       cursor: { show: false },
-      scales: { x: { time: false }, y: stateAxis },
+      scales: { x: { time: false }, y: yScale },
       axes: [
         { stroke: '#9aa5b1', grid: { stroke: '#2a3038' }, ticks: { stroke: '#2a3038' } },
         {
@@ -84,7 +91,9 @@ export class Plots {
           ...(chart.states ? {
             splits: () => STATES.map((_, i) => i),
             values: (_, splits) => splits.map((v) => STATES[v] ?? ''),
-          } : {}),
+          } : {
+            values: (_, splits) => splits.map(tickLabel),
+          }),
         },
       ],
       series: [
