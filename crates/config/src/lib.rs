@@ -25,8 +25,7 @@ pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunablePara
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
     BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material,
-    ObjectConfig, ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread,
-    Threads,
+    ObjectConfig, ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread, Threads,
 };
 
 use locate::FieldSpans;

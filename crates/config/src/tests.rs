@@ -538,6 +538,7 @@ fn server_overrides_apply_before_validation() {
         Some(Path::new("/tmp/h.sock"))
     );
     assert!(!server.enabled);
+}
 
 /// A patch from its JSON, as the control API receives it.
 fn patch(json: &str) -> RenderingPatch {

@@ -35,7 +35,7 @@ pub use coupling::VirtualCoupling;
 pub use gradient::{contact_stiffness, total_stiffness, GradientModel};
 pub use penalty::{total_wrench, PenaltyContact, Role};
 pub use scene::{
-    check_friction_coefficient, ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject, PenaltyParameters,
-    SceneError, SharedField, ShellTree, ToolGeometry,
+    check_friction_coefficient, ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject,
+    PenaltyParameters, SceneError, SharedField, ShellTree, ToolGeometry,
 };
 pub use stiffness_scaling::StiffnessScaling;

@@ -1,0 +1,239 @@
+//! `hapticd run`'s control API and state stream as a script uses them: the
+//! daemon on port 0 with `--port-file`, then HTTP and a WebSocket client on
+//! the port it wrote.
+
+use serde_json::Value;
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// One HTTP request; returns the status and the JSON body.
+fn http(port: u16, method: &str, path: &str, body: Option<&str>) -> (u16, Value) {
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    let body = body.unwrap_or("");
+    write!(
+        stream,
+        "{method} {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let (head, json) = reply.split_once("\r\n\r\n").unwrap();
+    let status = head.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, serde_json::from_str(json).unwrap())
+}
+
+/// A WebSocket client reading the server's (unmasked) frames.
+struct Stream(TcpStream);
+
+impl Stream {
+    fn connect(port: u16, query: &str) -> Stream {
+        let mut stream = TcpStream::connect(("127.0.0.1", port)).unwrap();
+        stream
+            .set_read_timeout(Some(Duration::from_secs(10)))
+            .unwrap();
+        write!(
+            stream,
+            "GET /v1/stream?{query} HTTP/1.1\r\nHost: test\r\nUpgrade: websocket\r\n\
+             Connection: Upgrade\r\nSec-WebSocket-Version: 13\r\n\
+             Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n"
+        )
+        .unwrap();
+        let mut head = Vec::new();
+        while !head.ends_with(b"\r\n\r\n") {
+            let mut byte = [0];
+            stream.read_exact(&mut byte).unwrap();
+            head.push(byte[0]);
+        }
+        let head = String::from_utf8(head).unwrap();
+        assert!(head.starts_with("HTTP/1.1 101"), "{head}");
+        Stream(stream)
+    }
+
+    /// The next frame: its opcode (1 text, 2 binary) and payload.
+    fn frame(&mut self) -> (u8, Vec<u8>) {
+        let mut head = [0; 2];
+        self.0.read_exact(&mut head).unwrap();
+        let length = match head[1] & 0x7f {
+            126 => {
+                let mut n = [0; 2];
+                self.0.read_exact(&mut n).unwrap();
+                u16::from_be_bytes(n) as usize
+            }
+            127 => {
+                let mut n = [0; 8];
+                self.0.read_exact(&mut n).unwrap();
+                u64::from_be_bytes(n) as usize
+            }
+            n => n as usize,
+        };
+        let mut payload = vec![0; length];
+        self.0.read_exact(&mut payload).unwrap();
+        (head[0] & 0x0f, payload)
+    }
+
+    fn text(&mut self) -> Value {
+        let (opcode, payload) = self.frame();
+        assert_eq!(opcode, 1, "not a text frame");
+        serde_json::from_slice(&payload).unwrap()
+    }
+
+    /// Reads text frames until one satisfies `wanted`, for `timeout`.
+    fn until(&mut self, timeout: Duration, wanted: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + timeout;
+        loop {
+            assert!(Instant::now() < deadline, "no such frame in {timeout:?}");
+            let frame = self.text();
+            if wanted(&frame) {
+                return frame;
+            }
+        }
+    }
+}
+
+/// The daemon, stopped by SIGTERM when dropped.
+struct Daemon(Child);
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        // SAFETY: kill sends a signal to our own child.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        let _ = self.0.wait();
+    }
+}
+
+#[test]
+fn the_control_api_and_stream_of_a_running_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let port_file = dir.path().join("port");
+    let log = std::fs::File::create(dir.path().join("stderr")).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args(["run", "--listen", "127.0.0.1:0", "--duration", "120"])
+        .arg("--port-file")
+        .arg(&port_file)
+        .current_dir(repo())
+        .stdout(Stdio::null())
+        .stderr(log)
+        .spawn()
+        .unwrap();
+    let mut daemon = Daemon(child);
+    let started = Instant::now();
+    let port: u16 = loop {
+        if let Ok(text) = std::fs::read_to_string(&port_file) {
+            break text.trim().parse().unwrap();
+        }
+        assert!(started.elapsed() < Duration::from_secs(30), "no port file");
+        assert!(daemon.0.try_wait().unwrap().is_none(), "hapticd ended");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
+    assert!(
+        stderr.contains(&format!("listening on http://127.0.0.1:{port}")),
+        "{stderr}"
+    );
+    // The scene builds while the server already answers.
+    let parameters = loop {
+        let (status, reply) = http(port, "GET", "/v1/parameters", None);
+        if status == 200 {
+            break reply["data"].clone();
+        }
+        assert_eq!(reply["error"]["code"], "busy", "{reply}");
+        assert!(started.elapsed() < Duration::from_secs(60), "no scene");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(parameters["generation"], 0);
+
+    let mut stream = Stream::connect(port, "rate_hz=100&contacts=8");
+    let hello = stream.text();
+    assert_eq!(hello["type"], "hello", "{hello}");
+    let objects = hello["objects"].as_array().unwrap().len();
+    assert_eq!(objects, 2);
+    for index in 0..objects {
+        let (opcode, geometry) = stream.frame();
+        assert_eq!(opcode, 2);
+        assert_eq!(&geometry[..4], b"HGEO");
+        assert_eq!(geometry[8] as usize, index);
+    }
+    // The default scene presses the cube into the corner.
+    let touching = stream.until(Duration::from_secs(20), |f| {
+        f["type"] == "tick" && !f["contact_points"].as_array().unwrap().is_empty()
+    });
+    assert!(touching["contact_points"].as_array().unwrap().len() <= 8);
+    assert_eq!(touching["environment"].as_array().unwrap().len(), 1);
+
+    let (status, refused) = http(
+        port,
+        "PATCH",
+        "/v1/parameters",
+        Some(r#"{"rendering": {"static_damping": 2}}"#),
+    );
+    assert_eq!(status, 422, "{refused}");
+    assert_eq!(refused["error"]["field"], "rendering.static_damping");
+    assert_eq!(
+        http(port, "GET", "/v1/parameters", None).1["data"],
+        parameters
+    );
+    let (status, changed) = http(
+        port,
+        "PATCH",
+        "/v1/parameters",
+        Some(r#"{"materials": {"wood": {"friction_coefficient": 0.8}}}"#),
+    );
+    assert_eq!(status, 200, "{changed}");
+    assert_eq!(changed["data"]["generation"], 1);
+    assert!(changed["data"]["applied_tick"].is_u64());
+    // Friction state changes are events too.
+    let event = stream.until(Duration::from_secs(5), |f| f["event"] == "parameters");
+    assert_eq!(event["type"], "event", "{event}");
+    assert_eq!(event["generation"], 1);
+    let tick = stream.until(Duration::from_secs(5), |f| f["type"] == "tick");
+    assert_eq!(tick["generation"], 1);
+
+    let recording = dir.path().join("api.csv");
+    let body = format!(r#"{{"path": "{}"}}"#, recording.display());
+    let (status, started_recording) = http(port, "POST", "/v1/recording", Some(&body));
+    assert_eq!(status, 200, "{started_recording}");
+    std::thread::sleep(Duration::from_millis(500));
+    let (status, finished) = http(port, "DELETE", "/v1/recording", None);
+    assert_eq!(status, 200, "{finished}");
+    let ticks = haptic_devices::load_ticks(&recording).unwrap();
+    assert_eq!(
+        ticks.len() as u64,
+        finished["data"]["ticks"].as_u64().unwrap()
+    );
+    assert!(ticks.len() > 100, "{} ticks", ticks.len());
+
+    let (status, refused) = http(
+        port,
+        "POST",
+        "/v1/scene",
+        Some(r#"{"path": "config/no-such.toml"}"#),
+    );
+    assert_eq!(status, 422, "{refused}");
+    let (status, loaded) = http(
+        port,
+        "POST",
+        "/v1/scene",
+        Some(r#"{"path": "config/cube-corner.toml"}"#),
+    );
+    assert_eq!(status, 200, "{loaded}");
+    assert_eq!(loaded["data"]["file"], "config/cube-corner.toml");
+    let hello = stream.until(Duration::from_secs(5), |f| f["type"] == "hello");
+    assert_eq!(hello["scene"], "config/cube-corner.toml");
+    let status = http(port, "GET", "/v1/status", None).1["data"].clone();
+    assert_eq!(status["scene"], "config/cube-corner.toml");
+    assert_eq!(status["server"]["stream_clients"][0]["dropped"], 0);
+
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
+    let exit = daemon.0.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+}
