@@ -12,6 +12,7 @@ const CHOICES = {
 };
 
 const STATUS_PERIOD_MS = 1000;
+const BUSY_RETRY_MS = 500;
 
 export class Controls {
   /**
@@ -54,7 +55,9 @@ export class Controls {
     try {
       this.renderParameters(await call('GET', '/v1/parameters'));
     } catch (e) {
-      this.onError(`parameters: ${e.message}`);
+      // `busy` while a scene is still starting: ask again shortly.
+      if (e.code === 'busy') setTimeout(() => this.loadParameters(), BUSY_RETRY_MS);
+      else this.onError(`parameters: ${e.message}`);
     }
   }
 
