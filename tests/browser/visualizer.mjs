@@ -40,6 +40,8 @@ const VIEWPORT = { width: 1400, height: 860 };
 // Pixels of the arrows' colours that show the contacts are drawn: a few
 // arrow heads' worth.
 const MIN_ARROW_PIXELS = 50;
+// Seconds of each scene in the plots before its screenshot.
+const FIGURE_PLOT_S = 4;
 
 const work = mkdtempSync(join(tmpdir(), 'hapticd-browser-'));
 const figures = [];
@@ -161,6 +163,11 @@ const pixels = (page) => page.evaluate(async () => {
   return { objects, arrowPixels, arrows: hapticdView.arrows, meshes: hapticdView.meshes };
 });
 
+/** Waits until the plots hold `seconds` of the scene, for the figures. */
+async function plotsSpan(page, seconds) {
+  await page.waitForFunction((s) => hapticdView.plots.lastX >= s, seconds, { timeout: 30_000 });
+}
+
 /** Waits until the tool is in contact and the arrows show in the pixels too. */
 async function contactPixels(page, timeoutMs) {
   const deadline = Date.now() + timeoutMs;
@@ -208,6 +215,7 @@ async function run() {
 
   let cornerPixels;
   await check('the corner scene and its contact arrows are in the scene graph and the pixels', async () => {
+    await plotsSpan(page, FIGURE_PLOT_S);
     cornerPixels = await contactPixels(page, 20_000);
     checkScene(cornerPixels, 2);
   });
@@ -291,6 +299,7 @@ async function run() {
     figure('peg_scene_load', ((Date.now() - started) / 1000).toFixed(1), 's');
     // The contacts are inside the block.
     await page.locator('#see-through input').check();
+    await plotsSpan(page, FIGURE_PLOT_S);
     pegPixels = await contactPixels(page, 30_000);
     checkScene(pegPixels, 2);
     const v = await view(page);

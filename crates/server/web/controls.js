@@ -30,12 +30,18 @@ export class Controls {
 
   // --- status ---
 
+  /**
+   * Refreshes the status and the recording every second: the server's
+   * figures are snapshots the telemetry thread refreshes, so a recording's
+   * start or stop may show there a little after its event.
+   */
   async pollStatus() {
     try {
       this.renderStatus(await call('GET', '/v1/status'));
     } catch (e) {
       this.el.status.textContent = `status unavailable: ${e.message}`;
     }
+    await this.loadRecording();
     setTimeout(() => this.pollStatus(), STATUS_PERIOD_MS);
   }
 
@@ -161,7 +167,6 @@ export class Controls {
       this.recordingAction('POST', { path: path.value });
     });
     stop.addEventListener('click', () => this.recordingAction('DELETE'));
-    this.loadRecording();
   }
 
   async recordingAction(method, body) {
