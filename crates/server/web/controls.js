@@ -268,9 +268,14 @@ function showMessage(element, kind, text) {
   element.textContent = text;
 }
 
-/** `[dotted key, value]` for every scalar or array in a JSON object. */
+/**
+ * `[dotted key, value]` for every scalar, and every array of scalars, in a
+ * JSON value; the items of an array of objects are keyed by their index.
+ */
 function* flatten(value, prefix = '') {
-  if (value !== null && typeof value === 'object' && !Array.isArray(value)) {
+  const isObject = (v) => v !== null && typeof v === 'object';
+  const nested = Array.isArray(value) ? value.some(isObject) : isObject(value);
+  if (nested) {
     for (const [key, inner] of Object.entries(value)) yield* flatten(inner, prefix ? `${prefix}.${key}` : key);
   } else {
     yield [prefix, value];
