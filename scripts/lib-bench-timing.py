@@ -221,6 +221,47 @@ def load_json(path):
         return json.load(f)
 
 
+def stream_figures(metas):
+    """The stream clients' figures over every phase that had them
+    (scripts/lib-stream-load.py's phase-N.stream.json), or None."""
+    phases = []
+    for meta_path in metas:
+        path = meta_path[: -len(".meta.json")] + ".stream.json"
+        if os.path.exists(path):
+            phases.append(load_json(path))
+    if not phases:
+        return None
+    rates = [
+        r["ticks"] / p["seconds"] for p in phases for r in p["reading"] if p["seconds"] > 0
+    ]
+    stalled = [c for p in phases for c in p["stalled_clients"]]
+    rss = [kib for p in phases for _, kib in p["rss_kib"]]
+    # Growth over the second half of each phase: a bounded daemon's memory
+    # levels off once every client's queue is full.
+    growth = 0
+    for p in phases:
+        samples = p["rss_kib"]
+        if len(samples) >= 4:
+            half = samples[len(samples) // 2 :]
+            growth = max(growth, half[-1][1] - half[0][1])
+    return {
+        "rate_hz": phases[0]["rate_hz"],
+        "readers": max(len(p["reading"]) for p in phases),
+        "min_rate_hz": min(rates) if rates else float("nan"),
+        "max_rate_hz": max(rates) if rates else float("nan"),
+        "reader_dropped": sum(r["dropped"] for p in phases for r in p["reading"]),
+        "max_gap_s": max((r["max_gap_s"] for p in phases for r in p["reading"]), default=0.0),
+        "stalled": len(stalled),
+        "stalled_dropped": sum(c["dropped"] for c in stalled),
+        "stalled_connected": sum(c["disconnected_s"] is None for c in stalled),
+        "rss_first_kib": phases[0]["rss_kib"][0][1] if phases[0]["rss_kib"] else 0,
+        "rss_max_kib": max(rss, default=0),
+        "rss_last_kib": phases[-1]["rss_kib"][-1][1] if phases[-1]["rss_kib"] else 0,
+        "rss_growth_last_half_kib": growth,
+        "errors": sorted({e for p in phases for e in p["reading_errors"]}),
+    }
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("dir")
@@ -377,6 +418,24 @@ def main():
     # Headline figures, then the target checks.
     def line(name, value, unit):
         print(f"{name}: {value} {unit}".rstrip())
+
+    stream = stream_figures(metas)
+    if stream:
+        print(
+            f"stream: {stream['readers']} reading clients at {stream['rate_hz']:g} Hz received "
+            f"{fmt(stream['min_rate_hz'])}-{fmt(stream['max_rate_hz'])} frames/s each, dropped "
+            f"{stream['reader_dropped']} in all, longest gap {fmt(stream['max_gap_s'] * 1e3)} ms; "
+            f"{stream['stalled']} stalled clients had {stream['stalled_dropped']} frames dropped "
+            f"({stream['stalled_connected']} still connected at the end); daemon memory "
+            f"{stream['rss_first_kib']} KiB at the start, {stream['rss_max_kib']} KiB at most, "
+            f"{stream['rss_last_kib']} KiB at the end; errors: {stream['errors'] or 'none'}"
+        )
+        print()
+        line("stream_reading_clients", stream["readers"], "")
+        line("stream_min_client_rate", fmt(stream["min_rate_hz"]), "Hz")
+        line("stream_stalled_dropped", stream["stalled_dropped"], "frames")
+        line("daemon_rss_max", stream["rss_max_kib"], "KiB")
+        line("daemon_rss_growth_last_half", stream["rss_growth_last_half_kib"], "KiB")
 
     if pooled_d is None or pooled_c is None or incomplete:
         line("daemon_miss_rate", fmt(miss_rate(pooled_d), 4) if pooled_d else "n/a", "%")

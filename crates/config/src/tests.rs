@@ -668,3 +668,18 @@ fn the_implicit_default_material_is_tunable() {
         .unwrap();
     assert_eq!(patched.render_parameters().penalty.stiffness, 300.0);
 }
+
+#[test]
+fn the_patch_schema_names_the_file_s_fields() {
+    use utoipa::PartialSchema;
+    let schema = serde_json::to_string(&RenderingPatch::schema()).unwrap();
+    for name in ["materials", "rendering"] {
+        assert!(schema.contains(name), "{schema}");
+    }
+    let fields = serde_json::to_string(&RenderingFieldsPatch::schema()).unwrap();
+    for name in ["static_damping", "pyramid_sides", "friction", "solver"] {
+        assert!(fields.contains(&format!("\"{name}\"")), "{fields}");
+    }
+    let friction = serde_json::to_string(&Friction::schema()).unwrap();
+    assert!(friction.contains("yamane_springs"), "{friction}");
+}

@@ -7,9 +7,8 @@ use crate::scene::{BuiltScene, SceneControl};
 use haptic_config::{ConfigError, Overrides, RenderingPatch, Scene, ServoScene};
 use haptic_devices::{list_connected, load_profiles};
 use haptic_server::{
-    ApiError, Control, DeviceInfo, ErrorCode, Recording, SceneInfo, Status, StreamHub,
+    ApiError, Control, DeviceInfo, ErrorCode, Parameters, Recording, SceneInfo, Status, StreamHub,
 };
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -62,6 +61,8 @@ pub struct DaemonControl {
     overrides: Overrides,
     current: Mutex<Option<Attached>>,
     scene_request: Mutex<Option<SceneRequest>>,
+    /// Held while a parameter change is on its way to the servo.
+    patching: Mutex<()>,
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -101,6 +102,7 @@ impl DaemonControl {
             overrides,
             current: Mutex::new(None),
             scene_request: Mutex::new(None),
+            patching: Mutex::new(()),
         }
     }
 
@@ -138,15 +140,13 @@ impl DaemonControl {
     }
 }
 
-/// `{"generation", "materials", "rendering"}`, and `applied_tick` after a
-/// change.
-fn parameters_json(attached: &Attached, applied_tick: Option<u64>) -> Value {
-    let mut value = serde_json::to_value(attached.scene.tunable()).expect("parameters serialise");
-    value["generation"] = attached.generation.into();
-    if let Some(tick) = applied_tick {
-        value["applied_tick"] = tick.into();
+/// The running scene's parameters, and the first tick of a change.
+fn in_force(attached: &Attached, applied_tick: Option<u64>) -> Parameters {
+    Parameters {
+        generation: attached.generation,
+        applied_tick,
+        parameters: attached.scene.tunable(),
     }
-    value
 }
 
 impl Control for DaemonControl {
@@ -165,23 +165,21 @@ impl Control for DaemonControl {
         status
     }
 
-    fn parameters(&self) -> Result<Value, ApiError> {
+    fn parameters(&self) -> Result<Parameters, ApiError> {
         let current = lock(&self.current);
         let attached = current.as_ref().ok_or_else(no_scene)?;
-        Ok(parameters_json(attached, None))
+        Ok(in_force(attached, None))
     }
 
     /// Validates the patched scene, builds its update here, hands it to
-    /// the servo and waits until the servo took it. The `current` lock is
-    /// held throughout, so that one patch at a time reaches the servo and
-    /// the scene cannot be replaced meanwhile.
-    fn patch_parameters(&self, patch: Value) -> Result<Value, ApiError> {
-        let patch: RenderingPatch = serde_json::from_value(patch)
-            .map_err(|e| ApiError::bad_request(format!("not a parameter patch: {e}")))?;
-        let mut current = self
-            .current
+    /// the servo and waits until the servo took it: one change at a time,
+    /// the scene held meanwhile, so that it cannot be replaced under it.
+    fn patch_parameters(&self, patch: RenderingPatch) -> Result<Parameters, ApiError> {
+        let _one = self
+            .patching
             .try_lock()
             .map_err(|_| ApiError::new(ErrorCode::Busy, "another change is pending"))?;
+        let mut current = lock(&self.current);
         let attached = current.as_mut().ok_or_else(no_scene)?;
         let patched = attached
             .scene
@@ -218,7 +216,7 @@ impl Control for DaemonControl {
                     tick,
                     "rendering parameters changed through the control API"
                 );
-                Ok(parameters_json(attached, Some(tick)))
+                Ok(in_force(attached, Some(tick)))
             }
             Some(Err(error)) => Err(ApiError::new(
                 ErrorCode::InvalidParameter,

@@ -354,6 +354,7 @@ pub(crate) fn run_with(
         None => None,
     };
     let hub = control.hub();
+    hub.set_generation(0);
     hub.set_scene(publish::announcement(config));
     let (commands, command_receiver) = mpsc::channel();
     let status = Arc::new(Mutex::new(haptic_server::Status::default()));

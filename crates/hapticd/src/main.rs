@@ -2,10 +2,12 @@
 //!
 //! - `hapticd run [--config FILE] [--device simulated|emulator|hid]
 //!   [--trajectory FILE] [--until-end] [--record FILE] [--duration S]
-//!   [--summary-json FILE] [--log-format human|json]`: the server, on the
-//!   embedded default scene with the simulated device unless `--config`
-//!   names a scene; SIGINT or SIGTERM ramps the force to zero and exits 0,
-//!   a second signal exits at once with zero force.
+//!   [--summary-json FILE] [--log-format human|json] [--listen ADDR]
+//!   [--unix-socket PATH] [--no-server] [--port-file FILE]`: the server, on
+//!   the embedded default scene with the simulated device unless `--config`
+//!   names a scene, serving the control API and state stream
+//!   (docs/protocol.md); SIGINT or SIGTERM ramps the force to zero and
+//!   exits 0, a second signal exits at once with zero force.
 //! - `hapticd replay --config FILE --trajectory FILE --out FILE`: a
 //!   recorded trajectory through a scene, deterministic, into a tick
 //!   recording.

@@ -230,7 +230,7 @@ fn the_control_api_and_stream_of_a_running_daemon() {
     assert_eq!(hello["scene"], "config/cube-corner.toml");
     let status = http(port, "GET", "/v1/status", None).1["data"].clone();
     assert_eq!(status["scene"], "config/cube-corner.toml");
-    assert_eq!(status["server"]["stream_clients"][0]["dropped"], 0);
+    assert_eq!(status["server"]["clients"][0]["dropped"], 0);
 
     // SAFETY: kill sends a signal to our own child.
     unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };

@@ -200,16 +200,6 @@ impl FrictionStage {
     }
 }
 
-impl StaticCoupling {
-    fn of(parameters: &RenderParameters) -> Self {
-        Self {
-            coupling: parameters.coupling,
-            mass: parameters.mass,
-            gradient: parameters.gradient,
-        }
-    }
-}
-
 /// New rendering parameters for a running [`RenderingCycle`], built off the
 /// servo thread so that [`RenderingCycle::apply`] only moves and copies.
 /// It holds a friction stage freshly built for the parameters, which `apply`

@@ -3,8 +3,8 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
+use haptic_config::{RenderingPatch, TunableParameters};
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::BTreeMap;
 use std::path::Path;
 use utoipa::ToSchema;
@@ -221,19 +221,30 @@ pub struct DeviceInfo {
     pub profile: Option<String>,
 }
 
+/// The rendering parameters in force.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct Parameters {
+    /// Rises by one with each change; 0 as the scene started.
+    pub generation: u64,
+    /// In the reply to a change: the first tick that rendered it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub applied_tick: Option<u64>,
+    #[serde(flatten)]
+    pub parameters: TunableParameters,
+}
+
 /// What the daemon does for the control API. Calls may block (a scene
 /// load takes seconds; a parameter change waits for the servo to take it):
 /// the server makes them off its event loop.
 pub trait Control: Send + Sync + 'static {
     /// The run's live figures.
     fn status(&self) -> Status;
-    /// The rendering parameters in force: `{"generation", "materials",
-    /// "rendering"}` with the config file's names and units.
-    fn parameters(&self) -> Result<Value, ApiError>;
-    /// Validates `patch` (a subset of the parameters) against the whole
-    /// scene, hands it to the servo and returns the parameters in force
-    /// once the servo has taken them, with `applied_tick`.
-    fn patch_parameters(&self, patch: Value) -> Result<Value, ApiError>;
+    /// The rendering parameters in force.
+    fn parameters(&self) -> Result<Parameters, ApiError>;
+    /// Validates the scene with `patch` applied, hands the change to the
+    /// servo and returns the parameters in force once the servo has taken
+    /// them, with `applied_tick`.
+    fn patch_parameters(&self, patch: RenderingPatch) -> Result<Parameters, ApiError>;
     fn scene(&self) -> SceneInfo;
     /// Loads, validates and starts the scene at `path`; on an error the
     /// old scene keeps running.

@@ -18,8 +18,8 @@ mod server;
 mod stream;
 
 pub use api::{
-    ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Percentiles, Recording, Reply,
-    SceneInfo, SceneObject, Status,
+    ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Parameters, Percentiles,
+    Recording, Reply, SceneInfo, SceneObject, Status,
 };
 pub use hub::{
     geometry_frame, ClientStatus, ContactPoint, Event, HelloObject, Mesh, Pose, SceneAnnouncement,

@@ -2,8 +2,8 @@
 //! limits in front of them, the OpenAPI document and the static files.
 
 use crate::api::{
-    reply, ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Percentiles, Recording,
-    Reply, SceneInfo, SceneObject, Status,
+    reply, ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Parameters, Percentiles,
+    Recording, Reply, SceneInfo, SceneObject, Status,
 };
 use crate::hub::{ClientStatus, ContactPoint, Event, HelloObject, Pose, StreamHub, TickFrame};
 use crate::stream::{self, ClientMessage, StreamQuery};
@@ -17,8 +17,8 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
+use haptic_config::RenderingPatch;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
-use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -60,7 +60,7 @@ pub struct StatusReply {
 pub struct ServerStatus {
     #[serde(flatten)]
     pub listening: Listening,
-    pub stream_clients: Vec<ClientStatus>,
+    pub clients: Vec<ClientStatus>,
 }
 
 /// A JSON body whose rejections (malformed JSON, unknown fields, wrong
@@ -116,14 +116,14 @@ async fn status(State(state): State<AppState>) -> Result<Response, ApiError> {
         status,
         server: ServerStatus {
             listening: (*state.listening).clone(),
-            stream_clients: state.hub.clients(),
+            clients: state.hub.clients(),
         },
     }))
 }
 
 /// The rendering parameters in force, with their `generation`.
 #[utoipa::path(get, path = "/v1/parameters", responses(
-    (status = 200, body = Reply<Value>),
+    (status = 200, body = Reply<Parameters>),
 ))]
 async fn get_parameters(State(state): State<AppState>) -> Result<Response, ApiError> {
     Ok(reply(blocking(&state, |c| c.parameters()).await?))
@@ -131,18 +131,15 @@ async fn get_parameters(State(state): State<AppState>) -> Result<Response, ApiEr
 
 /// Changes some rendering parameters; the reply comes once the servo has
 /// taken them.
-#[utoipa::path(patch, path = "/v1/parameters", request_body = Value, responses(
-    (status = 200, body = Reply<Value>, description = "the parameters now in force, with `applied_tick`"),
+#[utoipa::path(patch, path = "/v1/parameters", request_body = RenderingPatch, responses(
+    (status = 200, body = Reply<Parameters>, description = "the parameters now in force, with `applied_tick`"),
     (status = 422, body = ErrorReply, description = "a value the validation refuses; `field` names it"),
     (status = 503, body = ErrorReply, description = "another change is still pending"),
 ))]
 async fn patch_parameters(
     State(state): State<AppState>,
-    JsonBody(patch): JsonBody<Value>,
+    JsonBody(patch): JsonBody<RenderingPatch>,
 ) -> Result<Response, ApiError> {
-    if !patch.is_object() {
-        return Err(ApiError::bad_request("the patch must be a JSON object"));
-    }
     Ok(reply(
         blocking(&state, move |c| c.patch_parameters(patch)).await?,
     ))
@@ -205,7 +202,7 @@ async fn devices(State(state): State<AppState>) -> Result<Response, ApiError> {
 }
 
 /// This API in OpenAPI 3.1.
-#[utoipa::path(get, path = "/v1/openapi.json", responses((status = 200, body = Value)))]
+#[utoipa::path(get, path = "/v1/openapi.json", responses((status = 200, body = serde_json::Value)))]
 async fn openapi() -> Response {
     axum::Json(ApiDoc::openapi()).into_response()
 }
@@ -384,7 +381,7 @@ impl Modify for BearerToken {
     info(title = "hapticd", description = "The haptic rendering server's control API and state stream (docs/protocol.md)."),
     paths(status, get_parameters, patch_parameters, get_scene, post_scene, get_recording,
           post_recording, delete_recording, devices, openapi, stream),
-    components(schemas(ErrorReply, ApiError, ErrorCode, Status, Percentiles, Faults, Recording,
+    components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
                        HelloObject, ClientMessage)),

@@ -7,6 +7,7 @@ use crate::routes::{router, AppState, Listening, RateLimiter, CLOSE_GOING_AWAY};
 use std::net::SocketAddr;
 use std::os::unix::fs::{DirBuilderExt, FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -88,7 +89,12 @@ fn bind_unix(path: &Path) -> std::io::Result<std::os::unix::net::UnixListener> {
         .parent()
         .filter(|p| !p.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let private = parent.join(format!(".hapticd-socket-{}", std::process::id()));
+    static BOUND: AtomicU64 = AtomicU64::new(0);
+    let private = parent.join(format!(
+        ".hapticd-socket-{}-{}",
+        std::process::id(),
+        BOUND.fetch_add(1, Ordering::Relaxed)
+    ));
     std::fs::DirBuilder::new().mode(0o700).create(&private)?;
     let inner = private.join("socket");
     let bound = std::os::unix::net::UnixListener::bind(&inner).and_then(|listener| {

@@ -3,9 +3,11 @@
 //! malformed and slow clients.
 
 use futures_util::{SinkExt, StreamExt};
+use haptic_config::{Rendering, RenderingPatch, TunableParameters};
 use haptic_server::{
-    ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloObject, Mesh, Recording,
-    SceneAnnouncement, SceneInfo, Server, ServerConfig, StartError, Status, StreamHub, TickFrame,
+    ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloObject, Mesh, Parameters,
+    Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig, StartError, Status, StreamHub,
+    TickFrame,
 };
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -24,9 +26,18 @@ struct TestControl {
 }
 
 impl TestControl {
-    fn parameters_json(&self) -> Value {
+    fn in_force(&self) -> Parameters {
         let (generation, damping) = *self.damping.lock().unwrap();
-        json!({"generation": generation, "rendering": {"static_damping": damping}})
+        let mut parameters = TunableParameters {
+            materials: Default::default(),
+            rendering: Rendering::default(),
+        };
+        parameters.rendering.static_damping = damping;
+        Parameters {
+            generation,
+            applied_tick: None,
+            parameters,
+        }
     }
 }
 
@@ -39,25 +50,13 @@ impl Control for TestControl {
         }
     }
 
-    fn parameters(&self) -> Result<Value, ApiError> {
-        Ok(self.parameters_json())
+    fn parameters(&self) -> Result<Parameters, ApiError> {
+        Ok(self.in_force())
     }
 
-    fn patch_parameters(&self, patch: Value) -> Result<Value, ApiError> {
-        let rendering = patch
-            .as_object()
-            .filter(|p| p.keys().all(|k| k == "rendering"))
-            .and_then(|p| p.get("rendering"))
-            .and_then(Value::as_object)
-            .filter(|r| r.keys().all(|k| k == "static_damping"))
-            .ok_or_else(|| ApiError::bad_request("unknown field"))?;
-        let damping = rendering
-            .get("static_damping")
-            .and_then(Value::as_f64)
-            .ok_or_else(|| {
-                ApiError::bad_request("wrong type").with_field("rendering.static_damping")
-            })?;
-        if !(0.0..=1.0).contains(&damping) {
+    fn patch_parameters(&self, patch: RenderingPatch) -> Result<Parameters, ApiError> {
+        let damping = patch.rendering.static_damping.unwrap_or(0.6);
+        if !(0.0..1.0).contains(&damping) {
             return Err(ApiError::invalid(
                 "rendering.static_damping",
                 "must be in [0, 1]",
@@ -66,7 +65,10 @@ impl Control for TestControl {
         let mut held = self.damping.lock().unwrap();
         *held = (held.0 + 1, damping);
         drop(held);
-        Ok(self.parameters_json())
+        Ok(Parameters {
+            applied_tick: Some(7),
+            ..self.in_force()
+        })
     }
 
     fn scene(&self) -> SceneInfo {
@@ -338,7 +340,7 @@ fn replies_carry_the_data() {
         status["server"]["listen"],
         server.local_addr().unwrap().to_string()
     );
-    assert_eq!(status["server"]["stream_clients"], json!([]));
+    assert_eq!(status["server"]["clients"], json!([]));
     assert_eq!(
         request(&server, "GET", "/v1/recording", None).assert_ok(),
         Value::Null
@@ -401,7 +403,14 @@ fn replies_carry_the_data() {
         assert!(openapi["paths"][path].is_object(), "{path} undocumented");
     }
     assert!(openapi["paths"]["/v1/parameters"]["patch"].is_object());
-    for schema in ["TickFrame", "Event", "ErrorReply", "ClientMessage"] {
+    for schema in [
+        "TickFrame",
+        "Event",
+        "ErrorReply",
+        "ClientMessage",
+        "Parameters",
+        "RenderingPatch",
+    ] {
         assert!(
             openapi["components"]["schemas"][schema].is_object(),
             "{schema}"
