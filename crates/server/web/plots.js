@@ -13,6 +13,11 @@ const tickLabel = (v) => {
   const size = Math.abs(v);
   return size < 0.01 || size >= 1e5 ? v.toExponential(1) : String(Number(v.toPrecision(3)));
 };
+// The smallest of 1, 2, 2.5 and 5 times a power of ten at or above x > 0.
+const niceCeil = (x) => {
+  const power = 10 ** Math.floor(Math.log10(x));
+  return [1, 2, 2.5, 5, 10].map((m) => m * power).find((v) => v >= x);
+};
 const magnitude = (v) => (v ? Math.hypot(v[0], v[1], v[2]) : null);
 const stateValue = (state) => {
   const i = STATES.indexOf(state);
@@ -70,10 +75,11 @@ export class Plots {
     const cell = document.createElement('div');
     cell.className = 'plot';
     this.container.appendChild(cell);
-    // Magnitudes and counts from 0 up, so that a constant reads as its value.
+    // Magnitudes and counts from 0 up to a round number, so that a constant
+    // reads as its value and the top of the axis is labelled.
     const yScale = chart.states
       ? { range: [-0.3, STATES.length - 0.7] }
-      : { range: (_, min, max) => [Math.min(0, min), max > 0 ? 1.1 * max : 1] };
+      : { range: (_, min, max) => [Math.min(0, min), max > 0 ? niceCeil(1.05 * max) : 1] };
     const options = {
       title: chart.title,
       width: 300,
