@@ -70,7 +70,10 @@ pub fn tool_pose(record: &TickRecord) -> Isometry3<f64> {
 
 /// The manipulandum of a servo record.
 pub fn manipulandum_pose(record: &TickRecord) -> Isometry3<f64> {
-    pose(record.manipulandum_position, record.manipulandum_orientation)
+    pose(
+        record.manipulandum_position,
+        record.manipulandum_orientation,
+    )
 }
 
 fn pose(position: [f64; 3], [w, i, j, k]: [f64; 4]) -> Isometry3<f64> {
@@ -389,7 +392,10 @@ mod tests {
             let [w, ..] = record.manipulandum_orientation;
             assert_eq!(frame["parent_frame_id"], "world");
             assert_eq!(frame["child_frame_id"], "manipulandum");
-            assert_eq!(frame["translation"], serde_json::json!({"x": x, "y": y, "z": z}));
+            assert_eq!(
+                frame["translation"],
+                serde_json::json!({"x": x, "y": y, "z": z})
+            );
             assert_eq!(frame["rotation"]["w"], w);
         }
     }

@@ -21,8 +21,7 @@ use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, StreamHub};
 use haptic_servo::{
-    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule,
-    ToolState,
+    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
 };
 use std::path::{Path, PathBuf};
 use std::sync::{mpsc, Arc, Mutex};

@@ -341,12 +341,7 @@ impl Publisher {
         }
         let time_s = record.time.as_secs_f64();
         if self.link.hub.wants_tick(time_s) {
-            fill_tick_frame(
-                &mut self.frame,
-                record,
-                dropped,
-                self.deadline_misses,
-            );
+            fill_tick_frame(&mut self.frame, record, dropped, self.deadline_misses);
             self.fill_scene();
             self.link.hub.publish_tick(&self.frame, &self.contacts);
         }
@@ -422,6 +417,14 @@ impl Publisher {
             };
             if result.is_ok() {
                 let recording = self.recording(record);
+                // `GET /v1/recording` answers from the status: it must
+                // show the change before the reply does.
+                self.link
+                    .status
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .recording
+                    .clone_from(&recording);
                 self.events.push((tick, Event::Recording { recording }));
             }
             let _ = reply.send(result);

@@ -382,8 +382,10 @@ impl StreamHub {
         let mut scene = lock(&self.inner.scene);
         *scene = Some(frames.clone());
         // Under the scene lock, so that a client registering now gets the
-        // announcement exactly once.
+        // announcement exactly once. A new scene's servo time starts again
+        // at 0, and so does each client's frame schedule.
         for client in lock(&self.inner.clients).iter() {
+            client.queue().next_due_s = 0.0;
             client.push_always(Outgoing::Scene(frames.clone()));
         }
     }
