@@ -455,7 +455,8 @@ mod tests {
             [
                 ("/ticks", "hapticd.Tick"),
                 ("/tf/tool", "foxglove.FrameTransform"),
-                ("/tf/handle", "foxglove.FrameTransform")
+                ("/tf/handle", "foxglove.FrameTransform"),
+                ("/tf/manipulandum", "foxglove.FrameTransform"),
             ]
         );
         let tick = std::str::from_utf8(&messages[0].data).unwrap();
