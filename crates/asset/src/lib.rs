@@ -78,7 +78,7 @@ mod tests;
 pub use error::AssetError;
 pub use header::{ElementType, FieldKind, Header, Section, SectionId, SourceInfo};
 pub use read::{load_prepared, read_header};
-pub use write::write_prepared;
+pub use write::{write_prepared, AtomicFile};
 
 use haptic_pointshell::{NestedPointTree, PointShell};
 use haptic_sdf::Field;

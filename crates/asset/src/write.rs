@@ -10,7 +10,8 @@ use std::borrow::Cow;
 use std::ffi::OsString;
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, SeekFrom, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use tempfile::NamedTempFile;
 
 /// Writes `geometry` to `path` atomically: into a temporary file in the same
 /// directory, synced, then renamed over `path`, and the directory synced. On
@@ -168,8 +169,8 @@ pub(crate) fn describe(
     header
 }
 
-/// Runs `write` on a temporary file next to `path`, then syncs it, renames it
-/// to `path` and syncs the directory. The temporary file is removed on error.
+/// Runs `write` on an [`AtomicFile`] for `path`, then commits it. The
+/// temporary file is removed on error.
 pub(crate) fn write_atomic<T>(
     path: &Path,
     write: impl FnOnce(&mut File) -> io::Result<T>,
@@ -178,33 +179,87 @@ pub(crate) fn write_atomic<T>(
         file: path.to_owned(),
         source,
     };
-    let name = path.file_name().ok_or_else(|| {
-        io_error(io::Error::new(
-            io::ErrorKind::InvalidInput,
-            "the output path does not name a file",
-        ))
-    })?;
-    let dir = match path.parent() {
+    let mut file = AtomicFile::create(path).map_err(io_error)?;
+    let written = write(file.file_mut()).map_err(io_error)?;
+    file.commit().map_err(io_error)?;
+    Ok(written)
+}
+
+/// A file that appears at its path only once complete: written as a
+/// hidden temporary file (mode 0644) in the same directory, then synced,
+/// renamed into place and the rename synced by [`commit`](Self::commit).
+/// Dropped uncommitted, it is removed and nothing appears at the path.
+pub struct AtomicFile {
+    path: PathBuf,
+    temp: NamedTempFile,
+}
+
+impl AtomicFile {
+    /// Creates the temporary file beside `path`.
+    pub fn create(path: &Path) -> io::Result<AtomicFile> {
+        let name = path.file_name().ok_or_else(|| {
+            io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
+        })?;
+        let mut prefix = OsString::from(".");
+        prefix.push(name);
+        prefix.push(".");
+        let mut builder = tempfile::Builder::new();
+        builder.prefix(&prefix).suffix(".tmp");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            // Temporary files default to 0600; these are ordinary data.
+            builder.permissions(std::fs::Permissions::from_mode(0o644));
+        }
+        let temp = builder.tempfile_in(directory(path))?;
+        Ok(AtomicFile {
+            path: path.to_owned(),
+            temp,
+        })
+    }
+
+    /// Creates `path` holding `bytes`, atomically.
+    pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+        let mut file = AtomicFile::create(path)?;
+        file.file_mut().write_all(bytes)?;
+        file.commit()
+    }
+
+    /// The temporary file, to write.
+    pub fn file_mut(&mut self) -> &mut File {
+        self.temp.as_file_mut()
+    }
+
+    /// Syncs the file, renames it to its path and syncs the directory.
+    pub fn commit(self) -> io::Result<()> {
+        self.temp.as_file().sync_all()?;
+        self.temp.persist(&self.path).map_err(|e| e.error)?;
+        sync_dir(directory(&self.path))
+    }
+}
+
+impl Write for AtomicFile {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.temp.write(bytes)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.temp.flush()
+    }
+}
+
+impl Seek for AtomicFile {
+    fn seek(&mut self, position: SeekFrom) -> io::Result<u64> {
+        self.temp.seek(position)
+    }
+}
+
+/// The directory `path` is in.
+fn directory(path: &Path) -> &Path {
+    match path.parent() {
         Some(dir) if !dir.as_os_str().is_empty() => dir,
         _ => Path::new("."),
-    };
-    let mut prefix = OsString::from(".");
-    prefix.push(name);
-    prefix.push(".");
-    let mut builder = tempfile::Builder::new();
-    builder.prefix(&prefix).suffix(".tmp");
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        // Temporary files default to 0600; a prepared file is ordinary data.
-        builder.permissions(std::fs::Permissions::from_mode(0o644));
     }
-    let mut temp = builder.tempfile_in(dir).map_err(io_error)?;
-    let written = write(temp.as_file_mut()).map_err(io_error)?;
-    temp.as_file().sync_all().map_err(io_error)?;
-    temp.persist(path).map_err(|e| io_error(e.error))?;
-    sync_dir(dir).map_err(io_error)?;
-    Ok(written)
 }
 
 /// Makes a rename durable: on POSIX it is on disk once its directory is synced.

@@ -37,7 +37,7 @@ pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use recording::load_recording;
 pub use replay::{replay, ReplayReport};
-pub use run::{run, write_atomically, RunError, RunOptions};
+pub use run::{run, RunError, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
 pub use summary::{EndReason, RunSummary};

@@ -23,7 +23,7 @@ use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, Stream
 use haptic_servo::{
     PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
 };
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -162,15 +162,6 @@ fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
     }
 }
 
-/// Writes `bytes` to a temporary file beside `path`, then renames it over
-/// `path`, so that a reader never sees half a file.
-pub fn write_atomically(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let mut temporary = path.as_os_str().to_owned();
-    temporary.push(".partial");
-    std::fs::write(&temporary, bytes)?;
-    std::fs::rename(&temporary, path)
-}
-
 /// Starts the control API's server as `config`'s `[server]` table says,
 /// logs where it listens and writes the port file.
 fn start_server(
@@ -201,7 +192,7 @@ fn start_server(
         tracing::info!("listening on unix:{}", path.display());
     }
     if let (Some(path), Some(address)) = (&options.port_file, server.local_addr()) {
-        write_atomically(path, format!("{}\n", address.port()).as_bytes())
+        haptic_asset::AtomicFile::write(path, format!("{}\n", address.port()).as_bytes())
             .map_err(io(format!("writing {}", path.display())))?;
     }
     Ok(Some(server))

@@ -3,8 +3,9 @@
 
 use crate::logging::LogFormat;
 use anyhow::Context;
+use haptic_asset::AtomicFile;
 use haptic_config::{DeviceKind, Overrides, Scene, ServoScene};
-use haptic_daemon::{write_atomically, RunOptions, Shutdown};
+use haptic_daemon::{RunOptions, Shutdown};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -132,7 +133,7 @@ pub fn run(args: &RunArgs) -> anyhow::Result<u8> {
     let summary = haptic_daemon::run(&scene, &options, &shutdown)?;
     if let Some(path) = &args.summary_json {
         let text = serde_json::to_string_pretty(&summary.to_json())?;
-        write_atomically(path, text.as_bytes())
+        AtomicFile::write(path, text.as_bytes())
             .with_context(|| format!("writing {}", path.display()))?;
     }
     let s = &summary.servo;

@@ -2,17 +2,16 @@
 //! chunks, and the file renamed into place only once finished
 //! (docs/protocol.md, "Recordings").
 
+use haptic_asset::AtomicFile;
 use haptic_devices::{RecordedTick, TickFileError, Wrench};
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions, Writer};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::collections::BTreeMap;
-use std::fs::File;
 use std::io::{self, BufWriter};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Duration;
-use tempfile::NamedTempFile;
 
 /// The topic of the tick messages.
 pub const TICK_TOPIC: &str = "/ticks";
@@ -201,8 +200,7 @@ struct Channels {
 
 /// An MCAP recording being written to a temporary file beside its path.
 pub struct McapTicks {
-    path: PathBuf,
-    writer: Writer<BufWriter<NamedTempFile>>,
+    writer: Writer<BufWriter<AtomicFile>>,
     channels: Channels,
     sequence: u32,
 }
@@ -217,21 +215,7 @@ fn mcap_error(error: McapError) -> io::Error {
 impl McapTicks {
     /// Starts a recording that appears at `path` once finished.
     pub fn create(path: &Path) -> io::Result<McapTicks> {
-        let name = path.file_name().ok_or_else(|| {
-            io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file")
-        })?;
-        let mut prefix = std::ffi::OsString::from(".");
-        prefix.push(name);
-        prefix.push(".");
-        let mut builder = tempfile::Builder::new();
-        builder.prefix(&prefix).suffix(".tmp");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            // Temporary files default to 0600; a recording is ordinary data.
-            builder.permissions(std::fs::Permissions::from_mode(0o644));
-        }
-        let temp = builder.tempfile_in(directory(path))?;
+        let temp = AtomicFile::create(path)?;
         let options = WriteOptions::new()
             .compression(Some(Compression::Zstd))
             // Compress on the calling thread: no worker threads, and
@@ -271,7 +255,6 @@ impl McapTicks {
             })
             .map_err(mcap_error)?;
         Ok(McapTicks {
-            path: path.to_owned(),
             writer,
             channels,
             sequence: 0,
@@ -310,28 +293,12 @@ impl McapTicks {
     /// Writes the summary, syncs the file and renames it to its path.
     pub fn finish(mut self) -> io::Result<()> {
         self.writer.finish().map_err(mcap_error)?;
-        let temp = self
-            .writer
+        self.writer
             .into_inner()
             .into_inner()
-            .map_err(io::IntoInnerError::into_error)?;
-        temp.as_file().sync_all()?;
-        temp.persist(&self.path).map_err(|e| e.error)?;
-        sync_directory(directory(&self.path))
+            .map_err(io::IntoInnerError::into_error)?
+            .commit()
     }
-}
-
-/// The directory `path` is in.
-fn directory(path: &Path) -> &Path {
-    match path.parent() {
-        Some(dir) if !dir.as_os_str().is_empty() => dir,
-        _ => Path::new("."),
-    }
-}
-
-/// Makes a rename durable: on POSIX it is on disk once its directory is synced.
-fn sync_directory(dir: &Path) -> io::Result<()> {
-    File::open(dir)?.sync_all()
 }
 
 /// A `foxglove.FrameTransform` message placing `child` in `parent`.
