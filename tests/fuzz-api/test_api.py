@@ -1,0 +1,136 @@
+"""Schemathesis against the daemon's OpenAPI description.
+
+Every operation is called with generated inputs, valid and invalid
+(schemathesis's positive and negative modes), and each reply goes through
+schemathesis's standard checks (status code documented, response schema,
+content type, no server error). Around every call the test reads the
+state a request could change: the parameters (with their generation), the
+scene and whether a recording runs. A reply with `ok: false` must leave
+all of them as they were.
+
+Valid calls may change state. They are kept within bounds: a recording's
+path is moved into a temporary directory, and a scene load's path is
+replaced by one of a few files: `config/default.toml` (a real load, at most
+HAPTICD_FUZZ_SCENE_LOADS times), a missing file, a file that is not TOML,
+and a scene that fails validation.
+"""
+
+import hashlib
+import os
+import tempfile
+import time
+from pathlib import Path
+
+import requests
+import schemathesis
+from hypothesis import HealthCheck, settings
+
+from conftest import BASE, FIGURES, PACER, time_left
+
+SCRATCH = Path(os.environ.get("HAPTICD_FUZZ_TMP") or tempfile.mkdtemp(prefix="hapticd-fuzz-"))
+SCRATCH.mkdir(parents=True, exist_ok=True)
+(SCRATCH / "not-toml.toml").write_text("this is [not toml\n")
+(SCRATCH / "invalid-scene.toml").write_text("[rendering]\nstatic_damping = -3.0\n")
+SCENE_PATHS = [
+    str(SCRATCH / "missing.toml"),
+    str(SCRATCH / "not-toml.toml"),
+    str(SCRATCH / "invalid-scene.toml"),
+    str(SCRATCH),
+]
+REAL_SCENE = "config/default.toml"
+scene_loads_left = int(os.environ.get("HAPTICD_FUZZ_SCENE_LOADS", "2"))
+recordings = 0
+
+EXAMPLES = int(os.environ.get("HAPTICD_FUZZ_EXAMPLES", "60"))
+
+schema = schemathesis.openapi.from_url(f"{BASE}/v1/openapi.json", wait_for_schema=30.0)
+schema.config.generation.update(modes=["positive", "negative"], max_examples=EXAMPLES, no_shrink=True)
+
+http = requests.Session()
+
+
+def get(path: str):
+    """GET `path`'s `data`, waiting out a rate limit or a scene still starting."""
+    for _ in range(100):
+        PACER.wait()
+        reply = http.get(f"{BASE}{path}", timeout=30)
+        if reply.status_code in (429, 503):
+            time.sleep(0.1)
+            continue
+        reply.raise_for_status()
+        body = reply.json()
+        assert body["ok"] is True, body
+        return body["data"]
+    raise AssertionError(f"GET {path} kept answering busy or rate limited")
+
+
+def snapshot() -> dict:
+    """What a refused request must not change."""
+    status = get("/v1/status")
+    recording = get("/v1/recording")
+    return {
+        "parameters": get("/v1/parameters"),
+        "scene": get("/v1/scene"),
+        "recording": recording and recording["path"],
+        "status.generation": status["generation"],
+        "status.scene": status["scene"],
+    }
+
+
+def bound(case) -> None:
+    """Keeps valid scene loads and recordings within bounds."""
+    global scene_loads_left, recordings
+    body = case.body
+    if case.method != "POST" or not isinstance(body, dict) or not isinstance(body.get("path"), str):
+        return
+    given = body["path"]
+    if case.path == "/v1/recording":
+        recordings += 1
+        suffix = ".mcap" if given.endswith(".mcap") else ".csv"
+        body["path"] = str(SCRATCH / f"recording-{recordings}{suffix}")
+    elif case.path == "/v1/scene":
+        if given == REAL_SCENE or (scene_loads_left > 0 and given.endswith(".toml")):
+            scene_loads_left -= 1
+            body["path"] = REAL_SCENE if scene_loads_left >= 0 else SCENE_PATHS[0]
+        else:
+            pick = int(hashlib.sha256(given.encode()).hexdigest(), 16) % len(SCENE_PATHS)
+            body["path"] = SCENE_PATHS[pick]
+
+
+@schema.parametrize()
+@settings(deadline=None, suppress_health_check=list(HealthCheck), print_blob=False)
+def test_api(case):
+    if time_left() <= 0:
+        return
+    bound(case)
+    before = snapshot()
+    PACER.wait()
+    response = case.call(timeout=60)
+    FIGURES["calls"] += 1
+    try:
+        body = response.json()
+    except ValueError:
+        body = None
+    if response.status_code == 429:
+        # The pacer keeps under the limit; a burst from a slow machine may
+        # still meet it. A refusal all the same: check it changed nothing.
+        pass
+    if isinstance(body, dict) and body.get("ok") is False:
+        FIGURES["refusals"] += 1
+        after = snapshot()
+        changed = {k: (before[k], after[k]) for k in before if before[k] != after[k]}
+        if changed:
+            FIGURES["state_changes_on_refusal"] += 1
+        assert not changed, f"{case.method} {case.path} was refused ({body}) but changed {changed}"
+    try:
+        case.validate_response(response)
+    except Exception:
+        FIGURES["check_failures"] += 1
+        raise
+
+
+def test_no_recording_left_running():
+    """Stops a recording the fuzzing started, so the daemon exits cleanly."""
+    PACER.wait()
+    reply = http.delete(f"{BASE}/v1/recording", timeout=30)
+    assert reply.status_code in (200, 409), reply.text
