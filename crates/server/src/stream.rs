@@ -23,8 +23,10 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 #[into_params(parameter_in = Query)]
 pub struct StreamQuery {
     /// Tick frames per second, 1–1000 (default 60).
+    #[param(minimum = 1.0, maximum = 1000.0)]
     pub rate_hz: Option<f64>,
     /// Contact points per frame, 0–256 (default 64).
+    #[param(minimum = 0, maximum = 256)]
     pub contacts: Option<u32>,
 }
 
