@@ -425,6 +425,14 @@ impl Publisher {
             };
             if result.is_ok() {
                 let recording = self.recording(record);
+                // `GET /v1/recording` reads the live status: it tells the
+                // change once the reply has come, not at the next refresh.
+                self.link
+                    .status
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .recording
+                    .clone_from(&recording);
                 self.events.push((tick, Event::Recording { recording }));
             }
             let _ = reply.send(result);
