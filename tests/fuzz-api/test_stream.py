@@ -354,7 +354,7 @@ def test_invalid_utf8_text(payload):
     try:
         client.send_text(payload)
         # Invalid UTF-8 in a text frame ends the connection (1007 by RFC 6455).
-        assert client.close_code() in (1007, None)
+        assert client.close_code() == 1007
     finally:
         client.close()
 
@@ -458,7 +458,7 @@ def test_random_frames():
     """Random frames, well-formed and not, until the time budget is spent."""
     rng = random.Random(int(os.environ.get("HAPTICD_FUZZ_SEED", "7")))
     sent = 0
-    while time_left() > 0 and sent < 400:
+    while time_left() > 0 and sent < 3000:
         client = Raw()
         try:
             for _ in range(rng.randint(1, 5)):
