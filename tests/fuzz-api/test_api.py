@@ -10,9 +10,9 @@ all of them as they were.
 
 Valid calls may change state. They are kept within bounds: a recording's
 path is moved into a temporary directory, and a scene load's path is
-replaced by one of a few files: `config/default.toml` (a real load, at most
-HAPTICD_FUZZ_SCENE_LOADS times), a missing file, a file that is not TOML,
-and a scene that fails validation.
+replaced: the first HAPTICD_FUZZ_SCENE_LOADS (2) by `config/default.toml`
+(a real load), the others by one of a missing file, a file that is not
+TOML, a scene that fails validation and a directory.
 """
 
 import hashlib
@@ -106,10 +106,12 @@ def bound(case) -> None:
         recordings += 1
         suffix = ".mcap" if given.endswith(".mcap") else ".csv"
         body["path"] = str(SCRATCH / f"recording-{recordings}{suffix}")
+        FIGURES["recordings_asked"] = recordings
     elif case.path == "/v1/scene":
-        if given == REAL_SCENE or (scene_loads_left > 0 and given.endswith(".toml")):
+        if scene_loads_left > 0:
             scene_loads_left -= 1
-            body["path"] = REAL_SCENE if scene_loads_left >= 0 else SCENE_PATHS[0]
+            FIGURES["scene_loads"] = FIGURES.get("scene_loads", 0) + 1
+            body["path"] = REAL_SCENE
         else:
             pick = int(hashlib.sha256(given.encode()).hexdigest(), 16) % len(SCENE_PATHS)
             body["path"] = SCENE_PATHS[pick]
