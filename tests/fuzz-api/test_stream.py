@@ -306,9 +306,16 @@ def test_binary_frame():
 def test_huge_text_frame(size):
     client = Raw()
     try:
-        body = '{"type": "subscribe", "rate_hz": 30, "pad": "' + "x" * size + '"}'
+        body = ('{"type": "subscribe", "rate_hz": 30, "pad": "' + "x" * size + '"}').encode()
         try:
-            client.send_text(body)
+            if size < 65536:
+                client.send_text(body)
+            else:
+                # Only the frame's head and a start: the server refuses the
+                # frame by its length, and had the whole been sent it would
+                # close with data unread, a reset that may lose its close frame.
+                head = bytes([0x81, 0xFF]) + struct.pack(">Q", len(body)) + b"\x00\x00\x00\x00"
+                client.sock.sendall(head + body[:1000])
         except (BrokenPipeError, ConnectionResetError):
             pass
         assert client.close_code() == 1009
