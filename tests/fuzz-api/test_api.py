@@ -148,6 +148,11 @@ def test_api(case):
     excluded = []
     if response.status_code == 422 and (case.method, case.path) in SEMANTIC:
         excluded.append(positive_data_acceptance)
+    # OpenAPI cannot describe a WebSocket handshake: a plain GET of the
+    # stream is refused for its missing upgrade (test_stream.py covers it).
+    if (case.method, case.path) == ("GET", "/v1/stream") and response.status_code == 400 \
+            and "upgrade" in response.text.lower():
+        excluded.append(positive_data_acceptance)
     try:
         case.validate_response(response, excluded_checks=excluded)
     except BaseException:
