@@ -358,6 +358,13 @@ fn rendering(config: &ConfigFile) -> Check {
             format!("ℓ must be at least 3, not {}", r.pyramid_sides),
         )?;
     }
+    // The friction solver indexes a pyramid's sides with a u16.
+    if r.pyramid_sides > usize::from(u16::MAX) {
+        fail(
+            field("pyramid_sides"),
+            format!("ℓ must be at most 65535, not {}", r.pyramid_sides),
+        )?;
+    }
     if r.stiffness_scaling_contacts.is_nan() || r.stiffness_scaling_contacts <= 0.0 {
         fail(
             field("stiffness_scaling_contacts"),

@@ -19,6 +19,7 @@ use axum::routing::get;
 use axum::{Extension, Router};
 use haptic_config::RenderingPatch;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
+use serde_json::Value;
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -71,10 +72,19 @@ impl<T: DeserializeOwned, S: Send + Sync> FromRequest<S> for JsonBody<T> {
     type Rejection = ApiError;
 
     async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        match axum::Json::<T>::from_request(request, state).await {
-            Ok(axum::Json(value)) => Ok(JsonBody(value)),
-            Err(rejection) => Err(json_rejection(rejection)),
+        // Every body is a JSON object of objects and scalars: serde would
+        // take an array for a struct, its fields in order.
+        let axum::Json(value) = axum::Json::<Value>::from_request(request, state)
+            .await
+            .map_err(json_rejection)?;
+        if !value.is_object() || holds_array(&value) {
+            return Err(ApiError::bad_request(
+                "the body must be a JSON object, with no arrays in it",
+            ));
         }
+        serde_json::from_value(value)
+            .map(JsonBody)
+            .map_err(|e| ApiError::bad_request(format!("Failed to deserialize the JSON body: {e}")))
     }
 }
 
@@ -145,6 +155,16 @@ async fn patch_parameters(
     ))
 }
 
+/// Whether `value` holds an array anywhere. No request body field is
+/// one, and serde would take an array for a table, its fields in order.
+fn holds_array(value: &Value) -> bool {
+    match value {
+        Value::Array(_) => true,
+        Value::Object(map) => map.values().any(holds_array),
+        _ => false,
+    }
+}
+
 /// The scene running.
 #[utoipa::path(get, path = "/v1/scene", responses((status = 200, body = Reply<SceneInfo>)))]
 async fn get_scene(State(state): State<AppState>) -> Result<Response, ApiError> {
@@ -176,6 +196,7 @@ async fn get_recording(State(state): State<AppState>) -> Result<Response, ApiErr
 #[utoipa::path(post, path = "/v1/recording", request_body = PathRequest, responses(
     (status = 200, body = Reply<Recording>),
     (status = 409, body = ErrorReply, description = "a recording is already running"),
+    (status = 422, body = ErrorReply, description = "the file cannot be created; `field` is `path`"),
 ))]
 async fn post_recording(
     State(state): State<AppState>,
@@ -211,6 +232,7 @@ async fn openapi() -> Response {
 #[utoipa::path(get, path = "/v1/stream", params(StreamQuery), responses(
     (status = 101, description = "a WebSocket: `hello`, geometry, then `tick` and `event` frames"),
     (status = 400, body = ErrorReply),
+    (status = 422, body = ErrorReply, description = "`rate_hz` or `contacts` out of range; `field` names it"),
     (status = 503, body = ErrorReply, description = "too many stream clients"),
 ))]
 async fn stream(
@@ -375,6 +397,67 @@ impl Modify for BearerToken {
     }
 }
 
+/// Adds to every operation the replies any request may get besides its
+/// own: 401 and 429 from the guard, 500, 503 while no scene runs, and 400
+/// and 413 for a body.
+struct CommonReplies;
+
+impl Modify for CommonReplies {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        use utoipa::openapi::{ContentBuilder, Ref, ResponseBuilder};
+        let error = |description: &str| {
+            ResponseBuilder::new()
+                .description(description)
+                .content(
+                    "application/json",
+                    ContentBuilder::new()
+                        .schema(Some(Ref::from_schema_name("ErrorReply")))
+                        .build(),
+                )
+                .build()
+        };
+        for (path, item) in &mut openapi.paths.paths {
+            let operations = [
+                &mut item.get,
+                &mut item.put,
+                &mut item.post,
+                &mut item.delete,
+                &mut item.patch,
+            ];
+            for operation in operations.into_iter().flatten() {
+                let mut replies = vec![
+                    (
+                        "401",
+                        "`unauthorized`: a token is set and the request lacks it",
+                    ),
+                    ("429", "`rate_limited`: too many requests from this peer"),
+                ];
+                if path != "/v1/openapi.json" {
+                    replies.push(("500", "`internal`: the daemon failed"));
+                    replies.push((
+                        "503",
+                        "`busy`: no scene is running yet, or a change is pending",
+                    ));
+                }
+                if operation.request_body.is_some() {
+                    replies.push(("400", "`bad_request`: malformed JSON, unknown fields, wrong types, no JSON content type"));
+                    replies.push((
+                        "413",
+                        "`payload_too_large`: larger than `server.max_request_bytes`",
+                    ));
+                }
+                for (status, description) in replies {
+                    operation
+                        .responses
+                        .responses
+                        .entry(status.to_owned())
+                        .or_insert_with(|| error(description).into());
+                }
+            }
+        }
+    }
+}
+
 /// The API's OpenAPI document, with the stream's frames as components.
 #[derive(OpenApi)]
 #[openapi(
@@ -384,9 +467,11 @@ impl Modify for BearerToken {
     components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
-                       HelloObject, ClientMessage)),
-    modifiers(&BearerToken),
-    security(("bearer" = [])),
+                       HelloObject, ClientMessage, haptic_config::MaterialPatch, haptic_config::RenderingFieldsPatch,
+                       haptic_config::Gradient, haptic_config::Friction, haptic_config::Solver)),
+    modifiers(&BearerToken, &CommonReplies),
+    // The token is required only when `server.token` is set.
+    security((), ("bearer" = [])),
 )]
 pub struct ApiDoc;
 

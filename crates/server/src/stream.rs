@@ -15,6 +15,28 @@ pub const MAX_CLIENT_TEXT: usize = 4096;
 /// Close code for a client frame larger than [`MAX_CLIENT_TEXT`].
 pub const CLOSE_TOO_BIG: u16 = 1009;
 
+/// Close code for a text frame that is not UTF-8.
+pub const CLOSE_INVALID_TEXT: u16 = 1007;
+
+/// Close code for frames that break RFC 6455.
+pub const CLOSE_PROTOCOL_ERROR: u16 = 1002;
+
+/// The close code for a client whose frames the WebSocket layer refused:
+/// [`CLOSE_TOO_BIG`] beyond its size limit, [`CLOSE_INVALID_TEXT`],
+/// [`CLOSE_PROTOCOL_ERROR`]; `None` when the connection itself failed.
+fn read_error_close(error: axum::Error) -> Option<u16> {
+    match error
+        .into_inner()
+        .downcast::<tungstenite::Error>()
+        .map(|e| *e)
+    {
+        Ok(tungstenite::Error::Capacity(_)) => Some(CLOSE_TOO_BIG),
+        Ok(tungstenite::Error::Utf8(_)) => Some(CLOSE_INVALID_TEXT),
+        Ok(tungstenite::Error::Protocol(_)) => Some(CLOSE_PROTOCOL_ERROR),
+        _ => None,
+    }
+}
+
 /// How long a closing handshake may take before the connection is dropped.
 const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 
@@ -23,8 +45,10 @@ const CLOSE_TIMEOUT: Duration = Duration::from_secs(1);
 #[into_params(parameter_in = Query)]
 pub struct StreamQuery {
     /// Tick frames per second, 1–1000 (default 60).
+    #[param(minimum = 1.0, maximum = 1000.0)]
     pub rate_hz: Option<f64>,
     /// Contact points per frame, 0–256 (default 64).
+    #[param(minimum = 0, maximum = 256)]
     pub contacts: Option<u32>,
 }
 
@@ -179,7 +203,11 @@ pub(crate) async fn session(mut socket: WebSocket, hub: StreamHub, client: Arc<C
                 }
             }
             received = socket.recv() => {
-                let Some(Ok(message)) = received else { break None };
+                let message = match received {
+                    Some(Ok(message)) => message,
+                    Some(Err(error)) => break read_error_close(error),
+                    None => break None,
+                };
                 if matches!(message, Message::Close(_)) {
                     break None;
                 }
@@ -199,6 +227,8 @@ pub(crate) async fn session(mut socket: WebSocket, hub: StreamHub, client: Arc<C
     if let Some(code) = close_code {
         let reason = match code {
             CLOSE_TOO_BIG => "message too big",
+            CLOSE_INVALID_TEXT => "invalid UTF-8 in a text frame",
+            CLOSE_PROTOCOL_ERROR => "protocol error",
             crate::hub::CLOSE_TOO_SLOW => "reading too slowly",
             _ => "server stopping",
         };
