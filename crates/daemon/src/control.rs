@@ -51,6 +51,39 @@ pub struct Attached {
     pub scene_control: SceneControl,
     /// The rendering parameters' generation in force.
     pub generation: u64,
+    /// The patched scene of the update on its way to the servo, which
+    /// comes into force once the servo hands the update back applied.
+    pub pending: Option<ServoScene>,
+}
+
+impl Attached {
+    /// Collects the update the servo handed back, if it has, and brings
+    /// its scene and generation into force when the servo applied it:
+    /// the tick it did, or why not.
+    fn settle(&mut self) -> Option<Result<u64, ApiError>> {
+        let back = self.scene_control.updates.collect()?;
+        let patched = self.pending.take();
+        Some(match (back.applied, patched) {
+            (Some(Ok(tick)), Some(patched)) => {
+                self.scene = patched;
+                self.generation = back.generation;
+                tracing::info!(
+                    generation = back.generation,
+                    tick,
+                    "rendering parameters changed through the control API"
+                );
+                Ok(tick)
+            }
+            (Some(Err(error)), _) => Err(ApiError::new(
+                ErrorCode::InvalidParameter,
+                error.to_string(),
+            )),
+            _ => Err(ApiError::new(
+                ErrorCode::Internal,
+                "the servo returned the change untaken",
+            )),
+        })
+    }
 }
 
 /// The control API's view of the daemon.
@@ -166,8 +199,10 @@ impl Control for DaemonControl {
     }
 
     fn parameters(&self) -> Result<Parameters, ApiError> {
-        let current = lock(&self.current);
-        let attached = current.as_ref().ok_or_else(no_scene)?;
+        let mut current = lock(&self.current);
+        let attached = current.as_mut().ok_or_else(no_scene)?;
+        // A change whose request stopped waiting may have been applied since.
+        let _ = attached.settle();
         Ok(in_force(attached, None))
     }
 
@@ -181,6 +216,11 @@ impl Control for DaemonControl {
             .map_err(|_| ApiError::new(ErrorCode::Busy, "another change is pending"))?;
         let mut current = lock(&self.current);
         let attached = current.as_mut().ok_or_else(no_scene)?;
+        // A change whose request stopped waiting may have been applied since.
+        let _ = attached.settle();
+        if attached.scene_control.updates.in_flight() {
+            return Err(ApiError::new(ErrorCode::Busy, "another change is pending"));
+        }
         let patched = attached
             .scene
             .patched(&patch)
@@ -190,42 +230,27 @@ impl Control for DaemonControl {
             .scene_control
             .rendering_update(&patched, generation)
             .map_err(|e| ApiError::new(ErrorCode::InvalidParameter, e.to_string()))?;
-        let updates = &mut attached.scene_control.updates;
-        if updates.in_flight() || updates.send(Box::new(update)).is_err() {
+        if attached
+            .scene_control
+            .updates
+            .send(Box::new(update))
+            .is_err()
+        {
             return Err(ApiError::new(ErrorCode::Busy, "another change is pending"));
         }
+        attached.pending = Some(patched);
         let deadline = Instant::now() + SERVO_REPLY;
-        let back = loop {
-            if let Some(back) = updates.collect() {
-                break back;
+        loop {
+            if let Some(applied) = attached.settle() {
+                return applied.map(|tick| in_force(attached, Some(tick)));
             }
             if Instant::now() >= deadline {
                 return Err(ApiError::new(
                     ErrorCode::Busy,
-                    "the servo has not taken the change yet; it will apply it",
+                    "the servo has not taken the change yet; it comes into force when it does",
                 ));
             }
             std::thread::sleep(Duration::from_millis(1));
-        };
-        match back.applied {
-            Some(Ok(tick)) => {
-                attached.scene = patched;
-                attached.generation = generation;
-                tracing::info!(
-                    generation,
-                    tick,
-                    "rendering parameters changed through the control API"
-                );
-                Ok(in_force(attached, Some(tick)))
-            }
-            Some(Err(error)) => Err(ApiError::new(
-                ErrorCode::InvalidParameter,
-                error.to_string(),
-            )),
-            None => Err(ApiError::new(
-                ErrorCode::Internal,
-                "the servo returned the change untaken",
-            )),
         }
     }
 
@@ -301,5 +326,79 @@ impl Control for DaemonControl {
                 profile,
             })
             .collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::device::{open, Pacing};
+    use haptic_devices::AtEnd;
+    use haptic_handoff::{Latest, TickStream};
+    use haptic_servo::{PhysicsSnapshot, ToolState};
+
+    /// A change the servo takes only after its request stopped waiting
+    /// comes into force then: the next request sees it, and a new change
+    /// is accepted.
+    #[test]
+    fn a_change_applied_after_its_request_gave_up_comes_into_force() {
+        let config =
+            ServoScene::new(Scene::embedded_default(&Overrides::default()).unwrap()).unwrap();
+        let scene = BuiltScene::build(&config).unwrap();
+        let period = config.servo_rate().period();
+        let device = open(&config, Pacing::Stepped { period }, AtEnd::Hold).unwrap();
+        let (tool, _tool_reader) = Latest::new(&ToolState::new(scene.environment.len())).split();
+        let (_physics, physics) =
+            Latest::new(&PhysicsSnapshot::new(scene.environment_poses())).split();
+        let (producer, _records) = TickStream::new(16).split();
+        let (mut tick, scene_control, _frames) =
+            scene.into_servo_tick(device, physics, tool, producer);
+        let control = DaemonControl::new(StreamHub::default(), Overrides::default());
+        control.attach(Attached {
+            info: crate::publish::scene_info(&config),
+            scene: config,
+            device: "simulated".into(),
+            commands: mpsc::channel().0,
+            status: Arc::default(),
+            scene_control,
+            generation: 0,
+            pending: None,
+        });
+        let patch = |mu: f64| -> RenderingPatch {
+            serde_json::from_value(serde_json::json!(
+                {"materials": {"wood": {"friction_coefficient": mu}}}
+            ))
+            .unwrap()
+        };
+        let mu = |control: &DaemonControl| {
+            control.parameters().unwrap().parameters.materials["wood"].friction_coefficient
+        };
+
+        // No tick runs: the request gives up, the change stays pending.
+        let error = control.patch_parameters(patch(0.9)).unwrap_err();
+        assert_eq!(error.code, ErrorCode::Busy);
+        assert_eq!(control.parameters().unwrap().generation, 0);
+        assert_eq!(
+            control.patch_parameters(patch(0.7)).unwrap_err().code,
+            ErrorCode::Busy
+        );
+
+        // The servo takes it: it is in force from the next request on.
+        let record = tick.run(Duration::ZERO, Duration::ZERO);
+        assert_eq!(record.generation, 1);
+        assert_eq!(control.parameters().unwrap().generation, 1);
+        assert_eq!(mu(&control), 0.9);
+
+        // And the next change goes through.
+        std::thread::scope(|s| {
+            let patched = s.spawn(|| control.patch_parameters(patch(0.4)));
+            while !patched.is_finished() {
+                tick.run(Duration::ZERO, Duration::ZERO);
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            let parameters = patched.join().unwrap().unwrap();
+            assert_eq!(parameters.generation, 2);
+        });
+        assert_eq!(mu(&control), 0.4);
     }
 }

@@ -424,6 +424,7 @@ pub(crate) fn run_with(
         status,
         scene_control,
         generation: 0,
+        pending: None,
     });
     if let Some(reply) = reply {
         let _ = reply.send(Ok(info));
