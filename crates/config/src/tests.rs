@@ -597,6 +597,11 @@ fn a_refused_patch_names_the_field_and_changes_nothing() {
             "at least 3",
         ),
         (
+            r#"{"rendering": {"pyramid_sides": 33}}"#,
+            "rendering.pyramid_sides",
+            "at most 32",
+        ),
+        (
             r#"{"materials": {"wood": {"friction_coefficient": -0.1}}}"#,
             "materials.wood.friction_coefficient",
             "≥ 0",
