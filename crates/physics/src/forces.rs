@@ -1,0 +1,77 @@
+//! What force elements (contacts, damping, joint controllers, gravity) hand
+//! the integrators: a wrench per body and the gradient blocks
+//! `∂(F_i, τ_i)/∂(x_j, θ_j)` and `∂(F_i, τ_i)/∂(v_j, ω_j)` that Xu, Zhao &
+//! Barbič's global system (eqs 15–18) is assembled from.
+//!
+//! Conventions, as in `haptic-contact`: world frame; a body's pose is
+//! perturbed as `x → x + δx`, `R → exp([δθ]×) R`; torques are about the
+//! body's centre of mass; `(v, ω)` are the centre of mass's velocity and
+//! the angular velocity, both in the world frame.
+
+use haptic_core::{Matrix6, Vector6};
+
+/// `∂(wrench on body `on`)/∂(state of body `by`)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GradientBlock {
+    pub on: usize,
+    pub by: usize,
+    /// With respect to `(x, θ)`.
+    pub position: Matrix6,
+    /// With respect to `(v, ω)`.
+    pub velocity: Matrix6,
+}
+
+/// Wrenches and their gradients, accumulated over every force element of a
+/// step. Buffers are kept between steps.
+#[derive(Clone, Debug, Default)]
+pub struct Forces {
+    /// `(F, τ)` on each body (N, N·m).
+    pub wrench: Vec<Vector6>,
+    /// Gradient blocks; several blocks for one `(on, by)` pair add up.
+    pub gradients: Vec<GradientBlock>,
+}
+
+impl Forces {
+    /// Zero wrenches for `bodies` bodies, no gradients.
+    pub fn reset(&mut self, bodies: usize) {
+        self.wrench.clear();
+        self.wrench.resize(bodies, Vector6::zeros());
+        self.gradients.clear();
+    }
+
+    /// Adds `wrench` to body `on`.
+    pub fn add_wrench(&mut self, on: usize, wrench: &Vector6) {
+        self.wrench[on] += wrench;
+    }
+
+    /// Adds a gradient block (dropped when both matrices are zero).
+    pub fn add_gradient(&mut self, on: usize, by: usize, position: Matrix6, velocity: Matrix6) {
+        if position.iter().all(|v| *v == 0.0) && velocity.iter().all(|v| *v == 0.0) {
+            return;
+        }
+        self.gradients.push(GradientBlock {
+            on,
+            by,
+            position,
+            velocity,
+        });
+    }
+}
+
+/// One scalar constraint `C(x_a, R_a, x_b, R_b) = 0` between body `a` and
+/// body `b` (or the world), as the augmented system (eq 62) needs it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ConstraintRow {
+    pub a: usize,
+    /// `None` for a constraint to the world.
+    pub b: Option<usize>,
+    /// `∂C/∂(x_a, θ_a)`.
+    pub jacobian_a: Vector6,
+    /// `∂C/∂(x_b, θ_b)` (zero without `b`).
+    pub jacobian_b: Vector6,
+    /// `C` at the current state.
+    pub value: f64,
+    /// `C̈` at zero linear and angular accelerations: the velocity-product
+    /// part of eq 58 (`J̇ u`), which eq 61's `d` collects.
+    pub velocity_product: f64,
+}

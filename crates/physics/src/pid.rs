@@ -1,0 +1,583 @@
+//! Drumwright's PID penalty model of resting contact ("A Fast and Stable
+//! Penalty Method for Rigid Body Simulation"): impulse-velocities when two
+//! bodies collide, then, for as long as they stay in contact, proportional,
+//! derivative and forgetting integral forces on the points of the bottom of
+//! their volume of penetration, normalised by the number of points (eqs
+//! 1–3), with sliding Coulomb friction (§III-B).
+//!
+//! With point shells and signed distance fields, the points of the volume
+//! of penetration of a pair are its [`PairContact`]s in both roles: the
+//! shell points of each body inside the other's field. For a contact of
+//! shell body `S` in field body `A` at `P`:
+//!
+//! ```text
+//! n = a / |a|                      contact normal: the field's gradient, out of A toward S
+//!                                  (Appendix I-B: the alternate geometry's facet normal)
+//! d = −φ_A(P)                      penetration depth
+//! s = n · (v_S(P) − v_A(P))        relative normal velocity, > 0 when separating
+//! bottom:  m · a ≤ 0               m the shell's outward normal (§III-A)
+//! ```
+//!
+//! §III-A defines the bottom of the volume of penetration as the part of
+//! its surface whose normal has a non-positive inner product with the
+//! contact normal; the paper finds it with a Graham-scan-like pass because
+//! its contact points are mesh vertices without normals. Shell points carry
+//! their outward normal, so the definition is applied to each point
+//! directly, with its own contact normal. A body resting on a face thus
+//! keeps its whole face in support while its sides and the other body's
+//! surface inside it do not count, and the pair's force does not depend on
+//! how much of its flanks penetrate.
+
+use crate::body::RigidBody;
+use crate::contact::PairContact;
+use crate::forces::Forces;
+use haptic_core::{skew, Vector6};
+use nalgebra::{Matrix3, Point3, Vector3};
+use std::ops::Range;
+
+/// Which of a pair's penetrating points carry the restoring forces.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PidPoints {
+    /// Every point on the bottom of the volume of penetration (§III-A),
+    /// the deepest point alone when none is (a shell deeper than the
+    /// field's medial surface, where the gradient turns).
+    #[default]
+    BottomOfVolume,
+    /// The deepest point alone: the traditional penalty method the paper
+    /// compares against (§I, Fig. 1; §IV).
+    Deepest,
+}
+
+/// Parameters of the PID penalty model. The gains are per kilogram of the
+/// pair's reduced mass `m_a m_b / (m_a + m_b)` (`m` for a body against a
+/// static one), as §III-C scales them by the pair's mass: a contact then has
+/// the same natural frequency `√kp` and damping ratio `kd / (2√kp)` whatever
+/// the masses, which keeps the explicit step's stability independent of them.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PidParameters {
+    /// `k_p` of eqs 1, 3 per kg (s⁻²). 2500 s⁻²: a body resting on a face
+    /// sinks `g / (kp + ki/(1−λ))` ≈ 3.6 mm; a single-point contact (a box
+    /// corner, about a quarter of the mass effective) still oscillates at
+    /// `ω·h` ≈ 0.5 per 5 ms step, well inside symplectic Euler's bound of 2.
+    pub kp: f64,
+    /// `k_i` of eq 3 per kg (s⁻² per summed step of depth). 50 s⁻², the
+    /// paper's ratio `k_i/k_p` = 1/50 (§III-C).
+    pub ki: f64,
+    /// `k_v` of eqs 1, 3 per kg (s⁻¹). 60 s⁻¹: damping ratio 0.6 for a
+    /// body on a face; the paper's overdamped ratio `k_v/k_p` = 0.5 s would
+    /// need 1250 s⁻¹, unstable for explicit single-point contact at 200 Hz.
+    pub kd: f64,
+    /// `λ` of eq 2, per step, in `[0, 1)`. 0.85, the middle of the paper's
+    /// empirical range 0.8–0.9: the integral holds about 7 steps of depth.
+    pub forgetting: f64,
+    /// Newton's coefficient of restitution of impacts, in `[0, 1]`. 0.2.
+    pub restitution: f64,
+    /// Relative normal speed (m/s) above which a pair coming into contact
+    /// collides (gets an impulse) rather than rests (Fig. 2's threshold).
+    /// 0.05 m/s: just above one 5 ms step of free fall (0.049 m/s), so a
+    /// body set down at rest starts in resting contact.
+    pub impact_velocity: f64,
+    /// Coulomb coefficient `μ` of sliding friction and of impacts. 0.5.
+    pub friction: f64,
+    pub points: PidPoints,
+}
+
+impl Default for PidParameters {
+    fn default() -> Self {
+        Self {
+            kp: 2500.0,
+            ki: 50.0,
+            kd: 60.0,
+            forgetting: 0.85,
+            restitution: 0.2,
+            impact_velocity: 0.05,
+            friction: 0.5,
+            points: PidPoints::BottomOfVolume,
+        }
+    }
+}
+
+/// A PID parameter out of its range.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("PID contact parameter `{field}` = {value}: must be {requirement}")]
+pub struct PidParameterError {
+    pub field: &'static str,
+    pub value: f64,
+    pub requirement: &'static str,
+}
+
+impl PidParameters {
+    /// Checks every value is finite and in range.
+    pub fn check(&self) -> Result<(), PidParameterError> {
+        let fields = [
+            ("kp", self.kp, 0.0, f64::INFINITY, "finite and ≥ 0"),
+            ("ki", self.ki, 0.0, f64::INFINITY, "finite and ≥ 0"),
+            ("kd", self.kd, 0.0, f64::INFINITY, "finite and ≥ 0"),
+            ("forgetting", self.forgetting, 0.0, 1.0, "in [0, 1)"),
+            ("restitution", self.restitution, 0.0, 1.0, "in [0, 1]"),
+            ("impact_velocity", self.impact_velocity, 0.0, f64::INFINITY, "finite and ≥ 0"),
+            ("friction", self.friction, 0.0, f64::INFINITY, "finite and ≥ 0"),
+        ];
+        for (field, value, low, high, requirement) in fields {
+            let open_top = field == "forgetting";
+            let in_range = value.is_finite()
+                && value >= low
+                && if open_top { value < high } else { value <= high };
+            if !in_range {
+                return Err(PidParameterError {
+                    field,
+                    value,
+                    requirement,
+                });
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Contact phase of a pair of bodies (Fig. 2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ContactPhase {
+    /// Not in contact; no state is kept.
+    Separated,
+    /// Came into contact approaching faster than the impact velocity, or,
+    /// while resting, a third body's impact drove one of the two into the
+    /// other: an impulse-velocity was applied this step, no forces.
+    Colliding,
+    /// In continuous contact: PID forces and friction, whatever the
+    /// relative normal velocity.
+    Resting,
+    /// Still penetrating but every point moving apart after an impact: no
+    /// forces until a point approaches again.
+    Separating,
+}
+
+/// What the model keeps of a pair in contact.
+#[derive(Clone, Copy, Debug)]
+struct PairState {
+    /// `(lo, hi)`, `lo < hi`; normals point toward `lo`.
+    bodies: (usize, usize),
+    phase: ContactPhase,
+    /// `I` of eq 2 (m·steps).
+    integral: f64,
+    /// `max_y d(y, t)` of the last step (m), folded into `I` next step.
+    last_depth: f64,
+    seen: bool,
+}
+
+/// One pair's contacts: `order[range]` indexes them in the contact list.
+#[derive(Clone, Debug)]
+struct Span {
+    bodies: (usize, usize),
+    range: Range<usize>,
+}
+
+/// A contact as the pair `(lo, hi)` sees it.
+#[derive(Clone, Copy, Debug)]
+struct PairPoint {
+    position: Point3<f64>,
+    /// Unit contact normal, toward `lo`.
+    normal: Vector3<f64>,
+    /// `d ≥ 0` (m).
+    depth: f64,
+    weight: f64,
+    /// On the bottom of the volume of penetration (§III-A).
+    bottom: bool,
+}
+
+impl PairPoint {
+    /// `None` where the field's gradient vanishes: no direction to push.
+    fn new(contact: &PairContact, lo: usize) -> Option<PairPoint> {
+        let gradient = contact.distance_gradient.try_normalize(f64::EPSILON)?;
+        Some(PairPoint {
+            position: contact.position,
+            normal: if contact.shell_body == lo { gradient } else { -gradient },
+            depth: -contact.distance,
+            weight: contact.weight as f64,
+            bottom: contact.normal.dot(&gradient) <= 0.0,
+        })
+    }
+}
+
+/// The PID model's state across steps: each pair's phase and integral, and
+/// buffers reused from step to step. Each step, call
+/// [`PidContacts::apply_impacts`] then [`PidContacts::add_forces`] once,
+/// with the same contacts.
+#[derive(Clone, Debug)]
+pub struct PidContacts {
+    parameters: PidParameters,
+    /// Sorted by `bodies`.
+    pairs: Vec<PairState>,
+    order: Vec<usize>,
+    spans: Vec<Span>,
+    points: Vec<PairPoint>,
+    /// Bodies that received an impulse this step.
+    impulsed: Vec<bool>,
+}
+
+impl PidContacts {
+    /// No pair in contact. `parameters` should have passed
+    /// [`PidParameters::check`].
+    pub fn new(parameters: PidParameters) -> Self {
+        Self {
+            parameters,
+            pairs: Vec::new(),
+            order: Vec::new(),
+            spans: Vec::new(),
+            points: Vec::new(),
+            impulsed: Vec::new(),
+        }
+    }
+
+    pub fn parameters(&self) -> &PidParameters {
+        &self.parameters
+    }
+
+    /// The phase of the pair `(a, b)` after the last step.
+    pub fn phase(&self, a: usize, b: usize) -> ContactPhase {
+        self.state(a.min(b), a.max(b))
+            .map_or(ContactPhase::Separated, |s| s.phase)
+    }
+
+    /// `I` of eq 2 for the pair `(a, b)` (m·steps), 0 when separated.
+    pub fn integral(&self, a: usize, b: usize) -> f64 {
+        self.state(a.min(b), a.max(b)).map_or(0.0, |s| s.integral)
+    }
+
+    fn state(&self, lo: usize, hi: usize) -> Option<&PairState> {
+        let i = self.pairs.binary_search_by_key(&(lo, hi), |s| s.bodies).ok()?;
+        Some(&self.pairs[i])
+    }
+
+    /// Starts a step at the current poses and velocities: moves each pair
+    /// in `contacts` through the phases of Fig. 2, forgets the pairs no
+    /// longer in contact, folds the last step's deepest penetration into
+    /// the integral (eq 2), and applies the impulse-velocities of the
+    /// colliding pairs, then of the resting pairs a collision drove
+    /// together (the third-body impacts of Fig. 2).
+    pub fn apply_impacts(&mut self, bodies: &mut [RigidBody], contacts: &[PairContact]) {
+        self.group(contacts);
+        self.impulsed.clear();
+        self.impulsed.resize(bodies.len(), false);
+        for state in &mut self.pairs {
+            state.seen = false;
+        }
+        let p = self.parameters;
+        for k in 0..self.spans.len() {
+            let (lo, hi) = self.spans[k].bodies;
+            if !(bodies[lo].is_dynamic() || bodies[hi].is_dynamic()) {
+                continue;
+            }
+            self.load_points(contacts, k);
+            let depth = self.points.iter().map(|q| q.depth).fold(0.0, f64::max);
+            let (approach, separating) = normal_speeds(bodies, lo, hi, &self.points);
+            let i = match self.pairs.binary_search_by_key(&(lo, hi), |s| s.bodies) {
+                Ok(i) => i,
+                Err(i) => {
+                    self.pairs.insert(
+                        i,
+                        PairState {
+                            bodies: (lo, hi),
+                            phase: ContactPhase::Separated,
+                            integral: 0.0,
+                            last_depth: 0.0,
+                            seen: false,
+                        },
+                    );
+                    i
+                }
+            };
+            let state = &mut self.pairs[i];
+            state.integral = p.forgetting * state.integral + state.last_depth;
+            state.last_depth = depth;
+            state.seen = true;
+            let previous = state.phase;
+            let phase = match previous {
+                ContactPhase::Separated if approach > p.impact_velocity => {
+                    if impact(bodies, lo, hi, &self.points, &p, &mut self.impulsed) {
+                        ContactPhase::Colliding
+                    } else {
+                        ContactPhase::Resting
+                    }
+                }
+                ContactPhase::Resting => ContactPhase::Resting,
+                _ if separating => ContactPhase::Separating,
+                _ => ContactPhase::Resting,
+            };
+            self.pairs[i].phase = phase;
+        }
+        self.pairs.retain(|s| s.seen);
+
+        // Third-body impacts: each resting pair at most once per step.
+        let mut changed = true;
+        while changed {
+            changed = false;
+            for k in 0..self.spans.len() {
+                let (lo, hi) = self.spans[k].bodies;
+                let Ok(i) = self.pairs.binary_search_by_key(&(lo, hi), |s| s.bodies) else {
+                    continue;
+                };
+                if self.pairs[i].phase != ContactPhase::Resting
+                    || !(self.impulsed[lo] || self.impulsed[hi])
+                {
+                    continue;
+                }
+                self.load_points(contacts, k);
+                let (approach, _) = normal_speeds(bodies, lo, hi, &self.points);
+                if approach > p.impact_velocity
+                    && impact(bodies, lo, hi, &self.points, &p, &mut self.impulsed)
+                {
+                    self.pairs[i].phase = ContactPhase::Colliding;
+                    changed = true;
+                }
+            }
+        }
+    }
+
+    /// Adds the PID forces of eq 3 and their sliding friction to `forces`
+    /// (no gradients) for every pair in resting contact; `dt` (s, > 0) is
+    /// the step the forces will be held over. A pair
+    /// [`PidContacts::apply_impacts`] has not seen rests with no integral.
+    ///
+    /// Per point `ρ` of the pair's selection, with the pair's gains
+    /// `K = k m_red`:
+    ///
+    /// ```text
+    /// e(ρ) = K_p d(ρ) − K_v s(ρ) + K_i I
+    /// f(ρ) = w(ρ) e(ρ) / r,   r = Σ w over the points with e > 0     (eq 3)
+    /// ```
+    ///
+    /// `w` the contact's weight (shell points it stands for), pushing the
+    /// pair apart along `n` at `P`. Friction at each such point opposes the
+    /// tangential relative velocity `u_t` with `μ f(ρ)`, but never more than
+    /// its share `w/r` of the force that stops `u_t` within the step, `|u_t|
+    /// / (dt t̂ᵀ K t̂)` with `K` the pair's inverse effective mass at `P`: an
+    /// explicit Coulomb force would otherwise reverse a slow slip every step.
+    pub fn add_forces(
+        &mut self,
+        bodies: &[RigidBody],
+        contacts: &[PairContact],
+        dt: f64,
+        forces: &mut Forces,
+    ) {
+        debug_assert!(dt > 0.0, "the step must be positive, not {dt}");
+        self.group(contacts);
+        let p = self.parameters;
+        for k in 0..self.spans.len() {
+            let (lo, hi) = self.spans[k].bodies;
+            let inverse_mass = bodies[lo].inverse_mass() + bodies[hi].inverse_mass();
+            let (phase, integral) = self
+                .state(lo, hi)
+                .map_or((ContactPhase::Resting, 0.0), |s| (s.phase, s.integral));
+            if phase != ContactPhase::Resting || inverse_mass == 0.0 {
+                continue;
+            }
+            let reduced_mass = 1.0 / inverse_mass;
+            let (kp, ki, kd) = (p.kp * reduced_mass, p.ki * reduced_mass, p.kd * reduced_mass);
+            self.load_points(contacts, k);
+            let deepest = self
+                .points
+                .iter()
+                .enumerate()
+                .fold(None, |best: Option<(usize, f64)>, (j, q)| match best {
+                    Some((_, depth)) if depth >= q.depth => best,
+                    _ => Some((j, q.depth)),
+                })
+                .map(|(j, _)| j);
+            let Some(deepest) = deepest else {
+                continue;
+            };
+            let any_bottom = self.points.iter().any(|q| q.bottom);
+            let selected = |j: usize, q: &PairPoint| match p.points {
+                PidPoints::BottomOfVolume if any_bottom => q.bottom,
+                _ => j == deepest,
+            };
+            let error = |q: &PairPoint| {
+                let s = q.normal.dot(&relative_velocity(bodies, lo, hi, &q.position));
+                kp * q.depth - kd * s + ki * integral
+            };
+            let r: f64 = self
+                .points
+                .iter()
+                .enumerate()
+                .filter(|&(j, q)| selected(j, q) && error(q) > 0.0)
+                .map(|(_, q)| q.weight)
+                .sum();
+            if r == 0.0 {
+                continue;
+            }
+            for (j, q) in self.points.iter().enumerate() {
+                let e = error(q);
+                if !selected(j, q) || e <= 0.0 {
+                    continue;
+                }
+                let share = q.weight / r;
+                let normal_force = share * e;
+                let u = relative_velocity(bodies, lo, hi, &q.position);
+                let slip = u - q.normal * q.normal.dot(&u);
+                let mut force = q.normal * normal_force;
+                if let Some(direction) = slip.try_normalize(f64::EPSILON) {
+                    let mobility = direction.dot(&(inverse_effective_mass(bodies, lo, hi, &q.position) * direction));
+                    let stopping = share * slip.norm() / (dt * mobility);
+                    force -= direction * (p.friction * normal_force).min(stopping);
+                }
+                add_pair_force(bodies, lo, hi, &q.position, &force, forces);
+            }
+        }
+    }
+
+    /// Sorts the contacts by pair into `order` and `spans`; within a pair
+    /// they keep their order (the deepest point's ties go to the first).
+    fn group(&mut self, contacts: &[PairContact]) {
+        self.order.clear();
+        self.order.extend(0..contacts.len());
+        self.order.sort_by_key(|&i| pair_of(&contacts[i]));
+        self.spans.clear();
+        let mut start = 0;
+        for end in 1..=self.order.len() {
+            let pair = pair_of(&contacts[self.order[start]]);
+            if end == self.order.len() || pair_of(&contacts[self.order[end]]) != pair {
+                self.spans.push(Span {
+                    bodies: pair,
+                    range: start..end,
+                });
+                start = end;
+            }
+        }
+    }
+
+    /// The contacts of span `k` as its pair sees them, into `points`.
+    fn load_points(&mut self, contacts: &[PairContact], k: usize) {
+        let span = &self.spans[k];
+        let lo = span.bodies.0;
+        self.points.clear();
+        self.points.extend(
+            self.order[span.range.clone()]
+                .iter()
+                .filter_map(|&i| PairPoint::new(&contacts[i], lo)),
+        );
+    }
+}
+
+/// `(lo, hi)` of a contact's bodies.
+fn pair_of(contact: &PairContact) -> (usize, usize) {
+    let (a, b) = (contact.shell_body, contact.field_body);
+    (a.min(b), a.max(b))
+}
+
+/// `u = v_lo(P) − v_hi(P)`: normal components > 0 separate.
+fn relative_velocity(bodies: &[RigidBody], lo: usize, hi: usize, p: &Point3<f64>) -> Vector3<f64> {
+    bodies[lo].point_velocity(p) - bodies[hi].point_velocity(p)
+}
+
+/// The fastest approach `max(−s)` over the points and whether every point
+/// separates (`s > 0`).
+fn normal_speeds(bodies: &[RigidBody], lo: usize, hi: usize, points: &[PairPoint]) -> (f64, bool) {
+    points.iter().fold((f64::NEG_INFINITY, true), |(approach, separating), q| {
+        let s = q.normal.dot(&relative_velocity(bodies, lo, hi, &q.position));
+        (approach.max(-s), separating && s > 0.0)
+    })
+}
+
+/// `K = Σ (I/m − [r]× I_w⁻¹ [r]×)` over the pair's dynamic bodies: the
+/// change of `u` at `P` per unit impulse on `lo` (and its opposite on `hi`).
+fn inverse_effective_mass(bodies: &[RigidBody], lo: usize, hi: usize, p: &Point3<f64>) -> Matrix3<f64> {
+    [lo, hi]
+        .iter()
+        .map(|&b| {
+            let body = &bodies[b];
+            let r = skew(&(p - body.pose.translation.vector).coords);
+            Matrix3::identity() * body.inverse_mass() - r * body.world_inverse_inertia() * r
+        })
+        .sum()
+}
+
+/// Adds `force` at `p` to `lo` and its opposite to `hi`, static bodies left out.
+fn add_pair_force(
+    bodies: &[RigidBody],
+    lo: usize,
+    hi: usize,
+    p: &Point3<f64>,
+    force: &Vector3<f64>,
+    forces: &mut Forces,
+) {
+    for (b, f) in [(lo, *force), (hi, -force)] {
+        if bodies[b].is_dynamic() {
+            let torque = (p - bodies[b].pose.translation.vector).coords.cross(&f);
+            forces.add_wrench(b, &Vector6::new(f.x, f.y, f.z, torque.x, torque.y, torque.z));
+        }
+    }
+}
+
+/// The impulse-velocity of a collision (§III: "applied at the centroid of
+/// the contact surface", frictional as in Guendelman et al. 2003): at the
+/// weighted centroid `P` of the points, along their mean normal `n`, with
+/// `u` the relative velocity there and `K` the inverse effective mass,
+/// the sticking impulse `j = K⁻¹(−e u_n n − u)` if it lies in the friction
+/// cone `|j_t| ≤ μ j_n`, else the sliding one `j = j_n (n − μ t̂)`,
+/// `j_n = −(1+e) u_n / (nᵀ K (n − μ t̂))`, `t̂` the slip direction.
+/// Returns whether the pair approached at `P` and took an impulse; marks
+/// the dynamic bodies that did in `impulsed`.
+fn impact(
+    bodies: &mut [RigidBody],
+    lo: usize,
+    hi: usize,
+    points: &[PairPoint],
+    parameters: &PidParameters,
+    impulsed: &mut [bool],
+) -> bool {
+    let weight: f64 = points.iter().map(|q| q.weight).sum();
+    let centroid = Point3::from(
+        points
+            .iter()
+            .map(|q| q.position.coords * q.weight)
+            .sum::<Vector3<f64>>()
+            / weight,
+    );
+    let Some(n) = points
+        .iter()
+        .map(|q| q.normal * q.weight)
+        .sum::<Vector3<f64>>()
+        .try_normalize(f64::EPSILON)
+    else {
+        return false;
+    };
+    let u = relative_velocity(bodies, lo, hi, &centroid);
+    let un = n.dot(&u);
+    if un >= 0.0 {
+        return false;
+    }
+    let k = inverse_effective_mass(bodies, lo, hi, &centroid);
+    let Some(k_inverse) = k.cholesky().map(|c| c.inverse()) else {
+        return false;
+    };
+    let (e, mu) = (parameters.restitution, parameters.friction);
+    let sticking = k_inverse * (-e * un * n - u);
+    let jn = sticking.dot(&n);
+    let jt = sticking - n * jn;
+    let j = if jt.norm() <= mu * jn {
+        sticking
+    } else {
+        let slip = u - n * un;
+        let t = slip
+            .try_normalize(f64::EPSILON)
+            .unwrap_or_else(|| -jt.normalize());
+        let direction = n - t * mu;
+        let denominator = n.dot(&(k * direction));
+        if denominator > 0.0 {
+            direction * (-(1.0 + e) * un / denominator)
+        } else {
+            n * (-(1.0 + e) * un / n.dot(&(k * n)))
+        }
+    };
+    for (b, impulse) in [(lo, j), (hi, -j)] {
+        let body = &mut bodies[b];
+        if body.is_dynamic() {
+            let r = centroid - body.pose.translation.vector;
+            body.velocity += impulse * body.inverse_mass();
+            body.angular_velocity += body.world_inverse_inertia() * r.coords.cross(&impulse);
+            impulsed[b] = true;
+        }
+    }
+    true
+}

@@ -1,0 +1,240 @@
+//! One island's momentum update: the block-sparse system of eqs 15–18,
+//! augmented with joint constraints (eq 62) and solved through the Schur
+//! complement with an SVD pseudo-inverse (eq 64).
+//!
+//! Unknowns are the momentum changes `ΔS_i = (ΔP_i, ΔL_i)` of the island's
+//! dynamic bodies over a step `h`. Linearising every force about the
+//! current state, with `Δx_j = h (v_j + ΔP_j / m_j)`,
+//! `Δθ_j = h V_j (ω_j + J_j⁻¹ ΔL_j)` and `V_j = (I − h ∂ω_j/∂θ_j)⁻¹`,
+//! `∂ω/∂θ = J⁻¹ [L]× − [ω]×` (the rotation of `J⁻¹ = R J_b⁻¹ Rᵀ` at fixed
+//! `L`, the `(I − ∂q̇/∂q)⁻¹` of eq 6):
+//!
+//! ```text
+//! G_ij = δ_ij I − h [ (∂F_ij/∂v_j + h ∂F_ij/∂x_j) / m_j ,  (∂F_ij/∂ω_j + h ∂F_ij/∂θ_j V_j) J_j⁻¹ ]   (eq 16)
+//! Z_i  = F_i + h Σ_j (∂F_ij/∂x_j v_j + ∂F_ij/∂θ_j V_j ω_j)                                       (eq 17)
+//! G ΔS = h Z                                                                                      (eq 15)
+//! ```
+//!
+//! (rows `F` stand for the whole wrench `(F, τ)`). For `i ≠ j` this is the
+//! paper's `V_ij = I`; the diagonal keeps the gyroscopic `V_j`.
+//!
+//! Joints add `C̈ + α Ċ + β C = 0` (eq 56) at the new velocities:
+//! `C̈ = Σ_j J_j M_j⁻¹ ΔS_j / h + J̇u − Σ_j J_θj J_j⁻¹ (ω_j × J_j ω_j)` (eqs 58–61),
+//! with constraint wrenches `−J_jᵀ λ`. The paper's eq 62 scales its
+//! multipliers' wrenches by `M⁻¹`, which for bodies of unequal mass breaks
+//! action and reaction; here the wrench is `Jᵀ λ` itself, so a joint's
+//! forces on its two bodies are equal and opposite. With `μ = h λ`:
+//!
+//! ```text
+//! [ G      Jᵀ ] [ΔS]   [ h Z  ]
+//! [ J M⁻¹  0  ] [ μ] = [ −h d ],   d = α Ċ + β C + J̇u − Σ J_θ J⁻¹ (ω × J ω)
+//! ```
+//!
+//! solved as eq 64 does: `Y = G⁻¹ h Z`, `F = G⁻¹ Jᵀ` (one solve per
+//! row), `S = J M⁻¹ F`, `μ = S⁺ (J M⁻¹ Y + h d)` with singular values below
+//! `10⁻¹⁰ σ_max` truncated, `ΔS = Y − F μ`. `G` is factored once by faer's
+//! sparse LU.
+
+use crate::body::RigidBody;
+use crate::forces::{ConstraintRow, Forces};
+use faer::prelude::*;
+use faer::sparse::{SparseColMat, Triplet};
+use haptic_core::{skew, Matrix6};
+use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
+use std::collections::BTreeMap;
+
+/// Singular values of the Schur complement below this fraction of the
+/// largest are truncated (eq 64's `ε = 10⁻¹⁰`).
+pub const PSEUDO_INVERSE_TOLERANCE: f64 = 1e-10;
+
+/// What one island's solve needs besides the bodies.
+pub struct IslandProblem<'a> {
+    /// The island's dynamic bodies (indices into the world's bodies).
+    pub bodies: &'a [usize],
+    /// Its constraint rows (bodies outside the island are static).
+    pub rows: &'a [ConstraintRow],
+    /// Whether to use the gradients (semi-implicit) or drop them (`G = I`:
+    /// symplectic Euler's explicit forces, with the same joint solve).
+    pub implicit: bool,
+    /// Baumgarte `α` (1/s); `β = α²/4`.
+    pub baumgarte_alpha: f64,
+}
+
+/// Why an island could not be solved.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum SolveError {
+    #[error("the island's system matrix is singular: {0}")]
+    Singular(String),
+    #[error("the solve produced non-finite values")]
+    NonFinite,
+}
+
+/// `V = (I − h ∂ω/∂θ)⁻¹` with `∂ω/∂θ = J⁻¹[L]× − [ω]×`.
+pub fn rotation_velocity_map(body: &RigidBody, h: f64) -> Matrix3<f64> {
+    let inverse_inertia = body.world_inverse_inertia();
+    let momentum = body.angular_momentum();
+    let domega = inverse_inertia * skew(&momentum) - skew(&body.angular_velocity);
+    (Matrix3::identity() - domega * h)
+        .try_inverse()
+        .unwrap_or_else(Matrix3::identity)
+}
+
+/// Solves one island's momentum changes `ΔS_i` (in `problem.bodies` order).
+pub fn solve_island(
+    bodies: &[RigidBody],
+    forces: &Forces,
+    problem: &IslandProblem,
+    h: f64,
+) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
+    let n = problem.bodies.len();
+    let mut local = BTreeMap::new();
+    for (k, &b) in problem.bodies.iter().enumerate() {
+        local.insert(b, k);
+    }
+    let maps: Vec<Matrix3<f64>> = problem
+        .bodies
+        .iter()
+        .map(|&b| {
+            if problem.implicit {
+                rotation_velocity_map(&bodies[b], h)
+            } else {
+                Matrix3::identity()
+            }
+        })
+        .collect();
+    let inverse_inertias: Vec<Matrix3<f64>> = problem
+        .bodies
+        .iter()
+        .map(|&b| bodies[b].world_inverse_inertia())
+        .collect();
+
+    // G blocks and the right-hand side h Z.
+    let mut blocks: BTreeMap<(usize, usize), Matrix6> = BTreeMap::new();
+    let mut rhs = DVector::<f64>::zeros(6 * n);
+    for (k, &b) in problem.bodies.iter().enumerate() {
+        blocks.insert((k, k), Matrix6::identity());
+        rhs.fixed_rows_mut::<6>(6 * k)
+            .copy_from(&(forces.wrench[b] * h));
+    }
+    if problem.implicit {
+        for g in &forces.gradients {
+            let (Some(&i), Some(&j)) = (local.get(&g.on), local.get(&g.by)) else {
+                continue;
+            };
+            let body = &bodies[g.by];
+            let (v, w) = (body.velocity, body.angular_velocity);
+            let kx = g.position.fixed_view::<6, 3>(0, 0);
+            let kt = g.position.fixed_view::<6, 3>(0, 3) * maps[j];
+            let dv = g.velocity.fixed_view::<6, 3>(0, 0);
+            let dw = g.velocity.fixed_view::<6, 3>(0, 3);
+            let z = kx * v + kt * w;
+            let mut row = rhs.fixed_rows_mut::<6>(6 * i);
+            row += z * (h * h);
+            let mut block = Matrix6::zeros();
+            block
+                .fixed_view_mut::<6, 3>(0, 0)
+                .copy_from(&((dv + kx * h) * (-h / body.mass)));
+            block
+                .fixed_view_mut::<6, 3>(0, 3)
+                .copy_from(&((dw + kt * h) * inverse_inertias[j] * (-h)));
+            *blocks.entry((i, j)).or_insert_with(Matrix6::zeros) += block;
+        }
+    }
+    let mut triplets = Vec::with_capacity(blocks.len() * 36);
+    for (&(i, j), block) in &blocks {
+        for r in 0..6 {
+            for c in 0..6 {
+                let value = block[(r, c)];
+                if value != 0.0 {
+                    triplets.push(Triplet::new(6 * i + r, 6 * j + c, value));
+                }
+            }
+        }
+    }
+    let g = SparseColMat::<usize, f64>::try_new_from_triplets(6 * n, 6 * n, &triplets)
+        .map_err(|e| SolveError::Singular(format!("{e:?}")))?;
+    let lu = g
+        .sp_lu()
+        .map_err(|e| SolveError::Singular(format!("{e:?}")))?;
+    let solve = |columns: &DMatrix<f64>| -> DMatrix<f64> {
+        let mut m = Mat::<f64>::from_fn(columns.nrows(), columns.ncols(), |r, c| columns[(r, c)]);
+        lu.solve_in_place(m.as_mut());
+        DMatrix::from_fn(columns.nrows(), columns.ncols(), |r, c| m[(r, c)])
+    };
+    let y = solve(&DMatrix::from_column_slice(6 * n, 1, rhs.as_slice()));
+    let mut delta = y.column(0).into_owned();
+
+    if !problem.rows.is_empty() {
+        let m = problem.rows.len();
+        let alpha = problem.baumgarte_alpha;
+        let beta = alpha * alpha / 4.0;
+        // Jᵀ (6n × m), J M⁻¹ (m × 6n), d.
+        let mut jt = DMatrix::<f64>::zeros(6 * n, m);
+        let mut jm = DMatrix::<f64>::zeros(m, 6 * n);
+        let mut d = DVector::<f64>::zeros(m);
+        for (r, row) in problem.rows.iter().enumerate() {
+            let mut rate = 0.0;
+            let mut gyroscopic = 0.0;
+            let sides = [(Some(row.a), row.jacobian_a), (row.b, row.jacobian_b)];
+            for (body, jacobian) in sides {
+                let Some(body) = body else { continue };
+                let state = &bodies[body];
+                let jx = jacobian.fixed_rows::<3>(0).into_owned();
+                let jth = jacobian.fixed_rows::<3>(3).into_owned();
+                rate += jx.dot(&state.velocity) + jth.dot(&state.angular_velocity);
+                let Some(&k) = local.get(&body) else { continue };
+                let inverse_inertia = inverse_inertias[k];
+                let w = state.angular_velocity;
+                gyroscopic += jth.dot(&(inverse_inertia * w.cross(&(state.world_inertia() * w))));
+                for c in 0..3 {
+                    jt[(6 * k + c, r)] += jx[c];
+                    jt[(6 * k + 3 + c, r)] += jth[c];
+                }
+                let angular = inverse_inertia * jth;
+                for c in 0..3 {
+                    jm[(r, 6 * k + c)] += jx[c] / state.mass;
+                    jm[(r, 6 * k + 3 + c)] += angular[c];
+                }
+            }
+            d[r] = alpha * rate + beta * row.value + row.velocity_product - gyroscopic;
+        }
+        let f = solve(&jt);
+        let schur = &jm * &f;
+        let target = &jm * &delta + d * h;
+        let svd = schur.svd(true, true);
+        let largest = svd.singular_values.max();
+        let mu = svd
+            .solve(&target, PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE))
+            .map_err(|e| SolveError::Singular(e.to_string()))?;
+        delta -= f * mu;
+    }
+    if delta.iter().any(|v| !v.is_finite()) {
+        return Err(SolveError::NonFinite);
+    }
+    Ok((0..n)
+        .map(|k| {
+            [
+                delta.fixed_rows::<3>(6 * k).into_owned(),
+                delta.fixed_rows::<3>(6 * k + 3).into_owned(),
+            ]
+        })
+        .collect())
+}
+
+/// Applies the momentum change `(ΔP, ΔL)` and advances the pose:
+/// `v ← v + ΔP/m`, `L ← L + ΔL`, `x ← x + h v`, `R ← exp(Δθ) R` with
+/// `Δθ = h V (ω + J⁻¹ ΔL)` as linearised, then `ω = J⁻¹ L` at the new `R`
+/// (angular momentum kept across the rotation).
+pub fn apply_momentum_change(body: &mut RigidBody, change: &[Vector3<f64>; 2], h: f64, implicit: bool) {
+    let map = if implicit {
+        rotation_velocity_map(body, h)
+    } else {
+        Matrix3::identity()
+    };
+    let momentum = body.angular_momentum() + change[1];
+    let omega = body.angular_velocity + body.world_inverse_inertia() * change[1];
+    body.velocity += change[0] / body.mass;
+    body.angular_velocity = map * omega;
+    body.advance_pose(h);
+    body.angular_velocity = body.world_inverse_inertia() * momentum;
+}

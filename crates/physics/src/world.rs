@@ -1,0 +1,496 @@
+//! The rigid world and its step: broad phase over the bodies' bounds,
+//! contacts in both roles, the contact model's forces, joints, islands, and
+//! one of three integrators.
+
+use crate::body::RigidBody;
+use crate::contact::{
+    add_damping, add_penalty, contact_stiffnesses, overlapping_pairs, ContactDetector,
+    ContactParameters, FrictionAnchors, PairContact,
+};
+use crate::forces::{ConstraintRow, Forces};
+use crate::island::Islands;
+use crate::joints::{Joint, JointError};
+use crate::pid::{PidContacts, PidParameters};
+use crate::system::{apply_momentum_change, solve_island, IslandProblem};
+use haptic_core::Vector6;
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+
+/// How the world advances a step.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Integrator {
+    /// Xu, Zhao & Barbič's semi-implicit backward Euler with the exact
+    /// contact gradients (eqs 5, 15–18).
+    #[default]
+    SemiImplicit,
+    /// Forces explicit, velocities first: `v += h M⁻¹ F`, then the pose.
+    SymplecticEuler,
+    /// Classical fourth-order Runge–Kutta on `(x, R, v, L)`, forces
+    /// (contacts included) evaluated at each stage; friction anchors are
+    /// stepped once per step.
+    Rk4,
+}
+
+/// The resting-contact model between bodies.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ContactModel {
+    /// Penalty springs with exact gradients, damping and anchor friction
+    /// (Xu, Zhao & Barbič §4).
+    #[default]
+    ImplicitPenalty,
+    /// Drumwright's PID penalty with impulses at impact.
+    PidPenalty,
+}
+
+/// The world's parameters.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct WorldParameters {
+    /// m/s².
+    pub gravity: Vector3<f64>,
+    pub integrator: Integrator,
+    pub contact_model: ContactModel,
+    pub contact: ContactParameters,
+    pub pid: PidParameters,
+    /// Baumgarte `α` (1/s), `β = α²/4`: critically damped (eq 56).
+    pub baumgarte_alpha: f64,
+}
+
+impl Default for WorldParameters {
+    fn default() -> Self {
+        Self {
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+            integrator: Integrator::default(),
+            contact_model: ContactModel::default(),
+            contact: ContactParameters::default(),
+            pid: PidParameters::default(),
+            baumgarte_alpha: 20.0,
+        }
+    }
+}
+
+/// Why a world cannot be built.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum WorldError {
+    #[error("body \"{name}\": {problem}")]
+    Body { name: String, problem: String },
+    #[error(transparent)]
+    Joint(#[from] JointError),
+    #[error("{0}")]
+    Parameter(String),
+}
+
+/// What one step did.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct StepReport {
+    /// Penetrating shell points over every pair and role.
+    pub contacts: usize,
+    pub islands: usize,
+    /// Dynamic bodies in the largest island.
+    pub largest_island: usize,
+    /// Bodies whose step gave non-finite values this step: they were put
+    /// back where they were, at rest.
+    pub quarantined: usize,
+    /// Sum over the dynamic bodies (J).
+    pub kinetic_energy: f64,
+    /// Deepest penetration `−min d` over the contacts (m), 0 without contact.
+    pub max_penetration: f64,
+    pub sticking: usize,
+    pub sliding: usize,
+}
+
+/// Bodies, joints and the state their contacts carry between steps.
+pub struct World {
+    bodies: Vec<RigidBody>,
+    joints: Vec<Joint>,
+    parameters: WorldParameters,
+    detector: ContactDetector,
+    anchors: FrictionAnchors,
+    pid: PidContacts,
+    pairs: Vec<(usize, usize)>,
+    contacts: Vec<PairContact>,
+    stiffnesses: Vec<f64>,
+    forces: Forces,
+    rows: Vec<ConstraintRow>,
+    /// Bodies quarantined so far.
+    quarantined: u64,
+}
+
+/// Margin of the broad phase's bounds (m).
+const BROAD_PHASE_MARGIN: f64 = 1e-4;
+
+impl World {
+    /// Checks the bodies, joints and parameters.
+    pub fn new(
+        bodies: Vec<RigidBody>,
+        joints: Vec<Joint>,
+        parameters: WorldParameters,
+    ) -> Result<World, WorldError> {
+        for body in &bodies {
+            let problem = if body.is_dynamic() && !(body.mass > 0.0 && body.mass.is_finite()) {
+                Some(format!("mass {} kg is not positive and finite", body.mass))
+            } else if body.is_dynamic()
+                && (body.body_inertia.try_inverse().is_none()
+                    || body.body_inertia.iter().any(|v| !v.is_finite()))
+            {
+                Some("inertia is not invertible and finite".to_string())
+            } else if !body.is_finite() {
+                Some("pose or velocity is not finite".to_string())
+            } else if !(body.static_friction >= 0.0 && body.dynamic_friction >= 0.0) {
+                Some("friction coefficients must be ≥ 0".to_string())
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(WorldError::Body {
+                    name: body.name.clone(),
+                    problem,
+                });
+            }
+        }
+        for joint in &joints {
+            joint.check(bodies.len())?;
+        }
+        let c = &parameters.contact;
+        let finite_positive = |v: f64| v > 0.0 && v.is_finite();
+        if !finite_positive(c.stiffness)
+            || !(c.damping >= 0.0 && c.damping.is_finite())
+            || !(c.friction_stiffness > 0.0 && c.friction_stiffness.is_finite())
+            || !(c.scaling.reference_contacts > 0.0)
+        {
+            return Err(WorldError::Parameter(format!(
+                "contact parameters out of range: {c:?}"
+            )));
+        }
+        if !(parameters.baumgarte_alpha >= 0.0 && parameters.baumgarte_alpha.is_finite()) {
+            return Err(WorldError::Parameter(format!(
+                "Baumgarte α = {} is not finite and ≥ 0",
+                parameters.baumgarte_alpha
+            )));
+        }
+        parameters
+            .pid
+            .check()
+            .map_err(|e| WorldError::Parameter(e.to_string()))?;
+        Ok(World {
+            bodies,
+            joints,
+            pid: PidContacts::new(parameters.pid),
+            parameters,
+            detector: ContactDetector::default(),
+            anchors: FrictionAnchors::default(),
+            pairs: Vec::new(),
+            contacts: Vec::new(),
+            stiffnesses: Vec::new(),
+            forces: Forces::default(),
+            rows: Vec::new(),
+            quarantined: 0,
+        })
+    }
+
+    pub fn bodies(&self) -> &[RigidBody] {
+        &self.bodies
+    }
+
+    pub fn bodies_mut(&mut self) -> &mut [RigidBody] {
+        &mut self.bodies
+    }
+
+    pub fn joints(&self) -> &[Joint] {
+        &self.joints
+    }
+
+    pub fn parameters(&self) -> &WorldParameters {
+        &self.parameters
+    }
+
+    /// The contacts of the last step.
+    pub fn contacts(&self) -> &[PairContact] {
+        &self.contacts
+    }
+
+    /// Bodies quarantined since the world was built.
+    pub fn quarantined(&self) -> u64 {
+        self.quarantined
+    }
+
+    /// Total kinetic energy of the dynamic bodies (J).
+    pub fn kinetic_energy(&self) -> f64 {
+        self.bodies
+            .iter()
+            .filter(|b| b.is_dynamic())
+            .map(RigidBody::kinetic_energy)
+            .sum()
+    }
+
+    /// Advances the world by `dt` seconds. `external_impulses[i]` (N·s,
+    /// N·m·s about the centre of mass, world frame; may be shorter than the
+    /// bodies or empty) is spread over the step as a constant wrench: the
+    /// tool's contact impulses reach the bodies this way.
+    pub fn step(&mut self, dt: f64, external_impulses: &[Vector6]) -> StepReport {
+        let before: Vec<RigidBody> = self.bodies.clone();
+        self.detect();
+        let mut report = StepReport {
+            contacts: self.contacts.len(),
+            max_penetration: self
+                .contacts
+                .iter()
+                .map(|c| -c.distance)
+                .fold(0.0, f64::max),
+            ..StepReport::default()
+        };
+        // The explicit part: friction anchors, or the PID forces, evaluated
+        // once per step at its start.
+        let mut explicit = Forces::default();
+        explicit.reset(self.bodies.len());
+        match self.parameters.contact_model {
+            ContactModel::ImplicitPenalty => {
+                contact_stiffnesses(&self.contacts, &self.parameters.contact, &mut self.stiffnesses);
+                let stats = self.anchors.add_friction(
+                    &self.contacts,
+                    &self.stiffnesses,
+                    &self.bodies,
+                    self.parameters.contact.friction_stiffness,
+                    &mut explicit,
+                );
+                report.sticking = stats.sticking;
+                report.sliding = stats.sliding;
+            }
+            ContactModel::PidPenalty => {
+                self.pid.apply_impacts(&mut self.bodies, &self.contacts);
+                self.pid
+                    .add_forces(&self.bodies, &self.contacts, dt, &mut explicit);
+            }
+        }
+        let constant: Vec<Vector6> = (0..self.bodies.len())
+            .map(|i| {
+                let body = &self.bodies[i];
+                let mut w = explicit.wrench[i];
+                if body.is_dynamic() {
+                    let g = self.parameters.gravity * body.mass;
+                    w += Vector6::new(g.x, g.y, g.z, 0.0, 0.0, 0.0);
+                    if let Some(impulse) = external_impulses.get(i) {
+                        w += impulse / dt;
+                    }
+                }
+                w
+            })
+            .collect();
+
+        let islands = match self.parameters.integrator {
+            Integrator::SemiImplicit | Integrator::SymplecticEuler => {
+                let implicit = self.parameters.integrator == Integrator::SemiImplicit;
+                self.evaluate_forces(&constant);
+                self.advance(dt, implicit, &mut report)
+            }
+            Integrator::Rk4 => self.step_rk4(dt, &constant),
+        };
+        report.islands = islands.len();
+        report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
+
+        for (body, previous) in self.bodies.iter_mut().zip(&before) {
+            if body.is_dynamic() && !body.is_finite() {
+                *body = previous.clone();
+                body.velocity = Vector3::zeros();
+                body.angular_velocity = Vector3::zeros();
+                report.quarantined += 1;
+            }
+        }
+        self.quarantined += report.quarantined as u64;
+        report.kinetic_energy = self.kinetic_energy();
+        report
+    }
+
+    /// The broad and narrow phases at the current poses.
+    fn detect(&mut self) {
+        overlapping_pairs(&self.bodies, BROAD_PHASE_MARGIN, &mut self.pairs);
+        self.detector
+            .detect(&self.bodies, &self.pairs, &mut self.contacts);
+    }
+
+    /// Fills `forces` with `constant` plus, for the implicit penalty model,
+    /// the penalty and damping forces with their gradients at the current
+    /// state (contacts from the last `detect`), the joints' controllers and
+    /// the constraint rows.
+    fn evaluate_forces(&mut self, constant: &[Vector6]) {
+        self.forces.reset(self.bodies.len());
+        self.forces.wrench.copy_from_slice(constant);
+        if self.parameters.contact_model == ContactModel::ImplicitPenalty {
+            contact_stiffnesses(&self.contacts, &self.parameters.contact, &mut self.stiffnesses);
+            let c = &self.parameters.contact;
+            for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
+                add_penalty(contact, &self.bodies, k, &mut self.forces);
+                if c.damping > 0.0 {
+                    let damping = c.damping * contact.weight as f64;
+                    add_damping(contact, &self.bodies, damping, c.damping_mode, &mut self.forces);
+                }
+            }
+        }
+        self.rows.clear();
+        for joint in &self.joints {
+            joint.add_control_forces(&self.bodies, &mut self.forces);
+            joint.rows(&self.bodies, &mut self.rows);
+        }
+    }
+
+    /// The islands of the current contacts and joints.
+    fn islands(&self) -> Vec<Vec<usize>> {
+        let mut islands = Islands::new(self.bodies.len());
+        let dynamic = |i: usize| self.bodies[i].is_dynamic();
+        for c in &self.contacts {
+            if dynamic(c.shell_body) && dynamic(c.field_body) {
+                islands.join(c.shell_body, c.field_body);
+            }
+        }
+        for row in &self.rows {
+            if let Some(b) = row.b {
+                if dynamic(row.a) && dynamic(b) {
+                    islands.join(row.a, b);
+                }
+            }
+        }
+        islands.components(dynamic)
+    }
+
+    /// Solves each island's momentum change from `forces` and `rows` and
+    /// applies it over `dt`; an island whose solve fails keeps its bodies
+    /// where they were, at rest, and counts them quarantined.
+    fn advance(&mut self, dt: f64, implicit: bool, report: &mut StepReport) -> Vec<Vec<usize>> {
+        let islands = self.islands();
+        for island in &islands {
+            let rows: Vec<ConstraintRow> = self
+                .rows
+                .iter()
+                .filter(|r| island.binary_search(&r.a).is_ok())
+                .copied()
+                .collect();
+            let problem = IslandProblem {
+                bodies: island,
+                rows: &rows,
+                implicit,
+                baumgarte_alpha: self.parameters.baumgarte_alpha,
+            };
+            match solve_island(&self.bodies, &self.forces, &problem, dt) {
+                Ok(changes) => {
+                    for (&b, change) in island.iter().zip(&changes) {
+                        apply_momentum_change(&mut self.bodies[b], change, dt, implicit);
+                    }
+                }
+                Err(_) => {
+                    for &b in island {
+                        self.bodies[b].velocity = Vector3::zeros();
+                        self.bodies[b].angular_velocity = Vector3::zeros();
+                    }
+                    report.quarantined += island.len();
+                }
+            }
+        }
+        islands
+    }
+
+    /// The explicit accelerations `(v̇, L̇)` of every dynamic body at the
+    /// current state, joints' constraint forces included.
+    fn rates(&mut self, constant: &[Vector6], dt: f64, detect: bool) -> Vec<[Vector3<f64>; 2]> {
+        if detect {
+            self.detect();
+        }
+        self.evaluate_forces(constant);
+        let mut rates = vec![[Vector3::zeros(); 2]; self.bodies.len()];
+        for island in self.islands() {
+            let rows: Vec<ConstraintRow> = self
+                .rows
+                .iter()
+                .filter(|r| island.binary_search(&r.a).is_ok())
+                .copied()
+                .collect();
+            let problem = IslandProblem {
+                bodies: &island,
+                rows: &rows,
+                implicit: false,
+                baumgarte_alpha: self.parameters.baumgarte_alpha,
+            };
+            if let Ok(changes) = solve_island(&self.bodies, &self.forces, &problem, dt) {
+                for (&b, change) in island.iter().zip(&changes) {
+                    rates[b] = [change[0] / (dt * self.bodies[b].mass), change[1] / dt];
+                }
+            }
+        }
+        rates
+    }
+
+    /// Classical RK4 on `(x, R, v, L)`; the explicit part (`constant`) is
+    /// held over the step.
+    fn step_rk4(&mut self, dt: f64, constant: &[Vector6]) -> Vec<Vec<usize>> {
+        #[derive(Clone, Copy)]
+        struct State {
+            x: Vector3<f64>,
+            q: UnitQuaternion<f64>,
+            v: Vector3<f64>,
+            l: Vector3<f64>,
+        }
+        let start: Vec<State> = self
+            .bodies
+            .iter()
+            .map(|b| State {
+                x: b.pose.translation.vector,
+                q: b.pose.rotation,
+                v: b.velocity,
+                l: b.angular_momentum(),
+            })
+            .collect();
+        let set = |bodies: &mut [RigidBody], states: &[State]| {
+            for (b, s) in bodies.iter_mut().zip(states) {
+                if b.is_dynamic() {
+                    b.pose = Isometry3::from_parts(Translation3::from(s.x), s.q);
+                    b.velocity = s.v;
+                    b.angular_velocity = b.world_inverse_inertia() * s.l;
+                }
+            }
+        };
+        // Derivatives: (ẋ, ω, v̇, L̇) per body.
+        type Rate = [Vector3<f64>; 4];
+        let mut stages: Vec<Vec<Rate>> = Vec::with_capacity(4);
+        let weights = [0.5, 0.5, 1.0];
+        let mut current = start.clone();
+        for stage in 0..4 {
+            set(&mut self.bodies, &current);
+            let accelerations = self.rates(constant, dt, stage > 0);
+            let rate: Vec<Rate> = self
+                .bodies
+                .iter()
+                .zip(&accelerations)
+                .map(|(b, a)| [b.velocity, b.angular_velocity, a[0], a[1]])
+                .collect();
+            if stage < 3 {
+                let h = weights[stage] * dt;
+                current = start
+                    .iter()
+                    .zip(&rate)
+                    .map(|(s, r)| State {
+                        x: s.x + r[0] * h,
+                        q: UnitQuaternion::from_scaled_axis(r[1] * h) * s.q,
+                        v: s.v + r[2] * h,
+                        l: s.l + r[3] * h,
+                    })
+                    .collect();
+            }
+            stages.push(rate);
+        }
+        let end: Vec<State> = start
+            .iter()
+            .enumerate()
+            .map(|(i, s)| {
+                let combine = |k: usize| {
+                    (stages[0][i][k] + stages[1][i][k] * 2.0 + stages[2][i][k] * 2.0 + stages[3][i][k])
+                        * (dt / 6.0)
+                };
+                State {
+                    x: s.x + combine(0),
+                    q: UnitQuaternion::from_scaled_axis(combine(1)) * s.q,
+                    v: s.v + combine(2),
+                    l: s.l + combine(3),
+                }
+            })
+            .collect();
+        set(&mut self.bodies, &end);
+        self.islands()
+    }
+}
