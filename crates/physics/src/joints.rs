@@ -662,11 +662,10 @@ mod tests {
     }
 
     /// Two bodies at random poses and every kind of joint between them and
-    /// to the world, built there.
+    /// to the world, built there (the target rotation holds body 1's).
     fn assembly(rng: &mut Pcg64) -> (Vec<RigidBody>, Vec<Joint>) {
         let bodies = vec![body(pose(rng)), body(pose(rng))];
         let (p, n) = (Point3::from(vector(rng, 1.0)), vector(rng, 1.0));
-        let target = UnitQuaternion::from_scaled_axis(vector(rng, 3.0));
         let joints = vec![
             Joint::ball("ball", 0, Some(1), &bodies, p).unwrap(),
             Joint::ball("ball to world", 1, None, &bodies, p).unwrap(),
@@ -675,7 +674,7 @@ mod tests {
             Joint::prismatic("slider", 0, Some(1), &bodies, Some(n)).unwrap(),
             Joint::prismatic("centre slider", 1, Some(0), &bodies, None).unwrap(),
             Joint::prismatic("slider to world", 0, None, &bodies, Some(n)).unwrap(),
-            Joint::target_rotation("cabin", 1, &bodies, target).unwrap(),
+            Joint::target_rotation("cabin", 1, &bodies, bodies[1].pose.rotation).unwrap(),
         ];
         (bodies, joints)
     }
@@ -1045,7 +1044,7 @@ mod tests {
             ..pd
         };
         assert!(matches!(
-            slider.with_controller(negative),
+            slider.clone().with_controller(negative),
             Err(JointError::InvalidController { .. })
         ));
         let mut broken = slider.clone();

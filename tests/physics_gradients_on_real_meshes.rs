@@ -1,0 +1,207 @@
+//! The physics world's contact gradients (Xu, Zhao & Barbič §4.1–4.2)
+//! against central finite differences, between two moving bodies made from
+//! real meshes, in both roles at once (each body's shell in the other's
+//! field), on random poses and velocities, with and without damping.
+
+use haptic_acceptance::mesh_path;
+use haptic_core::{displaced, Matrix6, Vector6};
+use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+use haptic_physics::contact::{
+    add_damping, add_penalty, overlapping_pairs, ContactDetector, DampingMode, PairContact,
+};
+use haptic_physics::{Forces, GeometryResolution, RigidBody};
+use haptic_testkit::scenes::random_rotation;
+use nalgebra::{Isometry3, Translation3, Vector3};
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64;
+
+const STIFFNESS: f64 = 5e3;
+const DAMPING: f64 = 3.0;
+
+/// `name` scaled so that its longest side is `size` metres.
+fn real(name: &str, size: f64) -> TriangleMesh {
+    let mesh = load_mesh(&mesh_path(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .mesh;
+    let scale = size / mesh.aabb().extents().max();
+    TriangleMesh::new(
+        mesh.vertices.iter().map(|v| v * scale).collect(),
+        mesh.triangles.clone(),
+    )
+}
+
+fn body(name: &str, size: f64) -> RigidBody {
+    let resolution = GeometryResolution {
+        shell_points: 1500,
+        tree_levels: 4,
+        field_resolution: 64,
+    };
+    RigidBody::from_mesh(name, &real(name, size), 500.0, &Isometry3::identity(), &resolution)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+}
+
+fn contacts(bodies: &[RigidBody], detector: &mut ContactDetector) -> Vec<PairContact> {
+    let mut pairs = Vec::new();
+    overlapping_pairs(bodies, 0.0, &mut pairs);
+    let mut out = Vec::new();
+    detector.detect(bodies, &pairs, &mut out);
+    out
+}
+
+fn forces(bodies: &[RigidBody], contacts: &[PairContact], damping: Option<DampingMode>) -> Forces {
+    let mut forces = Forces::default();
+    forces.reset(bodies.len());
+    for c in contacts {
+        add_penalty(c, bodies, STIFFNESS * c.weight as f64, &mut forces);
+        if let Some(mode) = damping {
+            add_damping(c, bodies, DAMPING * c.weight as f64, mode, &mut forces);
+        }
+    }
+    forces
+}
+
+/// `(shell, field, point)` of every contact: what must not change inside the stencil.
+fn signature(contacts: &[PairContact]) -> Vec<(usize, usize, u32)> {
+    contacts
+        .iter()
+        .map(|c| (c.shell_body, c.field_body, c.point))
+        .collect()
+}
+
+/// The analytic `∂(wrench on i)/∂(state of j)`, positions and velocities.
+fn analytic(forces: &Forces, i: usize, j: usize) -> (Matrix6, Matrix6) {
+    forces
+        .gradients
+        .iter()
+        .filter(|g| g.on == i && g.by == j)
+        .fold((Matrix6::zeros(), Matrix6::zeros()), |(p, v), g| {
+            (p + g.position, v + g.velocity)
+        })
+}
+
+/// Checks every block `∂(F_i, τ_i)/∂(q_j)` and `∂/∂(u_j)`; returns the
+/// largest relative error, or `None` when the contact set changed inside
+/// the stencil.
+fn check(bodies: &[RigidBody], damping: Option<DampingMode>) -> Option<f64> {
+    let mut detector = ContactDetector::default();
+    let base = contacts(bodies, &mut detector);
+    assert!(
+        base.iter().any(|c| c.shell_body == 0) && base.iter().any(|c| c.shell_body == 1),
+        "both roles in contact"
+    );
+    let reference = signature(&base);
+    let f0 = forces(bodies, &base, damping);
+    let (h_x, h_theta, h_v) = (1e-7, 1e-7, 1e-4);
+    let mut worst: f64 = 0.0;
+    for j in 0..2 {
+        let mut fd_position = [Matrix6::zeros(); 2];
+        let mut fd_velocity = [Matrix6::zeros(); 2];
+        for k in 0..6 {
+            let wrenches = |sign: f64, velocity: bool, detector: &mut ContactDetector| {
+                let mut moved = bodies.to_vec();
+                if velocity {
+                    let b = &mut moved[j];
+                    if k < 3 {
+                        b.velocity[k] += sign * h_v;
+                    } else {
+                        b.angular_velocity[k - 3] += sign * h_v;
+                    }
+                } else {
+                    let mut step = Vector6::zeros();
+                    step[k] = sign * if k < 3 { h_x } else { h_theta };
+                    moved[j].pose = displaced(&moved[j].pose, &step);
+                }
+                let found = contacts(&moved, detector);
+                (signature(&found) == reference).then(|| forces(&moved, &found, damping).wrench)
+            };
+            let h = if k < 3 { h_x } else { h_theta };
+            let plus = wrenches(1.0, false, &mut detector)?;
+            let minus = wrenches(-1.0, false, &mut detector)?;
+            for i in 0..2 {
+                fd_position[i].set_column(k, &((plus[i] - minus[i]) / (2.0 * h)));
+            }
+            let plus = wrenches(1.0, true, &mut detector)?;
+            let minus = wrenches(-1.0, true, &mut detector)?;
+            for i in 0..2 {
+                fd_velocity[i].set_column(k, &((plus[i] - minus[i]) / (2.0 * h_v)));
+            }
+        }
+        for i in 0..2 {
+            let (position, velocity) = analytic(&f0, i, j);
+            let scale = fd_position[i].norm().max(1e-9);
+            worst = worst.max((position - fd_position[i]).norm() / scale);
+            if damping.is_some() {
+                let scale = fd_velocity[i].norm().max(1e-9);
+                worst = worst.max((velocity - fd_velocity[i]).norm() / scale);
+            } else {
+                assert_eq!(velocity, Matrix6::zeros());
+            }
+        }
+    }
+    Some(worst)
+}
+
+/// Two bodies overlapping in general position with random velocities.
+fn random_pair(rng: &mut Pcg64, a: &RigidBody, b: &RigidBody) -> Vec<RigidBody> {
+    let mut bodies = vec![a.clone(), b.clone()];
+    let shell = a.geometry.as_ref().unwrap().shell.shell();
+    bodies[0].pose = Isometry3::from_parts(
+        Translation3::new(rng.gen(), rng.gen(), rng.gen()),
+        random_rotation(rng),
+    );
+    // b's centre near a surface point of a, pushed out along its normal.
+    let k = rng.gen_range(0..shell.len());
+    let surface = bodies[0].pose * shell.points[k];
+    let normal = bodies[0].pose.rotation * shell.outward_normals[k];
+    let reach = b.geometry.as_ref().unwrap().bounds.extents().max() * 0.4;
+    bodies[1].pose = Isometry3::from_parts(
+        Translation3::from(surface.coords + normal * reach),
+        random_rotation(rng),
+    );
+    for body in &mut bodies {
+        body.velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5);
+        body.angular_velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) * 4.0;
+    }
+    bodies
+}
+
+fn run(first: &str, second: &str, damping: Option<DampingMode>) {
+    let a = body(first, 0.08);
+    let b = body(second, 0.05);
+    let mut rng = Pcg64::seed_from_u64(23);
+    let (mut checked, mut tries) = (0, 0);
+    while checked < 6 {
+        tries += 1;
+        assert!(tries < 400, "too few poses in contact in both roles");
+        let bodies = random_pair(&mut rng, &a, &b);
+        let mut detector = ContactDetector::default();
+        let found = contacts(&bodies, &mut detector);
+        let roles = [0, 1].map(|s| found.iter().filter(|c| c.shell_body == s).count());
+        if roles.iter().any(|&n| n < 3) {
+            continue;
+        }
+        let Some(error) = check(&bodies, damping) else {
+            continue;
+        };
+        assert!(
+            error < 1e-4,
+            "{first} × {second}, damping {damping:?}: relative error {error:e} with {roles:?} contacts per role"
+        );
+        checked += 1;
+    }
+}
+
+#[test]
+fn mug_and_bunny_gradients_match_finite_differences() {
+    run("metaworld-mug.stl", "pybullet-bunny.obj", None);
+}
+
+#[test]
+fn mug_and_bunny_gradients_with_normal_damping_match_finite_differences() {
+    run("metaworld-mug.stl", "pybullet-bunny.obj", Some(DampingMode::Normal));
+}
+
+#[test]
+fn torus_and_cube_gradients_with_full_damping_match_finite_differences() {
+    run("pybullet-torus.obj", "cgal-cube.off", Some(DampingMode::Full));
+}
