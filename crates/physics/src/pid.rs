@@ -55,17 +55,18 @@ pub enum PidPoints {
 /// the masses, which keeps the explicit step's stability independent of them.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PidParameters {
-    /// `k_p` of eqs 1, 3 per kg (s⁻²). 2500 s⁻²: a body resting on a face
-    /// sinks `g / (kp + ki/(1−λ))` ≈ 3.6 mm; a single-point contact (a box
-    /// corner, about a quarter of the mass effective) still oscillates at
-    /// `ω·h` ≈ 0.5 per 5 ms step, well inside symplectic Euler's bound of 2.
+    /// `k_p` of eqs 1, 3 per kg (s⁻²). 4000 s⁻²: a body resting on a face
+    /// sinks `g / (k_p + k_i/(1−λ))` = 2.2 mm.
     pub kp: f64,
-    /// `k_i` of eq 3 per kg (s⁻² per summed step of depth). 50 s⁻², the
+    /// `k_i` of eq 3 per kg (s⁻² per summed step of depth). 80 s⁻², the
     /// paper's ratio `k_i/k_p` = 1/50 (§III-C).
     pub ki: f64,
-    /// `k_v` of eqs 1, 3 per kg (s⁻¹). 60 s⁻¹: damping ratio 0.6 for a
-    /// body on a face; the paper's overdamped ratio `k_v/k_p` = 0.5 s would
-    /// need 1250 s⁻¹, unstable for explicit single-point contact at 200 Hz.
+    /// `k_v` of eqs 1, 3 per kg (s⁻¹). 80 s⁻¹. One point alone (a box
+    /// corner: about a quarter of the mass effective) sees `4k_p` and
+    /// `4k_v`; symplectic Euler keeps it stable while
+    /// `4k_v h < 2 − 2k_p h²`, which at the physics thread's 5 ms step
+    /// bounds `k_v` by 90 s⁻¹. The paper's overdamped ratio
+    /// `k_v/k_p` = 0.5 s is out of reach of an explicit step at that rate.
     pub kd: f64,
     /// `λ` of eq 2, per step, in `[0, 1)`. 0.85, the middle of the paper's
     /// empirical range 0.8–0.9: the integral holds about 7 steps of depth.
@@ -85,9 +86,9 @@ pub struct PidParameters {
 impl Default for PidParameters {
     fn default() -> Self {
         Self {
-            kp: 2500.0,
-            ki: 50.0,
-            kd: 60.0,
+            kp: 4000.0,
+            ki: 80.0,
+            kd: 80.0,
             forgetting: 0.85,
             restitution: 0.2,
             impact_velocity: 0.05,

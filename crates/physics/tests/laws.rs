@@ -1,0 +1,194 @@
+//! The rigid world against closed forms: a block on an incline sticks below
+//! `tan⁻¹ μ` and slides above it with `a = g (sin θ − μ_d cos θ)`; a block
+//! dropped on a floor comes to rest at its weight's penetration; a
+//! non-finite body is quarantined, not propagated.
+
+use haptic_mesh::shapes::box_mesh;
+use haptic_physics::{
+    ContactParameters, GeometryResolution, Integrator, Motion, RigidBody, World, WorldParameters,
+};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+
+const G: f64 = 9.81;
+const HALF: [f64; 3] = [0.05, 0.04, 0.025];
+
+fn resolution() -> GeometryResolution {
+    GeometryResolution {
+        shell_points: 1500,
+        tree_levels: 4,
+        field_resolution: 40,
+    }
+}
+
+fn floor() -> RigidBody {
+    let mut floor = RigidBody::from_mesh(
+        "floor",
+        &box_mesh(Vector3::new(0.5, 0.5, 0.05)),
+        1000.0,
+        &Isometry3::translation(0.0, 0.0, -0.05),
+        &resolution(),
+    )
+    .unwrap();
+    floor.motion = Motion::Static;
+    floor
+}
+
+/// A 10 × 8 × 5 cm wooden block (0.4 kg) resting on the floor, turned by a
+/// yaw so that nothing is aligned with the grid.
+fn block(mu: f64) -> RigidBody {
+    let pose = Isometry3::from_parts(
+        Translation3::new(0.02, -0.03, HALF[2] - 1e-4),
+        UnitQuaternion::from_euler_angles(0.0, 0.0, 0.37),
+    );
+    let mut block = RigidBody::from_mesh(
+        "block",
+        &box_mesh(Vector3::from(HALF)),
+        1000.0,
+        &pose,
+        &resolution(),
+    )
+    .unwrap();
+    block.static_friction = mu;
+    block.dynamic_friction = mu;
+    block
+}
+
+fn parameters(gravity: Vector3<f64>) -> WorldParameters {
+    WorldParameters {
+        gravity,
+        integrator: Integrator::SemiImplicit,
+        contact: ContactParameters {
+            stiffness: 2e3,
+            damping: 4.0,
+            friction_stiffness: 200.0,
+            ..ContactParameters::default()
+        },
+        ..WorldParameters::default()
+    }
+}
+
+/// The floor has the block's μ, so the pair's (their geometric mean) is μ.
+fn world_on_incline(angle_deg: f64, mu: f64) -> World {
+    let theta = angle_deg.to_radians();
+    // Tilting gravity about y is tilting the floor: downhill is +x.
+    let gravity = Vector3::new(G * theta.sin(), 0.0, -G * theta.cos());
+    let mut floor = floor();
+    floor.static_friction = mu;
+    floor.dynamic_friction = mu;
+    World::new(vec![floor, block(mu)], Vec::new(), parameters(gravity)).unwrap()
+}
+
+/// Downhill position of the block after `seconds` at step `h`, sampled
+/// every step.
+fn slide(world: &mut World, seconds: f64, h: f64) -> Vec<f64> {
+    let steps = (seconds / h).round() as usize;
+    (0..steps)
+        .map(|_| {
+            let report = world.step(h, &[]);
+            assert_eq!(report.quarantined, 0);
+            world.bodies()[1].pose.translation.x
+        })
+        .collect()
+}
+
+#[test]
+fn a_block_sticks_below_the_friction_angle() {
+    let mu: f64 = 0.5;
+    // tan⁻¹ 0.5 = 26.6°.
+    for angle in [10.0, 20.0, 24.0] {
+        let mut world = world_on_incline(angle, mu);
+        let x = slide(&mut world, 1.0, 1e-3);
+        let creep = x[x.len() - 1] - x[x.len() / 2];
+        eprintln!("{angle}°: creep {creep:e} m over the last 0.5 s");
+        assert!(
+            creep.abs() < 1e-4,
+            "{angle}°: the block crept {creep:e} m in the last 0.5 s"
+        );
+    }
+}
+
+#[test]
+fn a_block_slides_above_the_friction_angle_with_coulombs_acceleration() {
+    let mu: f64 = 0.5;
+    let h = 1e-3;
+    for angle in [30.0_f64, 40.0] {
+        let mut world = world_on_incline(angle, mu);
+        let x = slide(&mut world, 0.6, h);
+        // a from a quadratic fit over the last 0.4 s (past the break-away).
+        let samples: Vec<(f64, f64)> = x
+            .iter()
+            .enumerate()
+            .skip(200)
+            .map(|(k, &x)| ((k + 1) as f64 * h, x))
+            .collect();
+        let acceleration = 2.0 * quadratic_coefficient(&samples);
+        let theta = angle.to_radians();
+        let expected = G * (theta.sin() - mu * theta.cos());
+        eprintln!("{angle}°: a = {acceleration:.4} m/s², Coulomb {expected:.4} m/s²");
+        assert!(
+            (acceleration - expected).abs() < 0.02 * expected,
+            "{angle}°: a = {acceleration:.4} m/s², Coulomb {expected:.4}"
+        );
+    }
+}
+
+/// The `t²` coefficient of the least-squares quadratic through `samples`.
+fn quadratic_coefficient(samples: &[(f64, f64)]) -> f64 {
+    let rows: Vec<[f64; 3]> = samples.iter().map(|&(t, _)| [1.0, t, t * t]).collect();
+    let mut ata = nalgebra::Matrix3::<f64>::zeros();
+    let mut atb = Vector3::<f64>::zeros();
+    for (row, &(_, y)) in rows.iter().zip(samples) {
+        let r = Vector3::from(*row);
+        ata += r * r.transpose();
+        atb += r * y;
+    }
+    (ata.try_inverse().unwrap() * atb)[2]
+}
+
+#[test]
+fn a_dropped_block_comes_to_rest_with_its_weight_carried() {
+    let mut block = block(0.5);
+    block.pose.translation.z += 0.02;
+    let mut floor = floor();
+    floor.static_friction = 0.5;
+    floor.dynamic_friction = 0.5;
+    let mut world = World::new(
+        vec![floor, block],
+        Vec::new(),
+        parameters(Vector3::new(0.0, 0.0, -G)),
+    )
+    .unwrap();
+    let mut energy = Vec::new();
+    for _ in 0..1500 {
+        let report = world.step(1e-3, &[]);
+        energy.push(report.kinetic_energy);
+    }
+    let block = &world.bodies()[1];
+    assert!(block.velocity.norm() < 1e-3, "v = {}", block.velocity.norm());
+    assert!(energy[energy.len() - 1] < 1e-6);
+    // Penetration at rest: the weight over the summed normal stiffness of
+    // the points in contact, well under a millimetre.
+    let depth = HALF[2] - block.pose.translation.z;
+    assert!(depth > 0.0 && depth < 1e-3, "depth {depth:e}");
+}
+
+#[test]
+fn a_body_that_becomes_non_finite_is_quarantined() {
+    let mut world = World::new(
+        vec![floor(), block(0.5)],
+        Vec::new(),
+        parameters(Vector3::new(0.0, 0.0, -G)),
+    )
+    .unwrap();
+    let start = world.bodies()[1].pose;
+    let impulse = [nalgebra::Vector6::zeros(), nalgebra::Vector6::repeat(f64::NAN)];
+    let report = world.step(1e-3, &impulse);
+    assert_eq!(report.quarantined, 1);
+    assert_eq!(world.quarantined(), 1);
+    let block = &world.bodies()[1];
+    assert!(block.is_finite());
+    assert_eq!(block.pose, start);
+    // And the world goes on.
+    let report = world.step(1e-3, &[]);
+    assert_eq!(report.quarantined, 0);
+}
