@@ -31,7 +31,7 @@ use haptic_pointshell::{sample_point_shell, spacing_for_count};
 use haptic_render::MassProperties;
 use haptic_render::{FrictionModel, RenderParameters};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
-use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, Rotation3, Translation3, UnitQuaternion, Vector3};
 use std::sync::Arc;
 
 /// The press (N).
@@ -60,24 +60,6 @@ pub struct FlatTool {
     /// Mass (kg) for a density of 1,000 kg/m³ and the inertia about the
     /// centroid (kg·m²), body frame.
     pub mass: MassProperties,
-}
-
-/// Volume, centroid and inertia about the origin of a closed, outward
-/// oriented mesh (signed tetrahedra from the origin).
-fn mass_properties(mesh: &TriangleMesh) -> (f64, Vector3<f64>, Matrix3<f64>) {
-    let (mut volume, mut first, mut second) = (0.0, Vector3::zeros(), Matrix3::zeros());
-    for t in &mesh.triangles {
-        let [a, b, c] = t.map(|i| mesh.vertices[i as usize].coords);
-        let v = a.dot(&b.cross(&c)) / 6.0;
-        volume += v;
-        first += (a + b + c) * (v / 4.0);
-        // ∫ x xᵀ over the tetrahedron (0, a, b, c).
-        let s = a + b + c;
-        second += (a * a.transpose() + b * b.transpose() + c * c.transpose() + s * s.transpose())
-            * (v / 20.0);
-    }
-    let inertia = Matrix3::identity() * second.trace() - second;
-    (volume, first / volume, inertia)
 }
 
 impl FlatTool {
@@ -129,11 +111,9 @@ impl FlatTool {
         let turn = Rotation3::from_axis_angle(&Vector3::z_axis(), yaw) * turn;
         let turned: Vec<Point3<f64>> = mesh.vertices.iter().map(|v| turn * v).collect();
         let turned = TriangleMesh::new(turned, mesh.triangles.clone());
-        let (volume, centroid, _) = mass_properties(&turned);
-        assert!(volume > 0.0, "{name}: a closed, outward oriented mesh");
-        let vertices: Vec<Point3<f64>> = turned.vertices.iter().map(|v| v - centroid).collect();
-        let body = TriangleMesh::new(vertices, turned.triangles);
-        let (_, _, inertia) = mass_properties(&body);
+        let properties = haptic_physics::mass_properties(&turned, 1000.0)
+            .unwrap_or_else(|e| panic!("{name}: {e}"));
+        let body = haptic_physics::centred(&turned, &properties.centre_of_mass);
         let bottom = body
             .vertices
             .iter()
@@ -145,15 +125,14 @@ impl FlatTool {
             .filter(|v| v.z <= bottom + tolerance)
             .copied()
             .collect();
-        let density = 1000.0;
         Self {
             name: name.to_owned(),
             mesh: body,
             height: -bottom,
             face,
             mass: MassProperties {
-                mass: density * volume,
-                body_inertia: inertia * density,
+                mass: properties.mass,
+                body_inertia: properties.inertia,
             },
         }
     }
