@@ -9,6 +9,7 @@
 //! the angular velocity, both in the world frame.
 
 use haptic_core::{Matrix6, Vector6};
+use std::collections::HashMap;
 
 /// `∂(wrench on body `on`)/∂(state of body `by`)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -27,8 +28,10 @@ pub struct GradientBlock {
 pub struct Forces {
     /// `(F, τ)` on each body (N, N·m).
     pub wrench: Vec<Vector6>,
-    /// Gradient blocks; several blocks for one `(on, by)` pair add up.
+    /// Gradient blocks, one per `(on, by)` pair.
     pub gradients: Vec<GradientBlock>,
+    /// `(on, by)` → its block in `gradients`.
+    index: HashMap<(usize, usize), usize>,
 }
 
 impl Forces {
@@ -37,6 +40,7 @@ impl Forces {
         self.wrench.clear();
         self.wrench.resize(bodies, Vector6::zeros());
         self.gradients.clear();
+        self.index.clear();
     }
 
     /// Adds `wrench` to body `on`.
@@ -44,17 +48,24 @@ impl Forces {
         self.wrench[on] += wrench;
     }
 
-    /// Adds a gradient block (dropped when both matrices are zero).
+    /// Adds to the gradient block of `(on, by)`.
     pub fn add_gradient(&mut self, on: usize, by: usize, position: Matrix6, velocity: Matrix6) {
-        if position.iter().all(|v| *v == 0.0) && velocity.iter().all(|v| *v == 0.0) {
-            return;
+        match self.index.get(&(on, by)) {
+            Some(&k) => {
+                let block = &mut self.gradients[k];
+                block.position += position;
+                block.velocity += velocity;
+            }
+            None => {
+                self.index.insert((on, by), self.gradients.len());
+                self.gradients.push(GradientBlock {
+                    on,
+                    by,
+                    position,
+                    velocity,
+                });
+            }
         }
-        self.gradients.push(GradientBlock {
-            on,
-            by,
-            position,
-            velocity,
-        });
     }
 }
 

@@ -15,18 +15,20 @@
 //!                                  (Appendix I-B: the alternate geometry's facet normal)
 //! d = −φ_A(P)                      penetration depth
 //! s = n · (v_S(P) − v_A(P))        relative normal velocity, > 0 when separating
-//! bottom:  m · a ≤ 0               m the shell's outward normal (§III-A)
+//! bottom:  m · a < 0               m the shell's outward normal (§III-A)
 //! ```
 //!
 //! §III-A defines the bottom of the volume of penetration as the part of
 //! its surface whose normal has a non-positive inner product with the
-//! contact normal; the paper finds it with a Graham-scan-like pass because
-//! its contact points are mesh vertices without normals. Shell points carry
-//! their outward normal, so the definition is applied to each point
-//! directly, with its own contact normal. A body resting on a face thus
-//! keeps its whole face in support while its sides and the other body's
-//! surface inside it do not count, and the pair's force does not depend on
-//! how much of its flanks penetrate.
+//! contact normal; the paper finds it with a Graham-scan-like pass over
+//! the points projected on the contact plane, because its contact points
+//! are mesh vertices without normals. Shell points carry their outward
+//! normal, so the definition is applied to each point directly, with its
+//! own contact normal; walls parallel to the normal are left out, as the
+//! scan leaves out points that fall on its polygon rather than outside.
+//! Both bodies' points count: each body's surface inside the other, facing
+//! it. A body resting on a face keeps its whole face in support, and the
+//! pair's force does not depend on how much of its flanks penetrate.
 
 use crate::body::RigidBody;
 use crate::contact::PairContact;
@@ -48,11 +50,12 @@ pub enum PidPoints {
     Deepest,
 }
 
-/// Parameters of the PID penalty model. The gains are per kilogram of the
-/// pair's reduced mass `m_a m_b / (m_a + m_b)` (`m` for a body against a
-/// static one), as §III-C scales them by the pair's mass: a contact then has
-/// the same natural frequency `√kp` and damping ratio `kd / (2√kp)` whatever
-/// the masses, which keeps the explicit step's stability independent of them.
+/// Parameters of the PID penalty model. §III-C scales the gains by the
+/// pair's mass `m_a + m_b`; here they are per kilogram of its reduced mass
+/// `m_a m_b / (m_a + m_b)`, the same against a static body (`m`), and
+/// between two moving bodies the one that gives a contact the natural
+/// frequency `√k_p` and damping ratio `k_v / (2√k_p)` whatever their mass
+/// ratio, so the explicit step stays stable for every pair.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PidParameters {
     /// `k_p` of eqs 1, 3 per kg (s⁻²). 4000 s⁻²: a body resting on a face
@@ -110,29 +113,43 @@ pub struct PidParameterError {
 impl PidParameters {
     /// Checks every value is finite and in range.
     pub fn check(&self) -> Result<(), PidParameterError> {
-        let fields = [
-            ("kp", self.kp, 0.0, f64::INFINITY, "finite and ≥ 0"),
-            ("ki", self.ki, 0.0, f64::INFINITY, "finite and ≥ 0"),
-            ("kd", self.kd, 0.0, f64::INFINITY, "finite and ≥ 0"),
-            ("forgetting", self.forgetting, 0.0, 1.0, "in [0, 1)"),
-            ("restitution", self.restitution, 0.0, 1.0, "in [0, 1]"),
-            ("impact_velocity", self.impact_velocity, 0.0, f64::INFINITY, "finite and ≥ 0"),
-            ("friction", self.friction, 0.0, f64::INFINITY, "finite and ≥ 0"),
+        const NON_NEGATIVE: &str = "finite and ≥ 0";
+        let non_negative = |v: f64| v.is_finite() && v >= 0.0;
+        let fields: [(&'static str, f64, fn(f64) -> bool, &'static str); 7] = [
+            ("kp", self.kp, non_negative, NON_NEGATIVE),
+            ("ki", self.ki, non_negative, NON_NEGATIVE),
+            ("kd", self.kd, non_negative, NON_NEGATIVE),
+            (
+                "forgetting",
+                self.forgetting,
+                |v| (0.0..1.0).contains(&v),
+                "in [0, 1)",
+            ),
+            (
+                "restitution",
+                self.restitution,
+                |v| (0.0..=1.0).contains(&v),
+                "in [0, 1]",
+            ),
+            (
+                "impact_velocity",
+                self.impact_velocity,
+                non_negative,
+                NON_NEGATIVE,
+            ),
+            ("friction", self.friction, non_negative, NON_NEGATIVE),
         ];
-        for (field, value, low, high, requirement) in fields {
-            let open_top = field == "forgetting";
-            let in_range = value.is_finite()
-                && value >= low
-                && if open_top { value < high } else { value <= high };
-            if !in_range {
-                return Err(PidParameterError {
-                    field,
-                    value,
-                    requirement,
-                });
-            }
+        match fields
+            .into_iter()
+            .find(|&(_, value, valid, _)| !valid(value))
+        {
+            Some((field, value, _, requirement)) => Err(PidParameterError {
+                field,
+                value,
+                requirement,
+            }),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 
@@ -192,10 +209,14 @@ impl PairPoint {
         let gradient = contact.distance_gradient.try_normalize(f64::EPSILON)?;
         Some(PairPoint {
             position: contact.position,
-            normal: if contact.shell_body == lo { gradient } else { -gradient },
+            normal: if contact.shell_body == lo {
+                gradient
+            } else {
+                -gradient
+            },
             depth: -contact.distance,
             weight: contact.weight as f64,
-            bottom: contact.normal.dot(&gradient) <= 0.0,
+            bottom: contact.normal.dot(&gradient) < 0.0,
         })
     }
 }
@@ -230,10 +251,6 @@ impl PidContacts {
         }
     }
 
-    pub fn parameters(&self) -> &PidParameters {
-        &self.parameters
-    }
-
     /// The phase of the pair `(a, b)` after the last step.
     pub fn phase(&self, a: usize, b: usize) -> ContactPhase {
         self.state(a.min(b), a.max(b))
@@ -246,7 +263,10 @@ impl PidContacts {
     }
 
     fn state(&self, lo: usize, hi: usize) -> Option<&PairState> {
-        let i = self.pairs.binary_search_by_key(&(lo, hi), |s| s.bodies).ok()?;
+        let i = self
+            .pairs
+            .binary_search_by_key(&(lo, hi), |s| s.bodies)
+            .ok()?;
         Some(&self.pairs[i])
     }
 
@@ -352,7 +372,7 @@ impl PidContacts {
     /// pair apart along `n` at `P`. Friction at each such point opposes the
     /// tangential relative velocity `u_t` with `μ f(ρ)`, but never more than
     /// its share `w/r` of the force that stops `u_t` within the step, `|u_t|
-    /// / (dt t̂ᵀ K t̂)` with `K` the pair's inverse effective mass at `P`: an
+    /// / (dt t̂ᵀ W t̂)` with `W` the pair's inverse effective mass at `P`: an
     /// explicit Coulomb force would otherwise reverse a slow slip every step.
     pub fn add_forces(
         &mut self,
@@ -374,7 +394,11 @@ impl PidContacts {
                 continue;
             }
             let reduced_mass = 1.0 / inverse_mass;
-            let (kp, ki, kd) = (p.kp * reduced_mass, p.ki * reduced_mass, p.kd * reduced_mass);
+            let (kp, ki, kd) = (
+                p.kp * reduced_mass,
+                p.ki * reduced_mass,
+                p.kd * reduced_mass,
+            );
             self.load_points(contacts, k);
             let deepest = self
                 .points
@@ -394,7 +418,9 @@ impl PidContacts {
                 _ => j == deepest,
             };
             let error = |q: &PairPoint| {
-                let s = q.normal.dot(&relative_velocity(bodies, lo, hi, &q.position));
+                let s = q
+                    .normal
+                    .dot(&relative_velocity(bodies, lo, hi, &q.position));
                 kp * q.depth - kd * s + ki * integral
             };
             let r: f64 = self
@@ -418,7 +444,8 @@ impl PidContacts {
                 let slip = u - q.normal * q.normal.dot(&u);
                 let mut force = q.normal * normal_force;
                 if let Some(direction) = slip.try_normalize(f64::EPSILON) {
-                    let mobility = direction.dot(&(inverse_effective_mass(bodies, lo, hi, &q.position) * direction));
+                    let mobility = direction
+                        .dot(&(inverse_effective_mass(bodies, lo, hi, &q.position) * direction));
                     let stopping = share * slip.norm() / (dt * mobility);
                     force -= direction * (p.friction * normal_force).min(stopping);
                 }
@@ -432,7 +459,8 @@ impl PidContacts {
     fn group(&mut self, contacts: &[PairContact]) {
         self.order.clear();
         self.order.extend(0..contacts.len());
-        self.order.sort_by_key(|&i| pair_of(&contacts[i]));
+        self.order
+            .sort_unstable_by_key(|&i| (pair_of(&contacts[i]), i));
         self.spans.clear();
         let mut start = 0;
         for end in 1..=self.order.len() {
@@ -474,15 +502,24 @@ fn relative_velocity(bodies: &[RigidBody], lo: usize, hi: usize, p: &Point3<f64>
 /// The fastest approach `max(−s)` over the points and whether every point
 /// separates (`s > 0`).
 fn normal_speeds(bodies: &[RigidBody], lo: usize, hi: usize, points: &[PairPoint]) -> (f64, bool) {
-    points.iter().fold((f64::NEG_INFINITY, true), |(approach, separating), q| {
-        let s = q.normal.dot(&relative_velocity(bodies, lo, hi, &q.position));
-        (approach.max(-s), separating && s > 0.0)
-    })
+    points
+        .iter()
+        .fold((f64::NEG_INFINITY, true), |(approach, separating), q| {
+            let s = q
+                .normal
+                .dot(&relative_velocity(bodies, lo, hi, &q.position));
+            (approach.max(-s), separating && s > 0.0)
+        })
 }
 
 /// `K = Σ (I/m − [r]× I_w⁻¹ [r]×)` over the pair's dynamic bodies: the
 /// change of `u` at `P` per unit impulse on `lo` (and its opposite on `hi`).
-fn inverse_effective_mass(bodies: &[RigidBody], lo: usize, hi: usize, p: &Point3<f64>) -> Matrix3<f64> {
+fn inverse_effective_mass(
+    bodies: &[RigidBody],
+    lo: usize,
+    hi: usize,
+    p: &Point3<f64>,
+) -> Matrix3<f64> {
     [lo, hi]
         .iter()
         .map(|&b| {
@@ -505,7 +542,10 @@ fn add_pair_force(
     for (b, f) in [(lo, *force), (hi, -force)] {
         if bodies[b].is_dynamic() {
             let torque = (p - bodies[b].pose.translation.vector).coords.cross(&f);
-            forces.add_wrench(b, &Vector6::new(f.x, f.y, f.z, torque.x, torque.y, torque.z));
+            forces.add_wrench(
+                b,
+                &Vector6::new(f.x, f.y, f.z, torque.x, torque.y, torque.z),
+            );
         }
     }
 }
@@ -581,4 +621,346 @@ fn impact(
         }
     }
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::body::Motion;
+    use nalgebra::Isometry3;
+
+    const MASS: f64 = 10.0;
+    const HALF: f64 = 0.5;
+    const DT: f64 = 1e-3;
+
+    /// A 1 m, 10 kg cube centred at height `z`, or a static ground at the origin.
+    fn body(motion: Motion, z: f64) -> RigidBody {
+        RigidBody {
+            name: format!("{motion:?}"),
+            motion,
+            mass: MASS,
+            body_inertia: Matrix3::identity() * (MASS * (2.0 * HALF).powi(2) / 6.0),
+            pose: Isometry3::translation(0.0, 0.0, z),
+            velocity: Vector3::zeros(),
+            angular_velocity: Vector3::zeros(),
+            geometry: None,
+            static_friction: 0.5,
+            dynamic_friction: 0.5,
+        }
+    }
+
+    /// The four bottom corners of cube `shell` in a field below it whose
+    /// gradient is `+z`, `depths[k]` deep.
+    fn bottom_corners(
+        bodies: &[RigidBody],
+        shell: usize,
+        field: usize,
+        depths: [f64; 4],
+    ) -> Vec<PairContact> {
+        let centre = bodies[shell].pose.translation.vector;
+        [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
+            .iter()
+            .zip(depths)
+            .enumerate()
+            .map(|(k, (&(x, y), depth))| {
+                let corner = Point3::new(x * HALF, y * HALF, -HALF);
+                PairContact {
+                    shell_body: shell,
+                    field_body: field,
+                    point: k as u32,
+                    weight: 1,
+                    position: corner + centre,
+                    normal: corner.coords.normalize(),
+                    distance: -depth,
+                    distance_gradient: Vector3::z(),
+                }
+            })
+            .collect()
+    }
+
+    /// A cube resting on the ground `depth` into it.
+    fn resting_cube(depth: f64) -> Vec<RigidBody> {
+        vec![
+            body(Motion::Static, 0.0),
+            body(Motion::Dynamic, HALF - depth),
+        ]
+    }
+
+    fn wrench(pid: &mut PidContacts, bodies: &mut [RigidBody], contacts: &[PairContact]) -> Forces {
+        pid.apply_impacts(bodies, contacts);
+        let mut forces = Forces::default();
+        forces.reset(bodies.len());
+        pid.add_forces(bodies, contacts, DT, &mut forces);
+        forces
+    }
+
+    #[test]
+    fn check_names_the_field_out_of_range() {
+        assert_eq!(PidParameters::default().check(), Ok(()));
+        let d = PidParameters::default();
+        let cases = [
+            ("kp", PidParameters { kp: -1.0, ..d }),
+            ("ki", PidParameters { ki: f64::NAN, ..d }),
+            (
+                "kd",
+                PidParameters {
+                    kd: f64::INFINITY,
+                    ..d
+                },
+            ),
+            (
+                "forgetting",
+                PidParameters {
+                    forgetting: 1.0,
+                    ..d
+                },
+            ),
+            (
+                "restitution",
+                PidParameters {
+                    restitution: 1.5,
+                    ..d
+                },
+            ),
+            (
+                "impact_velocity",
+                PidParameters {
+                    impact_velocity: -0.1,
+                    ..d
+                },
+            ),
+            (
+                "friction",
+                PidParameters {
+                    friction: f64::NAN,
+                    ..d
+                },
+            ),
+        ];
+        for (field, parameters) in cases {
+            let error = parameters.check().unwrap_err();
+            assert_eq!(error.field, field);
+            assert!(error.to_string().contains(field), "{error}");
+        }
+    }
+
+    #[test]
+    fn resting_force_follows_eqs_2_and_3() {
+        let d = 2e-3;
+        let p = PidParameters::default();
+        let mut bodies = resting_cube(d);
+        let mut contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
+        // A wall point, parallel to the normal: not on the bottom.
+        contacts.push(PairContact {
+            point: 9,
+            position: Point3::new(HALF, 0.0, -d / 2.0),
+            normal: Vector3::x(),
+            distance: -d / 2.0,
+            ..contacts[0]
+        });
+        let mut pid = PidContacts::new(p);
+        for step in 1..=5 {
+            let forces = wrench(&mut pid, &mut bodies, &contacts);
+            // I = Σ_{i<t} λ^{t−1−i} d.
+            let integral = d * (1.0 - p.forgetting.powi(step - 1)) / (1.0 - p.forgetting);
+            assert!((pid.integral(0, 1) - integral).abs() < 1e-15);
+            let expected = MASS * (p.kp * d + p.ki * integral);
+            let w = forces.wrench[1];
+            assert!(
+                (w[2] - expected).abs() < 1e-9 * expected,
+                "{} vs {expected}",
+                w[2]
+            );
+            assert!(w.fixed_rows::<2>(0).norm() < 1e-12 && w.fixed_rows::<3>(3).norm() < 1e-9);
+            assert_eq!(
+                forces.wrench[0],
+                Vector6::zeros(),
+                "the static ground takes no force"
+            );
+            assert_eq!(pid.phase(1, 0), ContactPhase::Resting);
+        }
+    }
+
+    #[test]
+    fn weights_count_as_shell_points() {
+        let d = 2e-3;
+        let mut bodies = resting_cube(d);
+        let mut contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
+        contacts[2].weight = 3;
+        let mut pid = PidContacts::new(PidParameters::default());
+        let w = wrench(&mut pid, &mut bodies, &contacts).wrench[1];
+        // Same total, its centre of pressure at the weighted mean of the corners.
+        let force = MASS * PidParameters::default().kp * d;
+        assert!((w[2] - force).abs() < 1e-9 * force);
+        let centre = Vector3::new(HALF, HALF, -HALF) * (2.0 / 6.0);
+        let torque = centre.cross(&Vector3::new(0.0, 0.0, force));
+        assert!((w.fixed_rows::<3>(3) - torque).norm() < 1e-9 * force);
+    }
+
+    #[test]
+    fn deepest_point_takes_the_whole_force() {
+        let d = 2e-3;
+        let depths = [d, d, d, 2.0 * d];
+        for (points, force, lever) in [
+            (
+                PidPoints::Deepest,
+                2.0 * d,
+                Vector3::new(-HALF, HALF, -HALF),
+            ),
+            (
+                PidPoints::BottomOfVolume,
+                1.25 * d,
+                // The depth-weighted mean of the corners.
+                Vector3::new(-HALF / 5.0, HALF / 5.0, -HALF),
+            ),
+        ] {
+            let p = PidParameters {
+                points,
+                ..PidParameters::default()
+            };
+            let mut bodies = resting_cube(d);
+            let contacts = bottom_corners(&bodies, 1, 0, depths);
+            let w = wrench(&mut PidContacts::new(p), &mut bodies, &contacts).wrench[1];
+            let f = Vector3::new(0.0, 0.0, MASS * p.kp * force);
+            assert!((w.fixed_rows::<3>(0) - f).norm() < 1e-9 * f.z, "{points:?}");
+            assert!(
+                (w.fixed_rows::<3>(3) - lever.cross(&f)).norm() < 1e-9 * f.z,
+                "{points:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn forces_only_push() {
+        // Separating fast enough that k_p d − k_v s < 0 at every point.
+        let d = 2e-3;
+        let mut bodies = resting_cube(d);
+        let contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
+        let mut pid = PidContacts::new(PidParameters::default());
+        wrench(&mut pid, &mut bodies, &contacts);
+        bodies[1].velocity = Vector3::new(0.3, 0.0, 1.0);
+        let forces = wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
+        assert_eq!(forces.wrench[1], Vector6::zeros());
+    }
+
+    #[test]
+    fn sliding_friction_is_mu_times_the_normal_force_and_never_reverses_the_slip() {
+        let d = 2e-3;
+        let p = PidParameters::default();
+        for speed in [1.0, 1e-4] {
+            let mut bodies = resting_cube(d);
+            let contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
+            let mut pid = PidContacts::new(p);
+            bodies[1].velocity = Vector3::new(speed, 0.0, 0.0);
+            let w = wrench(&mut pid, &mut bodies, &contacts).wrench[1];
+            if speed == 1.0 {
+                assert!((w[0] + p.friction * w[2]).abs() < 1e-9 * w[2], "{w:?}");
+            } else {
+                // Capped: the slip slows but keeps its direction.
+                let after = speed + DT * w[0] / MASS;
+                assert!(after >= 0.0 && after < speed, "{after}");
+            }
+        }
+    }
+
+    #[test]
+    fn impact_reverses_the_normal_velocity_by_the_restitution() {
+        let p = PidParameters::default();
+        for (friction, velocity) in [
+            (0.0, Vector3::new(1.0, 0.0, -1.0)),
+            (10.0, Vector3::new(1.0, 0.0, -1.0)),
+        ] {
+            let p = PidParameters { friction, ..p };
+            let mut bodies = resting_cube(1e-4);
+            let contacts = bottom_corners(&bodies, 1, 0, [1e-4; 4]);
+            bodies[1].velocity = velocity;
+            let mut pid = PidContacts::new(p);
+            let forces = wrench(&mut pid, &mut bodies, &contacts);
+            assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
+            assert_eq!(
+                forces.wrench[1],
+                Vector6::zeros(),
+                "no forces with the impulse"
+            );
+            let centroid = Point3::new(0.0, 0.0, -1e-4);
+            let u = bodies[1].point_velocity(&centroid);
+            if friction == 0.0 {
+                // Frictionless: the tangential velocity is kept, no spin.
+                assert!(
+                    (bodies[1].velocity - Vector3::new(1.0, 0.0, p.restitution)).norm() < 1e-12
+                );
+                assert!(bodies[1].angular_velocity.norm() < 1e-12);
+            } else {
+                // Inside the friction cone: the centroid sticks.
+                assert!(
+                    (u - Vector3::new(0.0, 0.0, p.restitution)).norm() < 1e-12,
+                    "{u:?}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn phases_follow_fig_2() {
+        let p = PidParameters::default();
+        let mut bodies = resting_cube(1e-4);
+        let contacts = bottom_corners(&bodies, 1, 0, [1e-4; 4]);
+        let mut pid = PidContacts::new(p);
+        bodies[1].velocity = Vector3::new(0.0, 0.0, -1.0);
+        wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
+        // Still penetrating, every point moving apart: no forces.
+        let forces = wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Separating);
+        assert_eq!(forces.wrench[1], Vector6::zeros());
+        // Out of contact: the pair is forgotten.
+        wrench(&mut pid, &mut bodies, &[]);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Separated);
+        assert_eq!(pid.integral(0, 1), 0.0);
+        // Back in contact below the impact velocity: resting, no impulse.
+        bodies[1].velocity = Vector3::new(0.0, 0.0, -0.5 * p.impact_velocity);
+        wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
+        assert_eq!(bodies[1].velocity.z, -0.5 * p.impact_velocity);
+        // A separating pair that approaches again rests.
+        bodies[1].velocity = Vector3::new(0.0, 0.0, -1.0);
+        let mut pid = PidContacts::new(p);
+        wrench(&mut pid, &mut bodies, &contacts);
+        wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Separating);
+        bodies[1].velocity.z = -0.01;
+        wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
+    }
+
+    #[test]
+    fn an_impact_propagates_into_a_resting_pair() {
+        // A cube resting on the ground is hit from above by an equal cube
+        // at 2 m/s; with e = 0 the pair's impulse leaves both at −1 m/s, and
+        // the ground's third-body impulse stops the lower one.
+        let p = PidParameters {
+            restitution: 0.0,
+            ..PidParameters::default()
+        };
+        let d = 1e-4;
+        let mut bodies = resting_cube(d);
+        bodies.push(body(Motion::Dynamic, 3.0 * HALF - 2.0 * d));
+        let ground = bottom_corners(&bodies, 1, 0, [d; 4]);
+        let mut pid = PidContacts::new(p);
+        wrench(&mut pid, &mut bodies, &ground);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
+        bodies[2].velocity = Vector3::new(0.0, 0.0, -2.0);
+        let mut contacts = bottom_corners(&bodies, 2, 1, [d; 4]);
+        contacts.extend(ground);
+        wrench(&mut pid, &mut bodies, &contacts);
+        assert_eq!(pid.phase(1, 2), ContactPhase::Colliding);
+        assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
+        assert!(
+            bodies[1].velocity.norm() < 1e-12,
+            "{:?}",
+            bodies[1].velocity
+        );
+        assert!((bodies[2].velocity - Vector3::new(0.0, 0.0, -1.0)).norm() < 1e-12);
+    }
 }
