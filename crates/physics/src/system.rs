@@ -34,6 +34,15 @@
 //! row), `S = J M⁻¹ F`, `μ = S⁺ (J M⁻¹ Y + h d)` with singular values below
 //! `10⁻¹⁰ σ_max` truncated, `ΔS = Y − F μ`. `G` is factored once by faer's
 //! sparse LU.
+//!
+//! A step whose poses then move by `h` along the solved velocities
+//! (semi-implicit, symplectic Euler) changes `C` by `h (Ċ⁺ − h e)`, not
+//! `h Ċ⁺`: the anchors move along arcs (`e = J̇u/2`), and symplectic Euler's
+//! rotation also leaves out the gyroscopic term (`e = J̇u/2 − J_θ J⁻¹(ω × Jω)`).
+//! Damping `Ċ` would let `C` settle at `−4 h e / α`; such a step damps
+//! `Ċ − h e`, the rate at which `C` actually moves, which leaves only a drift
+//! falling as `h/α²` with the rate of change of `e`. RK4's stages, which are
+//! rates, damp `Ċ`.
 
 use crate::body::RigidBody;
 use crate::forces::{ConstraintRow, Forces};
@@ -58,6 +67,10 @@ pub struct IslandProblem<'a> {
     pub implicit: bool,
     /// Baumgarte `α` (1/s); `β = α²/4`.
     pub baumgarte_alpha: f64,
+    /// Whether the poses then move by `h` along the solved velocities (a
+    /// semi-implicit or symplectic Euler step) rather than the solve giving
+    /// rates (RK4's stages): `α` then damps `Ċ − h e` (see above).
+    pub stepped: bool,
 }
 
 /// Why an island could not be solved.
@@ -196,7 +209,14 @@ pub fn solve_island(
                     jm[(r, 6 * k + 3 + c)] += angular[c];
                 }
             }
-            d[r] = alpha * rate + beta * row.value + row.velocity_product - gyroscopic;
+            let lag = if !problem.stepped {
+                0.0
+            } else if problem.implicit {
+                0.5 * row.velocity_product
+            } else {
+                0.5 * row.velocity_product - gyroscopic
+            };
+            d[r] = alpha * (rate - h * lag) + beta * row.value + row.velocity_product - gyroscopic;
         }
         let f = solve(&jt);
         let schur = &jm * &f;
