@@ -27,9 +27,13 @@ pub struct MassProperties {
 /// Why a mesh cannot give mass properties.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum MassError {
-    #[error("the mesh is open ({boundary_edges} boundary edges): mass properties need a closed surface")]
+    #[error(
+        "the mesh is open ({boundary_edges} boundary edges): mass properties need a closed surface"
+    )]
     Open { boundary_edges: usize },
-    #[error("the mesh encloses a volume of {volume:e} m³, not positive (empty, flat or inside out)")]
+    #[error(
+        "the mesh encloses a volume of {volume:e} m³, not positive (empty, flat or inside out)"
+    )]
     NonPositiveVolume { volume: f64 },
     #[error("density {0} kg/m³ is not positive and finite")]
     InvalidDensity(f64),
@@ -51,12 +55,13 @@ pub fn mass_properties(mesh: &TriangleMesh, density: f64) -> Result<MassProperti
         .iter()
         .map(|v| DVec3::new(v.x, v.y, v.z))
         .collect();
-    let (volume, _) = parry3d_f64::mass_properties::details::trimesh_signed_volume_and_center_of_mass(
-        &vertices,
-        &mesh.triangles,
-    );
+    let (volume, _) =
+        parry3d_f64::mass_properties::details::trimesh_signed_volume_and_center_of_mass(
+            &vertices,
+            &mesh.triangles,
+        );
     let scale = mesh.aabb().extents().norm().max(f64::MIN_POSITIVE);
-    if !(volume > 1e-12 * scale.powi(3)) {
+    if volume.is_nan() || volume <= 1e-12 * scale.powi(3) {
         return Err(MassError::NonPositiveVolume { volume });
     }
     let parry = ParryMassProperties::from_trimesh(density, &vertices, &mesh.triangles);
@@ -141,7 +146,10 @@ impl BodyGeometry {
 /// axes those of the file.
 pub fn centred(mesh: &TriangleMesh, centre_of_mass: &Point3<f64>) -> TriangleMesh {
     TriangleMesh::new(
-        mesh.vertices.iter().map(|v| v - centre_of_mass.coords).collect(),
+        mesh.vertices
+            .iter()
+            .map(|v| v - centre_of_mass.coords)
+            .collect(),
         mesh.triangles.clone(),
     )
 }
@@ -250,7 +258,10 @@ impl RigidBody {
 
     /// Velocity of the body point at world position `p` (m/s).
     pub fn point_velocity(&self, p: &Point3<f64>) -> Vector3<f64> {
-        self.velocity + self.angular_velocity.cross(&(p - self.pose.translation.vector).coords)
+        self.velocity
+            + self
+                .angular_velocity
+                .cross(&(p - self.pose.translation.vector).coords)
     }
 
     /// Advances the pose by `dt` at the current velocities:

@@ -124,7 +124,13 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
         .collect();
     // Sweep along x.
     let mut order: Vec<usize> = (0..bodies.len()).filter(|&i| bounds[i].is_some()).collect();
-    order.sort_by(|&i, &j| bounds[i].unwrap().min.x.total_cmp(&bounds[j].unwrap().min.x));
+    order.sort_by(|&i, &j| {
+        bounds[i]
+            .unwrap()
+            .min
+            .x
+            .total_cmp(&bounds[j].unwrap().min.x)
+    });
     for (k, &i) in order.iter().enumerate() {
         let bi = bounds[i].unwrap();
         for &j in &order[k + 1..] {
@@ -230,15 +236,27 @@ fn add_point_force(
     let (skew_rs, skew_ra, skew_f) = (skew(&rs), skew(&ra), skew(force));
     let torque_s = rs.cross(force);
     let torque_a = -ra.cross(force);
-    forces.add_wrench(s, &Vector6::new(force.x, force.y, force.z, torque_s.x, torque_s.y, torque_s.z));
-    forces.add_wrench(a, &Vector6::new(-force.x, -force.y, -force.z, torque_a.x, torque_a.y, torque_a.z));
+    forces.add_wrench(
+        s,
+        &Vector6::new(
+            force.x, force.y, force.z, torque_s.x, torque_s.y, torque_s.z,
+        ),
+    );
+    forces.add_wrench(
+        a,
+        &Vector6::new(
+            -force.x, -force.y, -force.z, torque_a.x, torque_a.y, torque_a.z,
+        ),
+    );
     let Some(position_gradient) = position_gradient else {
         return;
     };
 
     // Handle terms of ∂τ/∂(x_S, θ_S, x_A, θ_A) for τ_S = r_S × F and τ_A = −r_A × F.
     let mut handle_s = SMatrix::<f64, 3, 12>::zeros();
-    handle_s.fixed_view_mut::<3, 3>(0, 3).copy_from(&(skew_f * skew_rs));
+    handle_s
+        .fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&(skew_f * skew_rs));
     let mut handle_a = SMatrix::<f64, 3, 12>::zeros();
     // −[F_A]× δr_A with F_A = −F: [F]× δr_A.
     handle_a.fixed_view_mut::<3, 3>(0, 0).copy_from(&skew_f);
@@ -248,8 +266,18 @@ fn add_point_force(
     handle_a.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-skew_f));
 
     let blocks = |gradient: &ForceGradient, with_handles: bool| {
-        let ts = skew_rs * gradient + if with_handles { handle_s } else { ForceGradient::zeros() };
-        let ta = -skew_ra * gradient + if with_handles { handle_a } else { ForceGradient::zeros() };
+        let ts = skew_rs * gradient
+            + if with_handles {
+                handle_s
+            } else {
+                ForceGradient::zeros()
+            };
+        let ta = -skew_ra * gradient
+            + if with_handles {
+                handle_a
+            } else {
+                ForceGradient::zeros()
+            };
         let mut on_s = [Matrix6::zeros(); 2];
         let mut on_a = [Matrix6::zeros(); 2];
         for by in 0..2 {
@@ -322,9 +350,15 @@ pub fn add_damping(
     // ∂u/∂(v_S, ω_S, v_A, ω_A), and ∂P_A/∂(x_S, θ_S, x_A, θ_A): how the
     // point moves relative to the field body (δd = aᵀ of it).
     let mut du_dvel = ForceGradient::zeros();
-    du_dvel.fixed_view_mut::<3, 3>(0, 0).copy_from(&Matrix3::identity());
-    du_dvel.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-skew(&rs)));
-    du_dvel.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-Matrix3::identity()));
+    du_dvel
+        .fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&Matrix3::identity());
+    du_dvel
+        .fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&(-skew(&rs)));
+    du_dvel
+        .fixed_view_mut::<3, 3>(0, 6)
+        .copy_from(&(-Matrix3::identity()));
     du_dvel.fixed_view_mut::<3, 3>(0, 9).copy_from(&skew(&ra));
     let relative_motion = du_dvel;
     // ∂u/∂(x_S, θ_S, x_A, θ_A): the handles move.
@@ -351,7 +385,9 @@ pub fn add_damping(
             let mut position_gradient = m * (u.transpose() * da + a.transpose() * du_dpos) * c;
             let mut block = position_gradient.fixed_view::<3, 3>(0, 3).into_owned();
             block -= skew(&m) * (c * rate);
-            position_gradient.fixed_view_mut::<3, 3>(0, 3).copy_from(&block);
+            position_gradient
+                .fixed_view_mut::<3, 3>(0, 3)
+                .copy_from(&block);
             (force, velocity_gradient, position_gradient)
         }
         DampingMode::Full => (-c * u, du_dvel * (-c), du_dpos * (-c)),
@@ -436,10 +472,7 @@ impl FrictionAnchors {
                 pair_friction(&bodies[contact.shell_body], &bodies[contact.field_body]);
             let kf = friction_stiffness * contact.weight as f64;
             let p = contact.position;
-            let anchor = self
-                .anchors
-                .get(&key)
-                .map_or(p, |local| field_pose * local);
+            let anchor = self.anchors.get(&key).map_or(p, |local| field_pose * local);
             let m = contact.normal;
             let s = p - anchor;
             let tangential = s - m * m.dot(&s);
@@ -483,11 +516,17 @@ pub fn contact_stiffnesses(
     out.clear();
     let mut counts: HashMap<(usize, usize), f64> = HashMap::new();
     for c in contacts {
-        let pair = (c.shell_body.min(c.field_body), c.shell_body.max(c.field_body));
+        let pair = (
+            c.shell_body.min(c.field_body),
+            c.shell_body.max(c.field_body),
+        );
         *counts.entry(pair).or_default() += c.weight as f64;
     }
     out.extend(contacts.iter().map(|c| {
-        let pair = (c.shell_body.min(c.field_body), c.shell_body.max(c.field_body));
+        let pair = (
+            c.shell_body.min(c.field_body),
+            c.shell_body.max(c.field_body),
+        );
         parameters.stiffness * c.weight as f64 * parameters.scaling.factor(counts[&pair])
     }));
 }

@@ -115,7 +115,8 @@ impl PidParameters {
     pub fn check(&self) -> Result<(), PidParameterError> {
         const NON_NEGATIVE: &str = "finite and ≥ 0";
         let non_negative = |v: f64| v.is_finite() && v >= 0.0;
-        let fields: [(&'static str, f64, fn(f64) -> bool, &'static str); 7] = [
+        type Field = (&'static str, f64, fn(f64) -> bool, &'static str);
+        let fields: [Field; 7] = [
             ("kp", self.kp, non_negative, NON_NEGATIVE),
             ("ki", self.ki, non_negative, NON_NEGATIVE),
             ("kd", self.kd, non_negative, NON_NEGATIVE),

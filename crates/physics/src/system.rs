@@ -224,7 +224,10 @@ pub fn solve_island(
         let svd = schur.svd(true, true);
         let largest = svd.singular_values.max();
         let mu = svd
-            .solve(&target, PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE))
+            .solve(
+                &target,
+                PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE),
+            )
             .map_err(|e| SolveError::Singular(e.to_string()))?;
         delta -= f * mu;
     }
@@ -245,7 +248,12 @@ pub fn solve_island(
 /// `v ← v + ΔP/m`, `L ← L + ΔL`, `x ← x + h v`, `R ← exp(Δθ) R` with
 /// `Δθ = h V (ω + J⁻¹ ΔL)` as linearised, then `ω = J⁻¹ L` at the new `R`
 /// (angular momentum kept across the rotation).
-pub fn apply_momentum_change(body: &mut RigidBody, change: &[Vector3<f64>; 2], h: f64, implicit: bool) {
+pub fn apply_momentum_change(
+    body: &mut RigidBody,
+    change: &[Vector3<f64>; 2],
+    h: f64,
+    implicit: bool,
+) {
     let map = if implicit {
         rotation_velocity_map(body, h)
     } else {

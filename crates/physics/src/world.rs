@@ -154,11 +154,12 @@ impl World {
         }
         let c = &parameters.contact;
         let finite_positive = |v: f64| v > 0.0 && v.is_finite();
-        if !finite_positive(c.stiffness)
-            || !(c.damping >= 0.0 && c.damping.is_finite())
-            || !(c.friction_stiffness > 0.0 && c.friction_stiffness.is_finite())
-            || !(c.scaling.reference_contacts > 0.0)
-        {
+        let in_range = finite_positive(c.stiffness)
+            && c.damping >= 0.0
+            && c.damping.is_finite()
+            && finite_positive(c.friction_stiffness)
+            && c.scaling.reference_contacts > 0.0;
+        if !in_range {
             return Err(WorldError::Parameter(format!(
                 "contact parameters out of range: {c:?}"
             )));
@@ -246,7 +247,11 @@ impl World {
         explicit.reset(self.bodies.len());
         match self.parameters.contact_model {
             ContactModel::ImplicitPenalty => {
-                contact_stiffnesses(&self.contacts, &self.parameters.contact, &mut self.stiffnesses);
+                contact_stiffnesses(
+                    &self.contacts,
+                    &self.parameters.contact,
+                    &mut self.stiffnesses,
+                );
                 let stats = self.anchors.add_friction(
                     &self.contacts,
                     &self.stiffnesses,
@@ -317,13 +322,23 @@ impl World {
         self.forces.reset(self.bodies.len());
         self.forces.wrench.copy_from_slice(constant);
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
-            contact_stiffnesses(&self.contacts, &self.parameters.contact, &mut self.stiffnesses);
+            contact_stiffnesses(
+                &self.contacts,
+                &self.parameters.contact,
+                &mut self.stiffnesses,
+            );
             let c = &self.parameters.contact;
             for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
                 add_penalty(contact, &self.bodies, k, &mut self.forces);
                 if c.damping > 0.0 {
                     let damping = c.damping * contact.weight as f64;
-                    add_damping(contact, &self.bodies, damping, c.damping_mode, &mut self.forces);
+                    add_damping(
+                        contact,
+                        &self.bodies,
+                        damping,
+                        c.damping_mode,
+                        &mut self.forces,
+                    );
                 }
             }
         }
@@ -454,9 +469,10 @@ impl World {
         // Derivatives: (ẋ, ω, v̇, L̇) per body.
         type Rate = [Vector3<f64>; 4];
         let mut stages: Vec<Vec<Rate>> = Vec::with_capacity(4);
-        let weights = [0.5, 0.5, 1.0];
+        // Where stages 2–4 are evaluated: at h/2, h/2 and h from the start.
+        let offsets = [0.5, 0.5, 1.0, 0.0];
         let mut current = start.clone();
-        for stage in 0..4 {
+        for (stage, offset) in offsets.into_iter().enumerate() {
             set(&mut self.bodies, &current);
             let accelerations = self.rates(constant, dt, stage > 0);
             let rate: Vec<Rate> = self
@@ -466,7 +482,7 @@ impl World {
                 .map(|(b, a)| [b.velocity, b.angular_velocity, a[0], a[1]])
                 .collect();
             if stage < 3 {
-                let h = weights[stage] * dt;
+                let h = offset * dt;
                 current = start
                     .iter()
                     .zip(&rate)
@@ -485,7 +501,10 @@ impl World {
             .enumerate()
             .map(|(i, s)| {
                 let combine = |k: usize| {
-                    (stages[0][i][k] + stages[1][i][k] * 2.0 + stages[2][i][k] * 2.0 + stages[3][i][k])
+                    (stages[0][i][k]
+                        + stages[1][i][k] * 2.0
+                        + stages[2][i][k] * 2.0
+                        + stages[3][i][k])
                         * (dt / 6.0)
                 };
                 State {

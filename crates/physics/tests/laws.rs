@@ -164,7 +164,11 @@ fn a_dropped_block_comes_to_rest_with_its_weight_carried() {
         energy.push(report.kinetic_energy);
     }
     let block = &world.bodies()[1];
-    assert!(block.velocity.norm() < 1e-3, "v = {}", block.velocity.norm());
+    assert!(
+        block.velocity.norm() < 1e-3,
+        "v = {}",
+        block.velocity.norm()
+    );
     assert!(energy[energy.len() - 1] < 1e-6);
     // Penetration at rest: the weight over the summed normal stiffness of
     // the points in contact, well under a millimetre.
@@ -181,7 +185,10 @@ fn a_body_that_becomes_non_finite_is_quarantined() {
     )
     .unwrap();
     let start = world.bodies()[1].pose;
-    let impulse = [nalgebra::Vector6::zeros(), nalgebra::Vector6::repeat(f64::NAN)];
+    let impulse = [
+        nalgebra::Vector6::zeros(),
+        nalgebra::Vector6::repeat(f64::NAN),
+    ];
     let report = world.step(1e-3, &impulse);
     assert_eq!(report.quarantined, 1);
     assert_eq!(world.quarantined(), 1);
