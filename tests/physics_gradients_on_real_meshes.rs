@@ -1,22 +1,29 @@
 //! The physics world's contact gradients (Xu, Zhao & Barbič §4.1–4.2)
 //! against central finite differences, between two moving bodies made from
 //! real meshes, in both roles at once (each body's shell in the other's
-//! field), on random poses and velocities, with and without damping.
+//! field), on random poses and velocities, with and without damping, with
+//! and without sticking friction springs.
 
 use haptic_acceptance::mesh_path;
 use haptic_core::{displaced, Matrix6, Vector6};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_physics::contact::{
-    add_damping, add_penalty, overlapping_pairs, ContactDetector, DampingMode, PairContact,
+    add_damping, add_penalty, add_sticking_spring, overlapping_pairs, ContactDetector, DampingMode,
+    PairContact,
 };
 use haptic_physics::{Forces, GeometryResolution, RigidBody};
 use haptic_testkit::scenes::random_rotation;
-use nalgebra::{Isometry3, Translation3, Vector3};
+use nalgebra::{Isometry3, Point3, Translation3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+use std::collections::HashMap;
 
 const STIFFNESS: f64 = 5e3;
 const DAMPING: f64 = 3.0;
+const FRICTION_STIFFNESS: f64 = 800.0;
+
+/// Friction anchors, each in its field body's frame.
+type Anchors = HashMap<(usize, usize, u32), Point3<f64>>;
 
 /// `name` scaled so that its longest side is `size` metres.
 fn real(name: &str, size: f64) -> TriangleMesh {
@@ -36,8 +43,14 @@ fn body(name: &str, size: f64) -> RigidBody {
         tree_levels: 4,
         field_resolution: 64,
     };
-    RigidBody::from_mesh(name, &real(name, size), 500.0, &Isometry3::identity(), &resolution)
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
+    RigidBody::from_mesh(
+        name,
+        &real(name, size),
+        500.0,
+        &Isometry3::identity(),
+        &resolution,
+    )
+    .unwrap_or_else(|e| panic!("{name}: {e}"))
 }
 
 fn contacts(bodies: &[RigidBody], detector: &mut ContactDetector) -> Vec<PairContact> {
@@ -48,7 +61,12 @@ fn contacts(bodies: &[RigidBody], detector: &mut ContactDetector) -> Vec<PairCon
     out
 }
 
-fn forces(bodies: &[RigidBody], contacts: &[PairContact], damping: Option<DampingMode>) -> Forces {
+fn forces(
+    bodies: &[RigidBody],
+    contacts: &[PairContact],
+    damping: Option<DampingMode>,
+    anchors: Option<&Anchors>,
+) -> Forces {
     let mut forces = Forces::default();
     forces.reset(bodies.len());
     for c in contacts {
@@ -56,8 +74,27 @@ fn forces(bodies: &[RigidBody], contacts: &[PairContact], damping: Option<Dampin
         if let Some(mode) = damping {
             add_damping(c, bodies, DAMPING * c.weight as f64, mode, &mut forces);
         }
+        if let Some(anchors) = anchors {
+            let local = anchors[&(c.shell_body, c.field_body, c.point)];
+            let anchor = bodies[c.field_body].pose * local;
+            let kf = FRICTION_STIFFNESS * c.weight as f64;
+            add_sticking_spring(c, bodies, &anchor, kf, &mut forces);
+        }
     }
     forces
+}
+
+/// An anchor for every contact, a few millimetres from its point.
+fn anchors_near(bodies: &[RigidBody], contacts: &[PairContact], rng: &mut Pcg64) -> Anchors {
+    contacts
+        .iter()
+        .map(|c| {
+            let offset =
+                (Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5)) * 4e-3;
+            let local = bodies[c.field_body].pose.inverse() * (c.position + offset);
+            ((c.shell_body, c.field_body, c.point), local)
+        })
+        .collect()
 }
 
 /// `(shell, field, point)` of every contact: what must not change inside the stencil.
@@ -82,7 +119,11 @@ fn analytic(forces: &Forces, i: usize, j: usize) -> (Matrix6, Matrix6) {
 /// Checks every block `∂(F_i, τ_i)/∂(q_j)` and `∂/∂(u_j)`; returns the
 /// largest relative error, or `None` when the contact set changed inside
 /// the stencil.
-fn check(bodies: &[RigidBody], damping: Option<DampingMode>) -> Option<f64> {
+fn check(
+    bodies: &[RigidBody],
+    damping: Option<DampingMode>,
+    anchors: Option<&Anchors>,
+) -> Option<f64> {
     let mut detector = ContactDetector::default();
     let base = contacts(bodies, &mut detector);
     assert!(
@@ -90,7 +131,7 @@ fn check(bodies: &[RigidBody], damping: Option<DampingMode>) -> Option<f64> {
         "both roles in contact"
     );
     let reference = signature(&base);
-    let f0 = forces(bodies, &base, damping);
+    let f0 = forces(bodies, &base, damping, anchors);
     let (h_x, h_theta, h_v) = (1e-7, 1e-7, 1e-4);
     let mut worst: f64 = 0.0;
     for j in 0..2 {
@@ -112,7 +153,8 @@ fn check(bodies: &[RigidBody], damping: Option<DampingMode>) -> Option<f64> {
                     moved[j].pose = displaced(&moved[j].pose, &step);
                 }
                 let found = contacts(&moved, detector);
-                (signature(&found) == reference).then(|| forces(&moved, &found, damping).wrench)
+                (signature(&found) == reference)
+                    .then(|| forces(&moved, &found, damping, anchors).wrench)
             };
             let h = if k < 3 { h_x } else { h_theta };
             let plus = wrenches(1.0, false, &mut detector)?;
@@ -165,7 +207,7 @@ fn random_pair(rng: &mut Pcg64, a: &RigidBody, b: &RigidBody) -> Vec<RigidBody> 
     bodies
 }
 
-fn run(first: &str, second: &str, damping: Option<DampingMode>) {
+fn run(first: &str, second: &str, damping: Option<DampingMode>, friction: bool) {
     let a = body(first, 0.08);
     let b = body(second, 0.05);
     let mut rng = Pcg64::seed_from_u64(23);
@@ -180,7 +222,8 @@ fn run(first: &str, second: &str, damping: Option<DampingMode>) {
         if roles.iter().any(|&n| n < 3) {
             continue;
         }
-        let Some(error) = check(&bodies, damping) else {
+        let anchors = friction.then(|| anchors_near(&bodies, &found, &mut rng));
+        let Some(error) = check(&bodies, damping, anchors.as_ref()) else {
             continue;
         };
         assert!(
@@ -193,15 +236,35 @@ fn run(first: &str, second: &str, damping: Option<DampingMode>) {
 
 #[test]
 fn mug_and_bunny_gradients_match_finite_differences() {
-    run("metaworld-mug.stl", "pybullet-bunny.obj", None);
+    run("metaworld-mug.stl", "pybullet-bunny.obj", None, false);
 }
 
 #[test]
 fn mug_and_bunny_gradients_with_normal_damping_match_finite_differences() {
-    run("metaworld-mug.stl", "pybullet-bunny.obj", Some(DampingMode::Normal));
+    run(
+        "metaworld-mug.stl",
+        "pybullet-bunny.obj",
+        Some(DampingMode::Normal),
+        false,
+    );
 }
 
 #[test]
 fn torus_and_cube_gradients_with_full_damping_match_finite_differences() {
-    run("pybullet-torus.obj", "cgal-cube.off", Some(DampingMode::Full));
+    run(
+        "pybullet-torus.obj",
+        "cgal-cube.off",
+        Some(DampingMode::Full),
+        false,
+    );
+}
+
+#[test]
+fn mug_and_torus_gradients_with_sticking_friction_match_finite_differences() {
+    run(
+        "metaworld-mug.stl",
+        "pybullet-torus.obj",
+        Some(DampingMode::Normal),
+        true,
+    );
 }

@@ -31,7 +31,7 @@
 //! the slide): 4.8 % less than Coulomb's acceleration on a 30° incline.
 //!
 //! Friction is the anchor-spring model of Yamane & Nakamura that the paper
-//! adopts (§4, its ref \[14\]), stepped explicitly as the paper does: a new
+//! adopts (§4, its ref \[14\]), its sticking springs implicit: a new
 //! contact sets an anchor on `A` where `P` lies; a tangential spring
 //! `−k_f s_t` pulls `P` back to it while `k_f |s_t| ≤ μ_s F_n`; beyond, the
 //! contact slides with `μ_d F_n` against the spring's direction and the
@@ -402,9 +402,11 @@ pub fn add_damping(
     );
 }
 
-/// Step of the central differences of the field's gradient (m): the
-/// trilinear interpolant's gradient is linear along each axis inside a
-/// cell, so they give its Hessian exactly there.
+/// Step of the differences of the field's gradient (m). Inside a cell the
+/// trilinear interpolant's gradient is linear along each axis, so a
+/// one-sided difference gives its Hessian exactly; of the two sides the one
+/// with the smaller change is taken, so that a point within this step of a
+/// cell face does not difference across the gradient's jump there.
 const HESSIAN_STEP: f64 = 1e-7;
 
 /// The world Hessian `R_A H R_Aᵀ` of the field body's distance at the
@@ -415,16 +417,55 @@ fn field_hessian(contact: &PairContact, bodies: &[RigidBody]) -> Matrix3<f64> {
         return Matrix3::zeros();
     };
     let local = body.pose.inverse() * contact.position;
+    let (_, centre) = geometry.field.value_gradient(&local);
     let mut hessian = Matrix3::zeros();
     for axis in 0..3 {
         let mut step = Vector3::zeros();
         step[axis] = HESSIAN_STEP;
         let (_, plus) = geometry.field.value_gradient(&(local + step));
         let (_, minus) = geometry.field.value_gradient(&(local - step));
-        hessian.set_column(axis, &((plus - minus) / (2.0 * HESSIAN_STEP)));
+        let (forward, backward) = (plus - centre, centre - minus);
+        let change = if forward.norm() <= backward.norm() {
+            forward
+        } else {
+            backward
+        };
+        hessian.set_column(axis, &(change / HESSIAN_STEP));
     }
     let r = body.pose.rotation.to_rotation_matrix();
     r.matrix() * hessian * r.matrix().transpose()
+}
+
+/// The sticking spring `F_S = −k_f (I − m mᵀ)(P − Q)` towards the anchor
+/// `Q` (world, fixed on the field body), with its exact pose gradient:
+/// `δ(P − Q) = δx_S − [r_S]× δθ_S − δx_A + [Q − x_A]× δθ_A`, `δm = −[m]× δθ_S`.
+pub fn add_sticking_spring(
+    contact: &PairContact,
+    bodies: &[RigidBody],
+    anchor: &Point3<f64>,
+    kf: f64,
+    forces: &mut Forces,
+) {
+    let m = contact.normal;
+    let s = contact.position - anchor;
+    let projector = Matrix3::identity() - m * m.transpose();
+    let force = -kf * projector * s;
+    let rs = contact.shell_handle(bodies);
+    let qa = anchor - Point3::from(bodies[contact.field_body].pose.translation.vector);
+    let mut ds = ForceGradient::zeros();
+    ds.fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&Matrix3::identity());
+    ds.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-skew(&rs)));
+    ds.fixed_view_mut::<3, 3>(0, 6)
+        .copy_from(&(-Matrix3::identity()));
+    ds.fixed_view_mut::<3, 3>(0, 9).copy_from(&skew(&qa));
+    let mut gradient = projector * ds * (-kf);
+    // −δ(m mᵀ) s = (m·s)[m]× δθ_S − m (m × s)ᵀ δθ_S.
+    let rotating = skew(&m) * m.dot(&s) - m * m.cross(&s).transpose();
+    let mut block = gradient.fixed_view::<3, 3>(0, 3).into_owned();
+    block -= rotating * kf;
+    gradient.fixed_view_mut::<3, 3>(0, 3).copy_from(&block);
+    add_point_force(contact, bodies, &force, Some(&gradient), None, forces);
 }
 
 /// Coulomb coefficients between two bodies: the geometric mean of theirs.
@@ -451,9 +492,12 @@ pub struct FrictionStats {
 }
 
 impl FrictionAnchors {
-    /// Adds each contact's friction force (explicit, no gradient: the paper
-    /// steps friction explicitly) and moves the anchors; anchors of contacts
-    /// that ended are released. `stiffnesses[i]` is contact `i`'s normal
+    /// Adds each contact's friction force over a step of `dt` and moves the
+    /// anchors; anchors of contacts that ended are released. Sticking springs come with their
+    /// gradients, so the semi-implicit step takes them implicitly (the
+    /// paper steps friction explicitly and notes it could be added to eq 15:
+    /// explicit springs over a resting face must stay below `m/h²`, or the
+    /// body creeps); the sliding force `μ_d F_n` is explicit. `stiffnesses[i]` is contact `i`'s normal
     /// stiffness, so its normal force is `k_i |d_i|`.
     pub fn add_friction(
         &mut self,
@@ -461,6 +505,7 @@ impl FrictionAnchors {
         stiffnesses: &[f64],
         bodies: &[RigidBody],
         friction_stiffness: f64,
+        dt: f64,
         forces: &mut Forces,
     ) -> FrictionStats {
         let mut stats = FrictionStats::default();
@@ -474,23 +519,28 @@ impl FrictionAnchors {
             let p = contact.position;
             let anchor = self.anchors.get(&key).map_or(p, |local| field_pose * local);
             let m = contact.normal;
-            let s = p - anchor;
+            // The spring's stretch at the end of the step if the contact
+            // keeps its relative velocity: a contact about to leave the
+            // cone slides now, rather than stick through the step with an
+            // implicit force beyond μ_s F_n.
+            let (shell, field) = (&bodies[contact.shell_body], &bodies[contact.field_body]);
+            let u = shell.point_velocity(&p) - field.point_velocity(&p);
+            let s = p - anchor + u * dt;
             let tangential = s - m * m.dot(&s);
             let normal_force = k * (-contact.distance);
             let spring = kf * tangential.norm();
-            let (force, anchor) = if spring <= mu_s * normal_force {
+            let anchor = if spring <= mu_s * normal_force {
                 stats.sticking += 1;
-                (-kf * tangential, anchor)
+                add_sticking_spring(contact, bodies, &anchor, kf, forces);
+                anchor
             } else {
                 stats.sliding += 1;
                 let direction = tangential / tangential.norm();
                 let slide = mu_d * normal_force;
-                (-slide * direction, p - direction * (slide / kf))
+                add_point_force(contact, bodies, &(-slide * direction), None, None, forces);
+                p - direction * (slide / kf)
             };
             self.seen.insert(key, field_pose.inverse() * anchor);
-            if force.norm_squared() > 0.0 {
-                add_point_force(contact, bodies, &force, None, None, forces);
-            }
         }
         std::mem::swap(&mut self.anchors, &mut self.seen);
         stats

@@ -241,8 +241,10 @@ impl World {
                 .fold(0.0, f64::max),
             ..StepReport::default()
         };
-        // The explicit part: friction anchors, or the PID forces, evaluated
-        // once per step at its start.
+        // What is evaluated once per step, at its start: the friction
+        // anchors (sticking springs with their gradients, which the
+        // semi-implicit step takes implicitly) or the PID forces, gravity
+        // and the external impulses.
         let mut explicit = Forces::default();
         explicit.reset(self.bodies.len());
         match self.parameters.contact_model {
@@ -257,6 +259,7 @@ impl World {
                     &self.stiffnesses,
                     &self.bodies,
                     self.parameters.contact.friction_stiffness,
+                    dt,
                     &mut explicit,
                 );
                 report.sticking = stats.sticking;
@@ -268,20 +271,17 @@ impl World {
                     .add_forces(&self.bodies, &self.contacts, dt, &mut explicit);
             }
         }
-        let constant: Vec<Vector6> = (0..self.bodies.len())
-            .map(|i| {
-                let body = &self.bodies[i];
-                let mut w = explicit.wrench[i];
-                if body.is_dynamic() {
-                    let g = self.parameters.gravity * body.mass;
-                    w += Vector6::new(g.x, g.y, g.z, 0.0, 0.0, 0.0);
-                    if let Some(impulse) = external_impulses.get(i) {
-                        w += impulse / dt;
-                    }
+        for (i, body) in self.bodies.iter().enumerate() {
+            if body.is_dynamic() {
+                let g = self.parameters.gravity * body.mass;
+                let mut w = Vector6::new(g.x, g.y, g.z, 0.0, 0.0, 0.0);
+                if let Some(impulse) = external_impulses.get(i) {
+                    w += impulse / dt;
                 }
-                w
-            })
-            .collect();
+                explicit.add_wrench(i, &w);
+            }
+        }
+        let constant = explicit;
 
         let islands = match self.parameters.integrator {
             Integrator::SemiImplicit | Integrator::SymplecticEuler => {
@@ -314,13 +314,16 @@ impl World {
             .detect(&self.bodies, &self.pairs, &mut self.contacts);
     }
 
-    /// Fills `forces` with `constant` plus, for the implicit penalty model,
-    /// the penalty and damping forces with their gradients at the current
-    /// state (contacts from the last `detect`), the joints' controllers and
-    /// the constraint rows.
-    fn evaluate_forces(&mut self, constant: &[Vector6]) {
+    /// Fills `forces` with `constant` (wrenches and gradients) plus, for the
+    /// implicit penalty model, the penalty and damping forces with their
+    /// gradients at the current state (contacts from the last `detect`), the
+    /// joints' controllers and the constraint rows.
+    fn evaluate_forces(&mut self, constant: &Forces) {
         self.forces.reset(self.bodies.len());
-        self.forces.wrench.copy_from_slice(constant);
+        self.forces.wrench.copy_from_slice(&constant.wrench);
+        for g in &constant.gradients {
+            self.forces.add_gradient(g.on, g.by, g.position, g.velocity);
+        }
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
             contact_stiffnesses(
                 &self.contacts,
@@ -413,7 +416,7 @@ impl World {
 
     /// The explicit accelerations `(v̇, L̇)` of every dynamic body at the
     /// current state, joints' constraint forces included.
-    fn rates(&mut self, constant: &[Vector6], dt: f64, detect: bool) -> Vec<[Vector3<f64>; 2]> {
+    fn rates(&mut self, constant: &Forces, dt: f64, detect: bool) -> Vec<[Vector3<f64>; 2]> {
         if detect {
             self.detect();
         }
@@ -439,7 +442,7 @@ impl World {
 
     /// Classical RK4 on `(x, R, v, L)`; the explicit part (`constant`) is
     /// held over the step.
-    fn step_rk4(&mut self, dt: f64, constant: &[Vector6]) -> Vec<Vec<usize>> {
+    fn step_rk4(&mut self, dt: f64, constant: &Forces) -> Vec<Vec<usize>> {
         #[derive(Clone, Copy)]
         struct State {
             x: Vector3<f64>,

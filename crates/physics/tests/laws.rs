@@ -107,6 +107,28 @@ fn a_block_sticks_below_the_friction_angle() {
     }
 }
 
+/// Sticking springs enter the semi-implicit system, so at the physics
+/// thread's 5 ms step springs 10× stiffer than an explicit step allows
+/// (their sum over the ~375 points under the block far above `m/h²` =
+/// 16,000 N/m) still hold the block without creep or chatter.
+#[test]
+fn stiff_friction_springs_hold_at_five_millisecond_steps() {
+    let theta = 20.0_f64.to_radians();
+    let gravity = Vector3::new(G * theta.sin(), 0.0, -G * theta.cos());
+    let mut floor = floor();
+    floor.static_friction = 0.5;
+    floor.dynamic_friction = 0.5;
+    let mut parameters = parameters(gravity);
+    parameters.contact.friction_stiffness = 2000.0;
+    let mut world = World::new(vec![floor, block(0.5)], Vec::new(), parameters).unwrap();
+    let x = slide(&mut world, 1.0, 5e-3);
+    let creep = x[x.len() - 1] - x[x.len() / 2];
+    let speed = world.bodies()[1].velocity.norm();
+    eprintln!("20° at 5 ms: creep {creep:e} m over 0.5 s, speed {speed:e} m/s");
+    assert!(creep.abs() < 1e-5, "crept {creep:e} m");
+    assert!(speed < 1e-4, "still moving at {speed:e} m/s");
+}
+
 #[test]
 fn a_block_slides_above_the_friction_angle_with_coulombs_acceleration() {
     let mu: f64 = 0.5;
