@@ -221,3 +221,51 @@ fn a_body_that_becomes_non_finite_is_quarantined() {
     let report = world.step(1e-3, &[]);
     assert_eq!(report.quarantined, 0);
 }
+
+/// A 4 cm cube dropped flat from 3 cm at the physics thread's 5 ms steps
+/// lands in one step 3.4 mm deep; it must come to rest where it fell, not
+/// spin or walk away, and never hold more energy than its fall gave it.
+#[test]
+fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
+    for mu in [0.5, 0.0] {
+        let mut table = floor();
+        table.static_friction = mu;
+        table.dynamic_friction = mu;
+        let mut cube = RigidBody::from_mesh(
+            "cube",
+            &box_mesh(Vector3::repeat(0.02)),
+            1000.0,
+            &Isometry3::translation(0.0, 0.0, 0.05),
+            &resolution(),
+        )
+        .unwrap();
+        cube.static_friction = mu;
+        cube.dynamic_friction = mu;
+        let parameters = WorldParameters {
+            gravity: Vector3::new(0.0, 0.0, -G),
+            ..WorldParameters::default()
+        };
+        // The fall, to where the cube lands in a step (3.4 mm deep).
+        let fall = cube.mass * G * 0.035;
+        let mut world = World::new(vec![table, cube], Vec::new(), parameters).unwrap();
+        let mut most: f64 = 0.0;
+        for _ in 0..400 {
+            let report = world.step(5e-3, &[]);
+            assert_eq!(report.quarantined, 0);
+            most = most.max(report.kinetic_energy);
+        }
+        let cube = &world.bodies()[1];
+        let drift = cube.pose.translation.vector.xy().norm();
+        let turn = cube.pose.rotation.angle();
+        eprintln!(
+            "μ = {mu}: drift {drift:e} m, turned {turn:e} rad, speed {:e} m/s, most KE {most:e} J of {fall:e}",
+            cube.velocity.norm()
+        );
+        assert!(most <= fall * 1.01, "kinetic energy {most} J > the fall's {fall} J");
+        assert!(turn < 0.01, "turned {turn} rad");
+        if mu > 0.0 {
+            assert!(drift < 1e-3, "walked {drift} m");
+            assert!(cube.velocity.norm() < 1e-6);
+        }
+    }
+}
