@@ -1,11 +1,15 @@
 //! The haptic rendering server's configuration: one TOML file per scene.
 //!
 //! Top-level tables: `[[objects]]` (the scene), `[materials.NAME]`,
-//! `[rendering]`, `[device]`, `[threads]`, `[telemetry]` and `[server]`.
+//! `[rendering]`, `[device]`, `[threads]`, `[telemetry]`, `[server]`,
+//! `[physics]` (the rigid world of the physics thread) and `[[joints]]`.
 //! Every table refuses unknown fields and every enum unknown values; units
 //! are in the field names (`_m`, `_rad`, `_n_per_m`, `_hz`, …) or, for
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be
 //! left out or empty and takes the defaults documented on each field.
+//! Errors found only once the scene's geometry is built (an open mesh
+//! where mass properties need a closed one) are [`Scene::invalid`]'s, and
+//! name the file, line and field alike.
 //!
 //! [`Scene::load`] parses a file, applies the command line's [`Overrides`]
 //! and validates the result into a [`Scene`], read-only; a [`ConfigError`]
@@ -16,16 +20,22 @@
 
 mod locate;
 mod patch;
+mod physics;
 mod scene;
 mod schema;
 mod validate;
 
 pub use locate::Location;
 pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters};
+pub use physics::{
+    ContactModelName, Controller, DampingModeName, IntegratorName, JointConfig, JointKindName,
+    Physics, Pid, PidPointsName,
+};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    BodyProperties, DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material,
-    ObjectConfig, ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread, Threads,
+    DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material, ObjectConfig,
+    ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread, Threads,
+    DEFAULT_DENSITY_KG_M3,
 };
 
 use locate::FieldSpans;

@@ -101,10 +101,13 @@ impl Scene {
             message: "the scene has no such material".into(),
             field: Some(field),
         })?;
-        Scene::validate(file, &self.name, &self.base, None).map_err(|error| ConfigError {
-            file: self.patch_source(),
-            ..error
-        })
+        let mut patched =
+            Scene::validate(file, &self.name, &self.base, None).map_err(|error| ConfigError {
+                file: self.patch_source(),
+                ..error
+            })?;
+        patched.text.clone_from(&self.text);
+        Ok(patched)
     }
 
     /// What errors in a parameter patch name as their file:

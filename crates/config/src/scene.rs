@@ -1,17 +1,22 @@
 //! The validated scene: what a config file describes once every check has
 //! passed, and the command-line overrides that go through the same checks.
 
+use crate::physics::{JointConfig, Physics};
 use crate::schema::{
-    BodyProperties, ConfigFile, DeviceConfig, DeviceKind, Friction, Gradient, Material,
-    ObjectConfig, Rendering, ServerSettings, Solver, Telemetry, Threads,
+    ConfigFile, DeviceConfig, DeviceKind, Friction, Gradient, Material, ObjectConfig, Rendering,
+    ServerSettings, Solver, Telemetry, Threads,
 };
 use crate::validate::{self, Invalid};
 use crate::ConfigError;
 use haptic_contact::{GradientModel, PenaltyParameters, StiffnessScaling, VirtualCoupling};
 use haptic_devices::ServoRate;
+use haptic_physics::joints::Joint;
+use haptic_physics::RigidBody;
 use haptic_render::{FrictionModel, MassProperties, RenderParameters, SolverChoice};
+use nalgebra::UnitQuaternion;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// A validated scene description: the objects, materials, rendering,
 /// device, threads and telemetry of one config file (see the crate docs),
@@ -24,6 +29,8 @@ pub struct Scene {
     pub(crate) name: PathBuf,
     /// The directory relative paths start from.
     pub(crate) base: PathBuf,
+    /// The file's text, where errors found after validation are located.
+    pub(crate) text: Option<Arc<str>>,
     /// Index of the tool in `file.objects`.
     tool: usize,
     servo_rate: ServoRate,
@@ -92,6 +99,7 @@ impl Scene {
                 file,
                 name: name.to_owned(),
                 base: base.to_owned(),
+                text: text.map(Arc::from),
                 tool: valid.tool,
                 servo_rate: valid.servo_rate,
             }),
@@ -109,6 +117,22 @@ impl Scene {
         &self.name
     }
 
+    /// An error in field `field` (a path such as `objects[2].mesh`) found
+    /// after validation, where the scene is built: it names the file, and
+    /// the field's line when the scene was read from a file.
+    pub fn invalid(&self, field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+        let field = field.into();
+        ConfigError {
+            file: self.name.clone(),
+            at: self
+                .text
+                .as_deref()
+                .and_then(|text| crate::locate(text, &field)),
+            field: Some(field),
+            message: message.into(),
+        }
+    }
+
     /// The directory the scene's relative paths start from.
     pub fn base(&self) -> &Path {
         &self.base
@@ -124,29 +148,63 @@ impl Scene {
         &self.file.objects[self.tool]
     }
 
+    /// The tool's index in [`objects`](Self::objects).
+    pub fn tool_index(&self) -> usize {
+        self.tool
+    }
+
     /// The environment (every object but the tool), in file order.
     pub fn environment(&self) -> impl Iterator<Item = &ObjectConfig> {
         self.file.objects.iter().filter(|o| !o.tool)
     }
 
-    /// The movable objects with their index in [`objects`](Self::objects)
-    /// and their rigid body properties, in file order.
-    pub fn movable_objects(&self) -> impl Iterator<Item = (usize, &ObjectConfig, BodyProperties)> {
-        self.file
-            .objects
+    /// Whether any object is movable: only then does the physics world
+    /// run.
+    pub fn has_movable(&self) -> bool {
+        self.file.objects.iter().any(|o| o.movable)
+    }
+
+    /// `[physics]`.
+    pub fn physics(&self) -> &Physics {
+        &self.file.physics
+    }
+
+    /// `[[joints]]`, in file order.
+    pub fn joints(&self) -> &[JointConfig] {
+        &self.file.joints
+    }
+
+    /// The joints between `bodies`, the physics world's bodies at the
+    /// start: one per [environment](Self::environment) object, in its
+    /// order. Errors name the joint's field.
+    pub fn world_joints(&self, bodies: &[RigidBody]) -> Result<Vec<Joint>, ConfigError> {
+        let index = |name: &str| self.environment().position(|o| o.name == name);
+        self.joints()
             .iter()
             .enumerate()
-            .filter(|(_, o)| o.movable)
-            .map(|(i, o)| {
-                let MassProperties { mass, body_inertia } = o.mass_properties();
-                let properties = BodyProperties {
-                    mass,
-                    body_inertia,
-                    linear_damping: o.linear_damping_n_s_per_m.unwrap_or(2.0),
-                    angular_damping: o.angular_damping_n_m_s_per_rad.unwrap_or(1e-3),
+            .map(|(i, joint)| {
+                let invalid = |field: &str, message: String| {
+                    self.invalid(format!("joints[{i}].{field}"), message)
                 };
-                (i, o, properties)
+                let a = index(&joint.body_a).ok_or_else(|| {
+                    invalid("body_a", format!("no object named \"{}\"", joint.body_a))
+                })?;
+                let b =
+                    match &joint.body_b {
+                        Some(name) => Some(index(name).ok_or_else(|| {
+                            invalid("body_b", format!("no object named \"{name}\""))
+                        })?),
+                        None => None,
+                    };
+                let rotation = self
+                    .environment()
+                    .nth(a)
+                    .map_or_else(UnitQuaternion::identity, |o| o.pose().rotation);
+                joint
+                    .joint(a, b, bodies, rotation)
+                    .map_err(|e| invalid(joint.field_of(&e), e.to_string()))
             })
+            .collect()
     }
 
     /// `object`'s material: its `[materials]` entry, or the default material.
@@ -189,8 +247,9 @@ impl Scene {
     }
 
     /// The rendering parameters: `[rendering]`, the environment's contact
-    /// stiffness and the tool's mass properties.
-    pub fn render_parameters(&self) -> RenderParameters {
+    /// stiffness and `tool_mass`, the tool's mass properties
+    /// ([`ObjectConfig::mass_properties`]).
+    pub fn render_parameters(&self, tool_mass: MassProperties) -> RenderParameters {
         let defaults = RenderParameters::default();
         let r = &self.file.rendering;
         let stiffness = self
@@ -209,7 +268,7 @@ impl Scene {
                 translational_stiffness: r.coupling_stiffness_n_per_m,
                 rotational_stiffness: r.coupling_torsional_stiffness_n_m_per_rad,
             },
-            mass: self.tool().mass_properties(),
+            mass: tool_mass,
             gradient: match r.gradient {
                 Gradient::Exact => GradientModel::Exact,
                 Gradient::NormalDirection => GradientModel::NormalDirection,

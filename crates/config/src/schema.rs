@@ -1,11 +1,13 @@
 //! The configuration's tables, their defaults and their conversions into
 //! the rendering and device types.
 
+use crate::physics::{JointConfig, Physics};
 use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
 use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
+use haptic_physics::MassProperties as SolidMass;
 use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
@@ -36,6 +38,11 @@ pub(crate) struct ConfigFile {
     pub telemetry: Telemetry,
     #[serde(default)]
     pub server: ServerSettings,
+    #[serde(default)]
+    pub physics: Physics,
+    /// Joints between the bodies of the physics world.
+    #[serde(default)]
+    pub joints: Vec<JointConfig>,
 }
 
 /// One scene object.
@@ -72,26 +79,36 @@ pub struct ObjectConfig {
     /// Default `"default"`, which need not be written out.
     #[serde(default = "default_material")]
     pub(crate) material: String,
-    /// `true` for an environment object the tool can push: the physics
-    /// thread moves it as a free rigid body with viscous drag (no gravity),
-    /// under the contact wrench of the tool. Default `false`: fixed.
+    /// `true` for an environment object that moves: the physics thread
+    /// moves it as a rigid body of the `[physics]` world, under gravity,
+    /// contact with the other objects, its joints and the contact wrench of
+    /// the tool. Default `false`: a static body of that world, fixed.
     #[serde(default)]
     pub movable: bool,
-    /// Mass of the tool or a movable object (kg). Default that of the
-    /// rendering defaults: 0.1 kg, a 5 cm plastic cube.
+    /// Density of the tool or a movable object (kg/m³), from which its
+    /// mass, centre of mass and inertia follow by integrating over its
+    /// closed mesh. Default 1,000 kg/m³ (water; most plastics are
+    /// 900–1,400) for movable objects; the tool's mass properties come from
+    /// its mesh only when this is given.
+    #[serde(default)]
+    pub(crate) density_kg_m3: Option<f64>,
+    /// Mass of the tool or a movable object (kg), overriding its mesh's.
+    /// Without it or a density, the tool has the rendering defaults' mass:
+    /// 0.1 kg, a 5 cm plastic cube.
     #[serde(default)]
     pub(crate) mass_kg: Option<f64>,
-    /// Principal moments of inertia of the tool or a movable object
-    /// about its frame's axes (kg·m²). Default a solid cube's of `mass_kg`
-    /// and 5 cm sides.
+    /// Principal moments of inertia of the tool or a movable object about
+    /// its centre of mass, along its frame's axes (kg·m²), overriding its
+    /// mesh's. Default the mesh's, scaled to `mass_kg`; for a tool without
+    /// a density, a solid cube's of `mass_kg` and 5 cm sides.
     #[serde(default)]
     pub(crate) inertia_kg_m2: Option<[f64; 3]>,
-    /// Viscous drag on a movable object's velocity (N·s/m). Default
-    /// 2 N·s/m: a 0.1 kg object comes to rest within about 0.05 s.
+    /// Viscous drag on a movable object's velocity, as in air or oil
+    /// (N·s/m). Default none.
     #[serde(default)]
     pub(crate) linear_damping_n_s_per_m: Option<f64>,
     /// Viscous drag on a movable object's angular velocity (N·m·s/rad).
-    /// Default 1e-3 N·m·s/rad: about 0.04 s for the default cube.
+    /// Default none.
     #[serde(default)]
     pub(crate) angular_damping_n_m_s_per_rad: Option<f64>,
     /// Cells per axis of the distance field built from a mesh or shape.
@@ -235,25 +252,55 @@ impl Shape {
     }
 }
 
-/// A movable object's rigid-body properties in SI units.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct BodyProperties {
-    pub mass: f64,
-    pub body_inertia: Matrix3<f64>,
-    pub linear_damping: f64,
-    pub angular_damping: f64,
-}
+/// The density of a movable object that gives none (kg/m³): water's; most
+/// plastics are 900–1,400 kg/m³.
+pub const DEFAULT_DENSITY_KG_M3: f64 = 1000.0;
 
 impl ObjectConfig {
-    /// `mass_kg` and `inertia_kg_m2`, or their defaults.
-    pub fn mass_properties(&self) -> MassProperties {
-        let defaults = RenderParameters::default().mass;
-        let mass = self.mass_kg.unwrap_or(defaults.mass);
+    /// The density its mass properties are computed at (kg/m³):
+    /// `density_kg_m3`, or [`DEFAULT_DENSITY_KG_M3`].
+    pub fn density(&self) -> f64 {
+        self.density_kg_m3.unwrap_or(DEFAULT_DENSITY_KG_M3)
+    }
+
+    /// Whether its mass properties come from its mesh: a movable object's
+    /// always, the tool's when it gives `density_kg_m3`.
+    pub fn mass_from_mesh(&self) -> bool {
+        self.movable || self.density_kg_m3.is_some()
+    }
+
+    /// Mass, and inertia about the centre of mass along the object's axes.
+    /// `solid` is its closed mesh's at [`density`](Self::density), when its
+    /// [mass comes from its mesh](Self::mass_from_mesh); else the rendering
+    /// defaults stand in (a 0.1 kg, 5 cm cube). `mass_kg` and
+    /// `inertia_kg_m2` override either; `mass_kg` alone scales the inertia
+    /// to itself (the same shape at another density).
+    pub fn mass_properties(&self, solid: Option<&SolidMass>) -> MassProperties {
+        let (mass, inertia) = match solid.filter(|_| self.mass_from_mesh()) {
+            Some(solid) => (solid.mass, solid.inertia),
+            None => {
+                let defaults = RenderParameters::default().mass;
+                (defaults.mass, defaults.body_inertia)
+            }
+        };
+        let scaled = self.mass_kg.unwrap_or(mass);
         let body_inertia = match self.inertia_kg_m2 {
             Some(i) => Matrix3::from_diagonal(&Vector3::from(i)),
-            None => defaults.body_inertia * (mass / defaults.mass),
+            None => inertia * (scaled / mass),
         };
-        MassProperties { mass, body_inertia }
+        MassProperties {
+            mass: scaled,
+            body_inertia,
+        }
+    }
+
+    /// A movable object's viscous drag: linear (N·s/m) and angular
+    /// (N·m·s/rad), zero unless given.
+    pub fn drag(&self) -> (f64, f64) {
+        (
+            self.linear_damping_n_s_per_m.unwrap_or(0.0),
+            self.angular_damping_n_m_s_per_rad.unwrap_or(0.0),
+        )
     }
 
     /// The name of its `[materials]` entry.

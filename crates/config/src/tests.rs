@@ -2,6 +2,7 @@ use super::*;
 use crate::schema::Solver;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
+use nalgebra::{Matrix3, Vector3};
 use std::path::Path;
 
 fn example(name: &str) -> Scene {
@@ -40,7 +41,8 @@ motion = { segments = [{ type = "hold", duration_s = 1.0 }] }
 #[test]
 fn empty_tables_take_the_renderer_defaults() {
     let config = parse(&format!("{MINIMAL}\n[rendering]\n[threads]\n[telemetry]\n")).unwrap();
-    let (p, d) = (config.render_parameters(), RenderParameters::default());
+    let tool = config.tool().mass_properties(None);
+    let (p, d) = (config.render_parameters(tool), RenderParameters::default());
     assert_eq!(p.penalty, d.penalty);
     assert_eq!(p.coupling, d.coupling);
     assert_eq!(p.mass, d.mass);
@@ -79,7 +81,7 @@ fn the_examples_match_the_scenarios() {
         assert_eq!(config.friction_coefficient(environment[0]), mu, "{name}");
     }
     let peg = example("peg-in-hole.toml");
-    let p = peg.render_parameters();
+    let p = peg.render_parameters(peg.tool().mass_properties(None));
     assert_eq!(p.pyramid_sides, 4);
     let mass = 7800.0 * std::f64::consts::PI * PEG_RADIUS * PEG_RADIUS * PEG_LENGTH;
     assert!((p.mass.mass - mass).abs() < 1e-15);
@@ -221,33 +223,97 @@ fn the_embedded_default_is_config_default_toml_and_self_contained() {
     let (a, b) = (motion.state_at(0.7), motion.state_at(0.7 + 3.0 * period));
     assert!((a.position - b.position).norm() < 1e-12);
     assert_eq!(embedded.threads().physics.rate_hz, 200.0);
+    // Its `[physics]` writes out the world's defaults.
+    assert_eq!(embedded.physics(), &Physics::default());
+    assert_eq!(file.physics(), &Physics::default());
+}
+
+/// The mass properties of `object`'s shape at its density.
+fn solid(object: &ObjectConfig) -> haptic_physics::MassProperties {
+    let mesh = object.shape.unwrap().mesh().unwrap();
+    haptic_physics::mass_properties(&mesh, object.density()).unwrap()
 }
 
 #[test]
-fn movable_objects_take_mass_and_damping_and_only_they_do() {
+fn movable_objects_take_mass_from_their_mesh_and_drag_and_only_they_do() {
     let movable = MINIMAL.replace(
         "role = \"field\"",
-        "role = \"field\"\nmovable = true\nmass_kg = 0.4\nlinear_damping_n_s_per_m = 3.0",
+        "role = \"field\"\nmovable = true\nlinear_damping_n_s_per_m = 3.0",
     );
     let config = parse(&movable).unwrap();
-    let bodies: Vec<_> = config.movable_objects().collect();
-    assert_eq!(bodies.len(), 1);
-    let (index, object, body) = bodies[0];
-    assert_eq!((index, object.name.as_str()), (1, "wall"));
-    assert_eq!(body.mass, 0.4);
-    assert_eq!(body.linear_damping, 3.0);
-    assert_eq!(body.angular_damping, 1e-3);
-    // The default cube's inertia, scaled to the mass.
-    let tool_default = RenderParameters::default().mass;
-    let expected = tool_default.body_inertia * (0.4 / tool_default.mass);
-    assert!((body.body_inertia - expected).norm() < 1e-18);
+    assert!(config.has_movable());
+    let wall = config.environment().next().unwrap();
+    // A 0.2 × 0.2 × 0.02 m slab of water: m = 0.8 kg, I = m (b² + c²)/12.
+    let (a, b, c) = (0.2, 0.2, 0.02);
+    let mass = DEFAULT_DENSITY_KG_M3 * a * b * c;
+    let closed_form = Matrix3::from_diagonal(&Vector3::new(
+        mass * (b * b + c * c) / 12.0,
+        mass * (a * a + c * c) / 12.0,
+        mass * (a * a + b * b) / 12.0,
+    ));
+    let body = wall.mass_properties(Some(&solid(wall)));
+    assert!((body.mass - mass).abs() < 1e-12 * mass, "{}", body.mass);
+    // parry3d rebuilds the tensor from its eigen-decomposition: 1e-8.
+    let tolerance = 1e-8 * closed_form.norm();
+    assert!(
+        (body.body_inertia - closed_form).norm() < tolerance,
+        "{}",
+        body.body_inertia
+    );
+    assert_eq!(wall.drag(), (3.0, 0.0));
+
+    // `mass_kg` scales the mesh's inertia; `inertia_kg_m2` replaces it;
+    // a density scales both.
+    let heavier = movable.replace("movable = true", "movable = true\nmass_kg = 1.6");
+    let config = parse(&heavier).unwrap();
+    let wall = config.environment().next().unwrap();
+    let body = wall.mass_properties(Some(&solid(wall)));
+    assert_eq!(body.mass, 1.6);
+    assert!((body.body_inertia - closed_form * 2.0).norm() < 2.0 * tolerance);
+    let given = heavier.replace(
+        "mass_kg = 1.6",
+        "mass_kg = 1.6\ninertia_kg_m2 = [1.0, 2.0, 3.0]",
+    );
+    let config = parse(&given).unwrap();
+    let wall = config.environment().next().unwrap();
+    let body = wall.mass_properties(Some(&solid(wall)));
+    assert_eq!(
+        body.body_inertia,
+        Matrix3::from_diagonal(&Vector3::new(1.0, 2.0, 3.0))
+    );
+    let dense = movable.replace("movable = true", "movable = true\ndensity_kg_m3 = 2500.0");
+    let config = parse(&dense).unwrap();
+    let wall = config.environment().next().unwrap();
+    let body = wall.mass_properties(Some(&solid(wall)));
+    assert!((body.mass - 2.5 * mass).abs() < 1e-12);
+
+    // The tool takes its mesh's mass properties only with a density.
+    let config = parse(MINIMAL).unwrap();
+    let tool = config.tool();
+    assert_eq!(
+        tool.mass_properties(Some(&solid(tool))),
+        RenderParameters::default().mass
+    );
+    let text = MINIMAL.replace("tool = true", "tool = true\ndensity_kg_m3 = 1000.0");
+    let config = parse(&text).unwrap();
+    let tool = config.tool();
+    let sphere = tool.mass_properties(Some(&solid(tool)));
+    let ball = 4.0 / 3.0 * std::f64::consts::PI * 0.02f64.powi(3) * 1000.0;
+    assert!((sphere.mass - ball).abs() < 0.01 * ball, "{}", sphere.mass);
 
     let text = movable
         .replace("movable = true\n", "")
-        .replace("linear_damping_n_s_per_m = 3.0", "");
+        .replace("linear_damping_n_s_per_m = 3.0", "mass_kg = 0.4");
     error(&text, line_of(&text, "mass_kg"), "objects[1].mass_kg");
-    let text = movable.replace("mass_kg = 0.4\n", "");
-    let text = text.replace("movable = true\n", "");
+    let text = movable
+        .replace("movable = true\n", "")
+        .replace("linear_damping_n_s_per_m = 3.0", "density_kg_m3 = 700.0");
+    let e = error(&text, line_of(&text, "density"), "objects[1].density_kg_m3");
+    assert!(
+        e.message.contains("only the tool and movable objects"),
+        "{e}"
+    );
+    let text = movable.replace("movable = true\n", "");
     error(
         &text,
         line_of(&text, "linear_damping"),
@@ -259,8 +325,63 @@ fn movable_objects_take_mass_and_damping_and_only_they_do() {
         line_of(&text, "linear_damping"),
         "objects[1].linear_damping_n_s_per_m",
     );
+    for density in ["0.0", "-1.0", "nan", "inf"] {
+        let text = movable.replace(
+            "movable = true",
+            &format!("movable = true\ndensity_kg_m3 = {density}"),
+        );
+        let e = error(&text, line_of(&text, "density"), "objects[1].density_kg_m3");
+        assert!(e.message.contains("positive and finite"), "{e}");
+    }
     let text = MINIMAL.replace("tool = true", "tool = true\nmovable = true");
     error(&text, line_of(&text, "movable"), "objects[0].movable");
+}
+
+#[test]
+fn meshless_bodies_need_their_mass_properties_given() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("wall.hgeo"), "not read by validation").unwrap();
+    let prepared = MINIMAL.replace(
+        "shape = { kind = \"box\", half_extents_m = [0.1, 0.1, 0.01] }",
+        "prepared = \"wall.hgeo\"\nmovable = true",
+    );
+    let at = |text: &str| {
+        Scene::parse(
+            text,
+            Path::new("bad.toml"),
+            dir.path(),
+            &Overrides::default(),
+        )
+    };
+    let e = at(&prepared).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("objects[1].mass_kg"), "{e}");
+    assert!(e.message.contains("a prepared file holds no mesh"), "{e}");
+    let given = prepared.replace("movable = true", "movable = true\nmass_kg = 0.3");
+    let e = at(&given).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("objects[1].inertia_kg_m2"), "{e}");
+    let given = given.replace(
+        "mass_kg = 0.3",
+        "mass_kg = 0.3\ninertia_kg_m2 = [1e-3, 1e-3, 1e-3]",
+    );
+    at(&given).unwrap_or_else(|e| panic!("{e}"));
+    let dense = given.replace("mass_kg = 0.3", "density_kg_m3 = 900.0");
+    let e = at(&dense).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("objects[1].density_kg_m3"), "{e}");
+
+    // With movable objects, a floor grid cannot be a body: it has no field.
+    let text = format!(
+        "{}\n[[objects]]\nname = \"floor\"\nshape = {{ kind = \"floor_grid\", points_per_side = 4, spacing_m = 0.01 }}\nrole = \"point_shell\"\n",
+        MINIMAL
+            .replace("role = \"point_shell\"", "role = \"both\"")
+            .replace("role = \"field\"", "role = \"field\"\nmovable = true")
+    );
+    let e = error(
+        &text,
+        line_of(&text, "kind = \"floor_grid\""),
+        "objects[2].shape.kind",
+    );
+    assert!(e.message.contains("needs a solid"), "{e}");
+    parse(&text.replace("movable = true", "")).unwrap_or_else(|e| panic!("{e}"));
 }
 
 #[test]
@@ -571,7 +692,12 @@ fn a_patch_changes_only_the_fields_it_names() {
     assert_eq!(after.rendering, expected);
     let corner = patched.environment().next().unwrap();
     assert_eq!(patched.friction_coefficient(corner), 0.8);
-    assert_eq!(patched.render_parameters().pyramid_sides, 12);
+    assert_eq!(
+        patched
+            .render_parameters(patched.tool().mass_properties(None))
+            .pyramid_sides,
+        12
+    );
     assert_eq!(patched.name(), scene.name());
     // The original is untouched, and an empty patch changes nothing.
     assert_eq!(scene.tunable(), before);
@@ -671,7 +797,8 @@ fn the_implicit_default_material_is_tunable() {
             r#"{"materials": {"default": {"contact_stiffness_n_per_m": 300.0}}}"#,
         ))
         .unwrap();
-    assert_eq!(patched.render_parameters().penalty.stiffness, 300.0);
+    let tool = patched.tool().mass_properties(None);
+    assert_eq!(patched.render_parameters(tool).penalty.stiffness, 300.0);
 }
 
 #[test]
@@ -687,4 +814,353 @@ fn the_patch_schema_names_the_file_s_fields() {
     }
     let friction = serde_json::to_string(&Friction::schema()).unwrap();
     assert!(friction.contains("yamane_springs"), "{friction}");
+}
+
+#[test]
+fn the_physics_table_defaults_to_the_world_s_and_is_checked() {
+    use haptic_physics::{ContactModel, DampingMode, Integrator, WorldParameters};
+    let defaults = parse(MINIMAL).unwrap().physics().world_parameters();
+    assert_eq!(defaults, WorldParameters::default());
+    assert_eq!(defaults.gravity, Vector3::new(0.0, 0.0, -9.81));
+    let text = format!(
+        "{MINIMAL}\n[physics]\ngravity_m_s2 = [0.0, -1.62, 0.0]\nintegrator = \"rk4\"\ncontact_model = \"pid_penalty\"\ncontact_stiffness_n_per_m = 5e4\ncontact_damping_n_s_per_m = 0.0\ndamping_mode = \"full\"\nstiffness_scaling_contacts = 30.0\nfriction_stiffness_n_per_m = 900.0\nbaumgarte_alpha_per_s = 0.0\n[physics.pid]\nkp_per_s2 = 900.0\nforgetting = 0.5\npoints = \"deepest\"\n"
+    );
+    let p = parse(&text).unwrap().physics().world_parameters();
+    assert_eq!(p.gravity, Vector3::new(0.0, -1.62, 0.0));
+    assert_eq!(p.integrator, Integrator::Rk4);
+    assert_eq!(p.contact_model, ContactModel::PidPenalty);
+    assert_eq!(p.contact.stiffness, 5e4);
+    assert_eq!(p.contact.damping, 0.0);
+    assert_eq!(p.contact.damping_mode, DampingMode::Full);
+    assert_eq!(p.contact.scaling.reference_contacts, 30.0);
+    assert_eq!(p.contact.friction_stiffness, 900.0);
+    assert_eq!(p.baumgarte_alpha, 0.0);
+    assert_eq!(p.pid.kp, 900.0);
+    assert_eq!(p.pid.forgetting, 0.5);
+    assert_eq!(p.pid.ki, WorldParameters::default().pid.ki);
+    assert_eq!(p.pid.points, haptic_physics::pid::PidPoints::Deepest);
+
+    for (line, field, says) in [
+        (
+            "gravity_m_s2 = [0.0, 0.0, nan]",
+            "physics.gravity_m_s2",
+            "finite",
+        ),
+        (
+            "contact_stiffness_n_per_m = 0.0",
+            "physics.contact_stiffness_n_per_m",
+            "positive",
+        ),
+        (
+            "contact_damping_n_s_per_m = -1.0",
+            "physics.contact_damping_n_s_per_m",
+            "≥ 0",
+        ),
+        (
+            "friction_stiffness_n_per_m = inf",
+            "physics.friction_stiffness_n_per_m",
+            "finite",
+        ),
+        (
+            "stiffness_scaling_contacts = 0.0",
+            "physics.stiffness_scaling_contacts",
+            "N0",
+        ),
+        (
+            "baumgarte_alpha_per_s = -2.0",
+            "physics.baumgarte_alpha_per_s",
+            "≥ 0",
+        ),
+        (
+            "integrator = \"euler\"",
+            "physics.integrator",
+            "semi_implicit",
+        ),
+        ("stiffness = 3.0", "physics.stiffness", "unknown field"),
+    ] {
+        let text = format!("{MINIMAL}\n[physics]\n{line}\n");
+        let key = line.split(' ').next().unwrap();
+        let e = error(&text, line_of(&text, key), field);
+        assert!(e.message.contains(says), "{line}: {e}");
+    }
+    for (line, field, says) in [
+        ("forgetting = 1.0", "physics.pid.forgetting", "in [0, 1)"),
+        ("restitution = 1.5", "physics.pid.restitution", "in [0, 1]"),
+        ("kd_per_s = -60.0", "physics.pid.kd_per_s", "≥ 0"),
+        (
+            "friction_coefficient = nan",
+            "physics.pid.friction_coefficient",
+            "finite",
+        ),
+    ] {
+        let text = format!("{MINIMAL}\n[physics.pid]\n{line}\n");
+        let key = line.split(' ').next().unwrap();
+        let e = error(&text, line_of(&text, key), field);
+        assert!(e.message.contains(says), "{line}: {e}");
+    }
+}
+
+/// MINIMAL with two movable objects, a box and a door, and `joints`.
+fn jointed(joints: &str) -> String {
+    format!(
+        r#"{}
+[[objects]]
+name = "box"
+shape = {{ kind = "box", half_extents_m = [0.02, 0.02, 0.02] }}
+role = "field"
+movable = true
+position_m = [0.0, 0.0, 0.2]
+
+[[objects]]
+name = "door"
+shape = {{ kind = "box", half_extents_m = [0.1, 0.005, 0.1] }}
+role = "field"
+movable = true
+position_m = [0.3, 0.0, 0.2]
+{joints}"#,
+        MINIMAL
+    )
+}
+
+#[test]
+fn joints_name_their_bodies_and_errors_their_fields() {
+    let valid = jointed(
+        r#"
+[[joints]]
+name = "pivot"
+kind = "ball"
+body_a = "box"
+point_m = [0.0, 0.0, 0.3]
+
+[[joints]]
+name = "hinge"
+kind = "hinge"
+body_a = "door"
+body_b = "wall"
+point_m = [0.2, 0.0, 0.2]
+axis = [0.0, 0.0, 1.0]
+
+[[joints]]
+name = "lid"
+kind = "prismatic"
+body_a = "box"
+body_b = "door"
+axis = [1.0, 0.0, 0.0]
+controller = { stiffness_n_per_m = 50.0, damping_n_s_per_m = 2.0, target_m = 0.01 }
+
+[[joints]]
+name = "upright"
+kind = "target_rotation"
+body_a = "box"
+"#,
+    );
+    let scene = parse(&valid).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.joints().len(), 4);
+    assert_eq!(scene.joints()[1].body_b.as_deref(), Some("wall"));
+    assert_eq!(
+        scene.joints()[2].controller,
+        Some(Controller {
+            stiffness_n_per_m: 50.0,
+            damping_n_s_per_m: 2.0,
+            target_m: 0.01
+        })
+    );
+
+    let missing = valid.replace("body_b = \"door\"", "body_b = \"lid\"");
+    let e = error(
+        &missing,
+        line_of(&missing, "body_b = \"lid\""),
+        "joints[2].body_b",
+    );
+    assert_eq!(e.message, "no object named \"lid\"");
+    assert!(
+        e.to_string()
+            .contains("field `joints[2].body_b`: no object named \"lid\""),
+        "{e}"
+    );
+
+    for (from, to, field, says) in [
+        (
+            "body_a = \"door\"",
+            "body_a = \"tool\"",
+            "joints[1].body_a",
+            "is the tool",
+        ),
+        (
+            "body_a = \"door\"",
+            "body_a = \"wall\"",
+            "joints[1].body_a",
+            "not movable",
+        ),
+        (
+            "body_b = \"wall\"",
+            "body_b = \"door\"",
+            "joints[1].body_b",
+            "to itself",
+        ),
+        (
+            "name = \"hinge\"",
+            "name = \"pivot\"",
+            "joints[1].name",
+            "names two joints",
+        ),
+        (
+            "axis = [0.0, 0.0, 1.0]",
+            "axis = [0.0, 0.0, 0.0]",
+            "joints[1].axis",
+            "zero",
+        ),
+        (
+            "axis = [0.0, 0.0, 1.0]",
+            "",
+            "joints[1].axis",
+            "needs its `axis`",
+        ),
+        (
+            "point_m = [0.0, 0.0, 0.3]",
+            "point_m = [0.0, inf, 0.3]",
+            "joints[0].point_m",
+            "finite",
+        ),
+        (
+            "point_m = [0.0, 0.0, 0.3]",
+            "",
+            "joints[0].point_m",
+            "needs its anchor",
+        ),
+        (
+            "kind = \"ball\"",
+            "kind = \"slider\"",
+            "joints[0].kind",
+            "prismatic",
+        ),
+        (
+            "target_m = 0.01",
+            "target_m = nan",
+            "joints[2].controller.target_m",
+            "finite",
+        ),
+        (
+            "stiffness_n_per_m = 50.0",
+            "stiffness_n_per_m = -5.0",
+            "joints[2].controller.stiffness_n_per_m",
+            "≥ 0",
+        ),
+        (
+            "controller = {",
+            "point_m = [0.0, 0.0, 0.0]\ncontroller = {",
+            "",
+            "",
+        ),
+        (
+            "kind = \"ball\"",
+            "kind = \"ball\"\naxis = [1.0, 0.0, 0.0]",
+            "joints[0].axis",
+            "has no axis",
+        ),
+        (
+            "body_a = \"box\"\n\n[[joints]]\nname = \"hinge\"",
+            "body_a = \"box\"\nbody_b = \"wall\"\n\n[[joints]]\nname = \"hinge\"",
+            "",
+            "",
+        ),
+        (
+            "kind = \"target_rotation\"\nbody_a = \"box\"",
+            "kind = \"target_rotation\"\nbody_a = \"box\"\nbody_b = \"door\"",
+            "joints[3].body_b",
+            "alone",
+        ),
+    ] {
+        let text = valid.replacen(from, to, 1);
+        if from == "controller = {" {
+            // The hinge's controller, on its own line.
+            let text = text.replace("kind = \"prismatic\"", "kind = \"hinge\"");
+            let e = error(
+                &text,
+                line_of(&text, "controller ="),
+                "joints[2].controller",
+            );
+            assert!(e.message.contains("only a prismatic"), "{e}");
+            continue;
+        }
+        if field.is_empty() {
+            // A ball joint to a static body is fine.
+            parse(&text).unwrap_or_else(|e| panic!("{e}"));
+            continue;
+        }
+        let at = valid.find(from).unwrap();
+        let offset = if to.is_empty() {
+            // A missing field is placed at its joint's table.
+            valid[..at].rfind("[[joints]]").unwrap()
+        } else {
+            // The changed line, or the one the change added.
+            at + to.rfind('\n').map_or(0, |n| n + 1)
+        };
+        let e = error(&text, text[..offset].matches('\n').count() + 1, field);
+        assert!(e.message.contains(says), "{to}: {e}");
+    }
+}
+
+/// The physics world's bodies of `scene` where it places them, without
+/// geometry.
+fn bodies_of(scene: &Scene) -> Vec<haptic_physics::RigidBody> {
+    use haptic_physics::{Motion, RigidBody};
+    scene
+        .environment()
+        .map(|o| RigidBody {
+            name: o.name.clone(),
+            motion: if o.movable {
+                Motion::Dynamic
+            } else {
+                Motion::Static
+            },
+            mass: 1.0,
+            body_inertia: Matrix3::identity() * 1e-3,
+            pose: o.pose(),
+            velocity: Vector3::zeros(),
+            angular_velocity: Vector3::zeros(),
+            geometry: None,
+            static_friction: 0.5,
+            dynamic_friction: 0.5,
+        })
+        .collect()
+}
+
+#[test]
+fn redundant_joints_are_kept_and_build_errors_name_the_joint() {
+    let hinge = r#"
+[[joints]]
+name = "hinge"
+kind = "hinge"
+body_a = "door"
+point_m = [0.2, 0.0, 0.2]
+axis = [0.0, 0.0, 1.0]
+"#;
+    // The same hinge twice, and a ball on its axis: 5 + 5 + 3 rows of
+    // which 8 are redundant. The solver's pseudo-inverse takes them.
+    let text = jointed(&format!(
+        "{hinge}{}\n[[joints]]\nname = \"ball\"\nkind = \"ball\"\nbody_a = \"door\"\npoint_m = [0.2, 0.0, 0.25]\n",
+        hinge.replace("\"hinge\"\nkind", "\"again\"\nkind")
+    ));
+    let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let bodies = bodies_of(&scene);
+    let joints = scene
+        .world_joints(&bodies)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(joints.len(), 3);
+    assert_eq!((joints[0].a, joints[0].b), (2, None));
+    haptic_physics::World::new(bodies, joints, scene.physics().world_parameters())
+        .unwrap_or_else(|e| panic!("{e}"));
+
+    // A prismatic joint along the line of centres needs two centres.
+    let text = jointed(
+        "\n[[joints]]\nname = \"slide\"\nkind = \"prismatic\"\nbody_a = \"box\"\nbody_b = \"door\"\n",
+    )
+    .replace("position_m = [0.3, 0.0, 0.2]", "position_m = [0.0, 0.0, 0.2]");
+    let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let e = scene.world_joints(&bodies_of(&scene)).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("joints[0].axis"), "{e}");
+    assert_eq!(e.at.map(|a| a.line), Some(line_of(&text, "[[joints]]")));
+    assert!(e.message.contains("centres of mass coincide"), "{e}");
+    assert!(e.to_string().starts_with("bad.toml:"), "{e}");
 }

@@ -15,7 +15,7 @@ pub struct Invalid {
     pub message: String,
 }
 
-type Check = Result<(), Invalid>;
+pub(crate) type Check = Result<(), Invalid>;
 
 /// What validation establishes beyond the values themselves.
 pub struct Valid {
@@ -27,7 +27,7 @@ pub struct Valid {
 /// The most sides a friction pyramid may have (`rendering.pyramid_sides`).
 const MAX_PYRAMID_SIDES: usize = 32;
 
-fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
+pub(crate) fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
     Err(Invalid {
         field: field.into(),
         message: message.into(),
@@ -42,7 +42,7 @@ fn positive(field: String, value: f64) -> Check {
     }
 }
 
-fn finite(field: String, values: &[f64]) -> Check {
+pub(crate) fn finite(field: String, values: &[f64]) -> Check {
     if values.iter().all(|v| v.is_finite()) {
         Ok(())
     } else {
@@ -85,6 +85,7 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
         self::thread(name, thread, &config.threads.servo)?;
     }
     server(&config.server)?;
+    crate::physics::check(config)?;
     let servo_rate = ServoRate::from_hz(config.threads.servo.rate_hz).ok_or_else(|| Invalid {
         field: "threads.servo.rate_hz".into(),
         message: "must be positive and finite".into(),
@@ -107,6 +108,7 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
         });
     };
     let tool = &config.objects[tool_index];
+    let movable = config.objects.iter().any(|o| o.movable);
     let mut stiffness: Option<(String, f64)> = None;
     for (i, object) in config.objects.iter().enumerate() {
         let field = |f: &str| format!("objects[{i}].{f}");
@@ -153,27 +155,16 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
                 _ => {}
             }
         }
-        if object.tool || object.movable {
-            if let Some(mass) = object.mass_kg {
-                positive(field("mass_kg"), mass)?;
-            }
-            for &moment in object.inertia_kg_m2.iter().flatten() {
-                positive(field("inertia_kg_m2"), moment)?;
-            }
-            if object.tool {
-                continue;
-            }
-        }
-        if !object.movable && (object.mass_kg.is_some() || object.inertia_kg_m2.is_some()) {
-            let f = if object.mass_kg.is_some() {
-                "mass_kg"
-            } else {
-                "inertia_kg_m2"
-            };
+        // Every body of the physics world carries a point shell and a field.
+        if movable && !object.tool && matches!(object.shape, Some(Shape::FloorGrid { .. })) {
             fail(
-                field(f),
-                "only the tool and movable objects have mass properties",
+                field("shape.kind"),
+                "a floor grid is points only: with movable objects in the scene, every environment object is a body of the physics world and needs a solid (a `box`, say)",
             )?;
+        }
+        mass_properties(object, &field)?;
+        if object.tool {
+            continue;
         }
         if object.role.has_field() && !tool.role.has_shell() {
             fail(
@@ -220,6 +211,61 @@ fn objects(config: &ConfigFile, base: &Path) -> Result<usize, Invalid> {
         )?;
     }
     Ok(tool_index)
+}
+
+/// Checks the mass properties of the tool or a movable object, and that
+/// its geometry can give what they do not: a prepared file and a floor
+/// grid hold no mesh to integrate.
+fn mass_properties(object: &ObjectConfig, field: &dyn Fn(&str) -> String) -> Check {
+    let given = [
+        ("density_kg_m3", object.density_kg_m3.is_some()),
+        ("mass_kg", object.mass_kg.is_some()),
+        ("inertia_kg_m2", object.inertia_kg_m2.is_some()),
+    ];
+    if !(object.tool || object.movable) {
+        if let Some((name, _)) = given.iter().find(|(_, given)| *given) {
+            fail(
+                field(name),
+                "only the tool and movable objects have mass properties",
+            )?;
+        }
+        return Ok(());
+    }
+    for (name, value) in [
+        ("density_kg_m3", object.density_kg_m3),
+        ("mass_kg", object.mass_kg),
+    ] {
+        if let Some(value) = value {
+            positive(field(name), value)?;
+        }
+    }
+    for &moment in object.inertia_kg_m2.iter().flatten() {
+        positive(field("inertia_kg_m2"), moment)?;
+    }
+    let meshless = match (&object.prepared, &object.shape) {
+        (Some(_), _) => Some("a prepared file"),
+        (_, Some(Shape::FloorGrid { .. })) => Some("a floor grid"),
+        _ => None,
+    };
+    if let Some(what) = meshless {
+        if object.density_kg_m3.is_some() {
+            fail(
+                field("density_kg_m3"),
+                format!("{what} holds no mesh to integrate: give `mass_kg` and `inertia_kg_m2`"),
+            )?;
+        }
+        if object.movable {
+            for (name, given) in &given[1..] {
+                if !given {
+                    fail(
+                        field(name),
+                        format!("{what} holds no mesh to integrate: a movable one needs `mass_kg` and `inertia_kg_m2`"),
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) -> Check {

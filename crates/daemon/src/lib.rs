@@ -5,8 +5,9 @@
 //!
 //! - the **servo** (`haptic-servo`), 1 kHz at `SCHED_FIFO`: device sample →
 //!   rendering cycle → safety-limited wrench, one tick record per tick;
-//! - the **physics** thread: moves the movable objects under
-//!   the tool's contact wrenches and publishes their poses to the servo;
+//! - the **physics** thread: steps the scene's rigid world (`haptic-physics`:
+//!   gravity, contact between the objects, joints) with the tool's contact
+//!   impulses and publishes the movable objects' poses to the servo;
 //! - the **telemetry** thread: drains tick records into a
 //!   recording, a UDP stream, the live status line, and the control API's
 //!   stream and live status.
@@ -16,7 +17,8 @@
 //! [`run()`] starts them and stops them in order on a signal, at the end
 //! of a recorded trajectory, or after a set duration, and restarts the
 //! three on a scene loaded through the control API; [`replay`] runs a
-//! recorded trajectory through a scene deterministically, without threads.
+//! recorded trajectory through a scene deterministically, without threads,
+//! and [`simulate`] steps a scene's physics world alone.
 
 mod control;
 mod device;
@@ -29,15 +31,18 @@ mod replay;
 mod run;
 mod scene;
 mod signals;
+mod simulate;
 mod status;
 mod summary;
 mod telemetry;
 
 pub use device::OpenError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
+pub use physics::{MovableBody, PhysicsReport};
 pub use recording::load_recording;
 pub use replay::{replay, ReplayReport};
 pub use run::{run, RunError, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
+pub use simulate::{simulate, SimulationReport, SIMULATION_HEADER};
 pub use summary::{EndReason, RunSummary};

@@ -5,7 +5,7 @@
 //! times out, so equal inputs give byte-identical recordings.
 
 use crate::device::{self, Pacing};
-use crate::physics::{MovableBody, PhysicsWorld};
+use crate::physics::PhysicsReport;
 use crate::recording::TickFile;
 use crate::run::{io, RunError};
 use crate::scene::BuiltScene;
@@ -25,18 +25,18 @@ pub struct ReplayReport {
     pub faults: TickFaults,
     /// Ticks per friction verdict.
     pub verdicts: VerdictCounts,
-    /// The movable objects at the end.
-    pub movable: Vec<MovableBody>,
+    /// What the physics world did, and the movable objects at the end.
+    pub physics: PhysicsReport,
 }
 
 /// Replays `config`'s emulator device through its scene until the
 /// trajectory ends, recording every tick to `out`.
 pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport, RunError> {
-    let scene = BuiltScene::build(config)?;
+    let mut scene = BuiltScene::build(config)?;
     let rate = config.servo_rate();
     let period = rate.period();
     let safety = device::open(config, Pacing::Stepped { period }, AtEnd::Error)?;
-    let mut world = PhysicsWorld::new(scene.environment_poses(), scene.movable_bodies(config));
+    let mut world = std::mem::take(&mut scene.physics);
     let physics_every = (rate.hz() / config.threads().physics.rate_hz)
         .round()
         .max(1.0) as u64;
@@ -57,9 +57,10 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
         max_contacts: 0,
         faults: TickFaults::default(),
         verdicts: VerdictCounts::default(),
-        movable: Vec::new(),
+        physics: PhysicsReport::default(),
     };
     let mut time = Duration::ZERO;
+    let mut steps = 0;
     loop {
         let record = tick.run(time, Duration::ZERO);
         if tick.device_ended() {
@@ -74,12 +75,16 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
         if report.ticks.is_multiple_of(physics_every) {
             world.step(tool_reader.read(), physics_dt);
             world.publish(&mut physics_writer);
+            steps += 1;
         }
         time += period;
     }
     report.faults = tick.faults();
     report.verdicts = tick.verdicts();
-    report.movable = world.bodies;
+    report.physics = PhysicsReport {
+        steps,
+        ..world.report()
+    };
     file.finish()
         .map_err(io(format!("finishing {}", out.display())))?;
     Ok(report)

@@ -287,7 +287,7 @@ pub(crate) fn run_with(
         fn(),
     ) -> std::io::Result<ServoHandle<AnyDevice>>,
 ) -> Result<SceneEnd, RunError> {
-    let scene = match built {
+    let mut scene = match built {
         Some(scene) => scene,
         None => {
             tracing::info!(objects = config.objects().len(), "building the scene");
@@ -329,7 +329,7 @@ pub(crate) fn run_with(
         .keep_cpus_awake
         .then(keep_cpus_awake)
         .flatten();
-    let bodies = scene.movable_bodies(config);
+    let world = std::mem::take(&mut scene.physics);
     let environment_poses = scene.environment_poses();
 
     let (tool_writer, tool_reader) = Latest::new(&ToolState::new(environment_poses.len())).split();
@@ -349,7 +349,8 @@ pub(crate) fn run_with(
     let (commands, command_receiver) = mpsc::channel();
     let status = Arc::new(Mutex::new(haptic_server::Status::default()));
     // The hello order (the config's, less the tool) and the cycle's order
-    // of the environment objects, for the stream.
+    // of the environment objects, for the stream; each object's pose is its
+    // body frame's, as its display mesh.
     let entry_objects: Vec<u32> = scene.environment.iter().map(|e| e.object as u32).collect();
     let environment: Vec<(Option<usize>, _)> = config
         .objects()
@@ -358,7 +359,8 @@ pub(crate) fn run_with(
         .filter(|(_, object)| !object.tool)
         .map(|(index, object)| {
             let entry = scene.environment.iter().position(|e| e.object == index);
-            (entry, publish::pose(&object.pose()))
+            let pose = entry.map_or_else(|| object.pose(), |e| scene.environment[e].pose);
+            (entry, publish::pose(&pose))
         })
         .collect();
     // The telemetry thread reads the scene frames; the control API keeps
@@ -393,8 +395,7 @@ pub(crate) fn run_with(
         PhysicsOptions {
             rate_hz: config.threads().physics.rate_hz,
             schedule: schedule(&config.threads().physics),
-            environment_poses,
-            bodies,
+            world,
         },
         tool_reader,
         physics_writer,

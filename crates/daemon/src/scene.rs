@@ -1,26 +1,34 @@
-//! A configuration's scene, built into the rendering cycle the servo runs:
-//! each object's geometry is loaded or generated, its distance field and
-//! point shell built as its role asks, and the objects placed.
+//! A configuration's scene, built into the rendering cycle the servo runs
+//! and the rigid world the physics thread steps: each object's geometry is
+//! loaded or generated, its distance field and point shell built as its
+//! role asks (and both for a body of the physics world), and the objects
+//! placed, the tool's and each movable object's frame at its centre of
+//! mass.
 
 use crate::device::AnyDevice;
-use crate::physics::MovableBody;
+use crate::physics::{BodyLink, PhysicsWorld};
 use haptic_asset::load_prepared;
-use haptic_config::{ObjectConfig, ServoScene, Shape};
+use haptic_config::{ConfigError, ObjectConfig, Scene, ServoScene, Shape};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, SceneError, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_devices::SafetyLayer;
 use haptic_handoff::{LatestReader, LatestWriter, MailboxSender, TickProducer};
 use haptic_mesh::shapes::builtin;
-use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+use haptic_mesh::{load_mesh, Aabb, LoadOptions, TriangleMesh};
+use haptic_physics::body::centred;
+use haptic_physics::{
+    mass_properties, BodyGeometry, MassProperties as SolidMass, Motion, RigidBody, World,
+    WorldError,
+};
 use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
-use haptic_render::{CycleLayout, RenderError, RenderingCycle, RenderingUpdate};
+use haptic_render::{CycleLayout, MassProperties, RenderError, RenderingCycle, RenderingUpdate};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use haptic_servo::{
     ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoTick, TickRecord, ToolState,
     WorkspaceMapping,
 };
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Translation3, Vector3};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -49,18 +57,40 @@ pub enum SceneBuildError {
     },
     #[error("object `{object}`: {message}")]
     Geometry { object: String, message: String },
+    /// A value the config's validation could not check without the
+    /// geometry (an open mesh where mass properties need a closed one, a
+    /// joint's axis): names the file, line and field.
+    #[error(transparent)]
+    Config(#[from] ConfigError),
     #[error(transparent)]
     Contact(#[from] SceneError),
     #[error(transparent)]
     Render(#[from] haptic_render::RenderError),
+    #[error("the physics world: {0}")]
+    World(#[from] WorldError),
 }
 
 /// One object's contact geometry, as its role asks for, and the triangles
-/// to draw it with.
+/// to draw it with, all in its body frame.
 struct ObjectGeometry {
     field: Option<SharedField>,
     shell: Option<Arc<ShellTree>>,
     display: TriangleMesh,
+    /// Its closed mesh's mass properties at its density (centre of mass
+    /// in the file's frame), for the tool and movable objects.
+    solid: Option<SolidMass>,
+    /// The body frame's origin in the file's frame: the centre of mass of
+    /// `solid`, else the file's origin.
+    centre: Vector3<f64>,
+    /// Bounds of the shell and the field's surface, body frame.
+    bounds: Aabb,
+}
+
+impl ObjectGeometry {
+    /// The object's body frame → world, `object` placing its file frame.
+    fn pose(&self, object: &ObjectConfig) -> Isometry3<f64> {
+        object.pose() * Translation3::from(self.centre)
+    }
 }
 
 /// Where an object's triangles come from, once resolved.
@@ -106,19 +136,62 @@ fn source(object: &ObjectConfig, base: &Path) -> Result<Source, SceneBuildError>
     }
 }
 
+/// The mass properties of object `index`'s closed `mesh`, for the tool and
+/// movable objects: an error naming the object's geometry field when its
+/// mass must come from the mesh and cannot; `None` for a tool without a
+/// density whose mesh is open (its frame then stays at the file's origin).
+fn solid(
+    config: &Scene,
+    index: usize,
+    mesh: &TriangleMesh,
+) -> Result<Option<SolidMass>, ConfigError> {
+    let object = &config.objects()[index];
+    if !(object.tool || object.movable) {
+        return Ok(None);
+    }
+    match mass_properties(mesh, object.density()) {
+        Ok(solid) => Ok(Some(solid)),
+        Err(_) if !object.mass_from_mesh() => Ok(None),
+        Err(error) => {
+            let (field, what) = match &object.mesh {
+                Some(file) => ("mesh", config.base().join(file).display().to_string()),
+                None => ("shape", "its shape".to_owned()),
+            };
+            Err(config.invalid(
+                format!("objects[{index}].{field}"),
+                format!("object `{}`: {what}: {error}", object.name),
+            ))
+        }
+    }
+}
+
+/// Object `index`'s geometry in its body frame: a distance field if
+/// `needs_field`, a point shell if `needs_shell`.
 fn load_geometry(
-    object: &ObjectConfig,
-    base: &Path,
+    config: &Scene,
+    index: usize,
     needs_field: bool,
     needs_shell: bool,
 ) -> Result<ObjectGeometry, SceneBuildError> {
+    let object = &config.objects()[index];
     let mut geometry = ObjectGeometry {
         field: None,
         shell: None,
         display: TriangleMesh::new(Vec::new(), Vec::new()),
+        solid: None,
+        centre: Vector3::zeros(),
+        bounds: Aabb::empty(),
     };
-    match source(object, base)? {
+    match source(object, config.base())? {
         Source::Mesh(mesh) => {
+            geometry.solid = solid(config, index, &mesh)?;
+            let mesh = match &geometry.solid {
+                Some(solid) => {
+                    geometry.centre = solid.centre_of_mass.coords;
+                    centred(&mesh, &solid.centre_of_mass)
+                }
+                None => mesh,
+            };
             if needs_field {
                 let field = DenseField::build(
                     &mesh,
@@ -135,6 +208,7 @@ fn load_geometry(
                 let shell = sample_point_shell(&mesh, spacing, SHELL_SEED);
                 geometry.shell = Some(Arc::new(ShellTree::build(shell, object.tree_levels)));
             }
+            geometry.bounds = mesh.aabb();
             geometry.display = mesh;
         }
         Source::Points(points) => {
@@ -145,6 +219,7 @@ fn load_geometry(
                 });
             }
             geometry.display = footprint(&points);
+            geometry.bounds = Aabb::from_points(&points.points);
             geometry.shell = Some(Arc::new(ShellTree::build(points, object.tree_levels)));
         }
         Source::Prepared(file) => {
@@ -153,6 +228,8 @@ fn load_geometry(
                 file: file.clone(),
                 source,
             })?;
+            geometry.bounds =
+                Aabb::from_points(&prepared.shell.points).merge(&prepared.header.mesh_bounds);
             if needs_field {
                 geometry.field = Some(Arc::new(prepared.field));
             }
@@ -163,6 +240,88 @@ fn load_geometry(
         }
     }
     Ok(geometry)
+}
+
+/// Environment object `object`'s body of the physics world, where the
+/// config places it, with `geometry` built in both roles: dynamic with its
+/// mass properties if movable, else static. Its Coulomb μ against other
+/// bodies is its material's (a pair takes the geometric mean of its two).
+fn rigid_body(
+    config: &Scene,
+    object: &ObjectConfig,
+    geometry: &ObjectGeometry,
+) -> Result<RigidBody, SceneBuildError> {
+    let (Some(shell), Some(field)) = (&geometry.shell, &geometry.field) else {
+        return Err(SceneBuildError::Geometry {
+            object: object.name.clone(),
+            message: "a body of the physics world needs a point shell and a field".into(),
+        });
+    };
+    let (motion, MassProperties { mass, body_inertia }) = if object.movable {
+        (
+            Motion::Dynamic,
+            object.mass_properties(geometry.solid.as_ref()),
+        )
+    } else {
+        let none = MassProperties {
+            mass: 0.0,
+            body_inertia: Matrix3::zeros(),
+        };
+        (Motion::Static, none)
+    };
+    let mu = config.friction_coefficient(object);
+    Ok(RigidBody {
+        name: object.name.clone(),
+        motion,
+        mass,
+        body_inertia,
+        pose: geometry.pose(object),
+        velocity: Vector3::zeros(),
+        angular_velocity: Vector3::zeros(),
+        geometry: Some(BodyGeometry {
+            shell: Arc::clone(shell),
+            field: Arc::clone(field),
+            bounds: geometry.bounds,
+        }),
+        static_friction: mu,
+        dynamic_friction: mu,
+    })
+}
+
+/// The physics world of `config`'s `bodies` (one per environment object,
+/// in its order) and joints, linked to the cycle's environment by `links`.
+fn physics_world(
+    config: &Scene,
+    bodies: Vec<RigidBody>,
+    links: Vec<BodyLink>,
+    environment_poses: Vec<Isometry3<f64>>,
+) -> Result<PhysicsWorld, SceneBuildError> {
+    let joints = config.world_joints(&bodies)?;
+    let world = World::new(bodies, joints, config.physics().world_parameters())?;
+    Ok(PhysicsWorld::new(world, links, environment_poses))
+}
+
+/// `config`'s physics world alone, for `hapticd simulate`: every
+/// environment object a body, none linked to a rendering cycle. A scene
+/// without movable objects has a world without bodies.
+pub fn build_world(config: &Scene) -> Result<PhysicsWorld, SceneBuildError> {
+    if !config.has_movable() {
+        return Ok(PhysicsWorld::default());
+    }
+    let mut bodies = Vec::new();
+    let mut links = Vec::new();
+    for (index, object) in config.objects().iter().enumerate() {
+        if object.tool {
+            continue;
+        }
+        let geometry = load_geometry(config, index, true, true)?;
+        bodies.push(rigid_body(config, object, &geometry)?);
+        links.push(BodyLink {
+            entries: Vec::new(),
+            drag: object.drag(),
+        });
+    }
+    physics_world(config, bodies, links, Vec::new())
 }
 
 /// The rectangle a planar point set (a floor grid) covers, in its plane
@@ -198,12 +357,13 @@ pub struct EnvironmentEntry {
     pub name: String,
     /// Its index in the config's `[[objects]]`.
     pub object: usize,
-    /// Its pose when the scene was built (object frame → world).
+    /// Its pose when the scene was built (body frame → world).
     pub pose: Isometry3<f64>,
 }
 
 /// A scene with its geometry built: the rendering cycle, the device
-/// mapping, and what each environment entry of the cycle is.
+/// mapping, what each environment entry of the cycle is, and the physics
+/// world.
 pub struct BuiltScene {
     pub cycle: RenderingCycle,
     pub mapping: WorkspaceMapping,
@@ -211,29 +371,41 @@ pub struct BuiltScene {
     pub environment: Vec<EnvironmentEntry>,
     /// The tool's name.
     pub tool: String,
+    /// The tool's mass properties, which rendering updates keep.
+    pub tool_mass: MassProperties,
     /// The device button that declutches the tool, if any.
     pub clutch_button: Option<u32>,
     /// The triangles to draw each configured object with, in the config's
-    /// order and its frame: its mesh or shape; a floor grid as the
+    /// order and its body frame: its mesh or shape; a floor grid as the
     /// rectangle it covers; nothing for a prepared file (which holds no
     /// mesh).
     pub display_meshes: Vec<TriangleMesh>,
+    /// The world the physics thread steps: without bodies unless the
+    /// scene has movable objects.
+    pub physics: PhysicsWorld,
     /// Wall time the build took.
     pub build_time: Duration,
 }
 
 impl BuiltScene {
-    /// Builds `config`'s scene.
-    pub fn build(config: &haptic_config::Scene) -> Result<BuiltScene, SceneBuildError> {
+    /// Builds `config`'s scene. The tool's frame is its centre of mass
+    /// when its mesh is closed, and the device's workspace moves with it,
+    /// so that the handle at rest still holds the tool where the config
+    /// places it and turns it about its centre of mass.
+    pub fn build(config: &Scene) -> Result<BuiltScene, SceneBuildError> {
         let started = Instant::now();
-        let base = config.base();
+        let physics = config.has_movable();
         let tool_config = config.tool();
         let tool = load_geometry(
-            tool_config,
-            base,
+            config,
+            config.tool_index(),
             tool_config.role.has_field(),
             tool_config.role.has_shell(),
         )?;
+        let tool_pose = tool.pose(tool_config);
+        let tool_mass = tool_config.mass_properties(tool.solid.as_ref());
+        let workspace =
+            Translation3::from(tool_pose.rotation * tool.centre) * config.device().workspace_pose();
         let moving = ToolGeometry {
             shell: tool.shell,
             field: tool.field,
@@ -242,25 +414,38 @@ impl BuiltScene {
 
         let mut parts = Vec::new();
         let mut entries = Vec::new();
+        let mut bodies = Vec::new();
+        let mut links = Vec::new();
         let mut display_meshes = Vec::with_capacity(config.objects().len());
         for (index, object) in config.objects().iter().enumerate() {
             if object.tool {
                 display_meshes.extend(tool_display.take());
                 continue;
             }
+            // A body of the physics world carries both geometries, whatever
+            // the object's role in rendering.
             let geometry = load_geometry(
-                object,
-                base,
-                object.role.has_field(),
-                object.role.has_shell(),
+                config,
+                index,
+                object.role.has_field() || physics,
+                object.role.has_shell() || physics,
             )?;
-            let pose = object.pose();
-            display_meshes.push(geometry.display);
+            let pose = geometry.pose(object);
+            if physics {
+                bodies.push(rigid_body(config, object, &geometry)?);
+            }
+            let first = entries.len();
             let geometries = geometry
                 .field
+                .filter(|_| object.role.has_field())
                 .map(EnvironmentGeometry::Field)
                 .into_iter()
-                .chain(geometry.shell.map(EnvironmentGeometry::Shell));
+                .chain(
+                    geometry
+                        .shell
+                        .filter(|_| object.role.has_shell())
+                        .map(EnvironmentGeometry::Shell),
+                );
             for geometry in geometries {
                 parts.push((pose, geometry));
                 entries.push(EnvironmentEntry {
@@ -269,7 +454,18 @@ impl BuiltScene {
                     pose,
                 });
             }
+            links.push(BodyLink {
+                entries: (first..entries.len()).collect(),
+                drag: object.drag(),
+            });
+            display_meshes.push(geometry.display);
         }
+        let environment_poses = entries.iter().map(|e| e.pose).collect();
+        let physics = if physics {
+            physics_world(config, bodies, links, environment_poses)?
+        } else {
+            PhysicsWorld::default()
+        };
 
         let environment = parts
             .into_iter()
@@ -285,49 +481,21 @@ impl BuiltScene {
         let cycle = RenderingCycle::new(
             moving,
             environment,
-            config.render_parameters(),
-            tool_config.pose(),
+            config.render_parameters(tool_mass),
+            tool_pose,
         )?;
-        let mapping = WorkspaceMapping::new(
-            config.device().workspace_pose(),
-            config.device().workspace_scale,
-        );
+        let mapping = WorkspaceMapping::new(workspace, config.device().workspace_scale);
         Ok(BuiltScene {
             cycle,
             mapping,
             environment: entries,
             tool: tool_config.name.clone(),
+            tool_mass,
             clutch_button: config.device().clutch_button,
             display_meshes,
+            physics,
             build_time: started.elapsed(),
         })
-    }
-
-    /// The movable objects of `config` (which this scene was built from),
-    /// at rest where the config places them, with their environment
-    /// entries.
-    pub fn movable_bodies(&self, config: &haptic_config::Scene) -> Vec<MovableBody> {
-        config
-            .movable_objects()
-            .map(|(index, object, properties)| MovableBody {
-                name: object.name.clone(),
-                entries: self
-                    .environment
-                    .iter()
-                    .enumerate()
-                    .filter(|(_, e)| e.object == index)
-                    .map(|(i, _)| i)
-                    .collect(),
-                mass: properties.mass,
-                body_inertia: properties.body_inertia,
-                linear_damping: properties.linear_damping,
-                angular_damping: properties.angular_damping,
-                pose: object.pose(),
-                velocity: Vector3::zeros(),
-                angular_velocity: Vector3::zeros(),
-                impulse: Vector3::zeros(),
-            })
-            .collect()
     }
 
     /// The environment's poses as built, in the cycle's order.
@@ -337,7 +505,8 @@ impl BuiltScene {
 
     /// The servo tick rendering this scene on `device`, wired to its
     /// hand-off channels; the control side of its parameter updates; and
-    /// the reader of its scene frames.
+    /// the reader of its scene frames. The physics world stays behind:
+    /// take it first.
     pub fn into_servo_tick(
         self,
         device: SafetyLayer<AnyDevice>,
@@ -356,6 +525,7 @@ impl BuiltScene {
             updates: control.updates,
             layout: control.layout,
             environment: self.environment,
+            tool_mass: self.tool_mass,
         };
         (tick, scene_control, control.scene_frames)
     }
@@ -363,7 +533,7 @@ impl BuiltScene {
 
 /// `μ` of each environment object of the cycle, in the cycle's order
 /// (`entries`), from `config`.
-fn friction_coefficients(config: &haptic_config::Scene, entries: &[EnvironmentEntry]) -> Vec<f64> {
+fn friction_coefficients(config: &Scene, entries: &[EnvironmentEntry]) -> Vec<f64> {
     entries
         .iter()
         .filter_map(|entry| config.objects().get(entry.object))
@@ -380,6 +550,8 @@ pub struct SceneControl {
     layout: CycleLayout,
     /// What each environment object of the cycle stands for.
     environment: Vec<EnvironmentEntry>,
+    /// The tool's mass properties as built.
+    tool_mass: MassProperties,
 }
 
 impl SceneControl {
@@ -394,7 +566,7 @@ impl SceneControl {
     ) -> Result<ParameterUpdate, RenderError> {
         let rendering = RenderingUpdate::new(
             self.layout,
-            scene.render_parameters(),
+            scene.render_parameters(self.tool_mass),
             friction_coefficients(scene, &self.environment),
         )?;
         Ok(ParameterUpdate::new(generation, rendering))

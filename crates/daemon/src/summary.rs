@@ -162,11 +162,20 @@ impl RunSummary {
         if let Some(p) = &self.physics {
             value["physics_steps"] = json!(p.steps);
             value["physics_overruns"] = json!(p.overruns);
+            value["physics_quarantined"] = json!(p.quarantined);
+            value["physics_max_contacts"] = json!(p.max_contacts);
+            value["physics_max_penetration_m"] = json!(p.max_penetration);
             value["movable"] = p
                 .bodies
                 .iter()
                 .map(|b| {
-                    json!({ "name": b.name, "position_m": b.pose.translation.vector.as_slice() })
+                    let q = b.pose.rotation.quaternion();
+                    json!({
+                        "name": b.name,
+                        "position_m": b.pose.translation.vector.as_slice(),
+                        "orientation_wijk": [q.w, q.i, q.j, q.k],
+                        "velocity_m_s": b.velocity.as_slice(),
+                    })
                 })
                 .collect();
         }
@@ -308,6 +317,17 @@ impl fmt::Display for RunSummary {
             }
         }
         if let Some(p) = &self.physics {
+            if !p.bodies.is_empty() {
+                writeln!(
+                    f,
+                    "physics: {} steps, {} overruns, {} quarantined bodies, up to {} contacts, deepest {:.3} mm",
+                    p.steps,
+                    p.overruns,
+                    p.quarantined,
+                    p.max_contacts,
+                    p.max_penetration * 1e3
+                )?;
+            }
             for body in &p.bodies {
                 let x = body.pose.translation.vector;
                 writeln!(

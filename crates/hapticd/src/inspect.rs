@@ -1,27 +1,67 @@
-//! `hapticd inspect`: what a prepared file holds, or its field at given points.
+//! `hapticd inspect`: what a prepared file holds, or its field at given
+//! points; or a mesh as a solid, with its mass properties.
 
 use crate::output::Stdout;
+use crate::prep::Source;
 use anyhow::{bail, Context};
 use haptic_asset::{load_prepared, FieldKind, PreparedGeometry};
+use haptic_config::DEFAULT_DENSITY_KG_M3;
+use haptic_mesh::{load_mesh_from_bytes, LengthUnit, LoadOptions, MeshFormat, TriangleMesh};
+use haptic_physics::mass_properties;
 use haptic_pointshell::NestedPointTree;
 use haptic_sdf::{DistanceField, Field};
-use nalgebra::Point3;
+use nalgebra::{Point3, SymmetricEigen};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(clap::Args)]
 pub struct InspectArgs {
-    /// A prepared file (.hgeo).
+    /// A prepared file (.hgeo); or a mesh file (OBJ, STL, PLY or OFF) or
+    /// builtin:torus, builtin:sphere or builtin:box, described as a solid
+    /// with its mass, centre of mass and inertia.
     file: PathBuf,
 
-    /// Instead of describing the file, print `x,y,z,value,gx,gy,gz` for each
-    /// `x,y,z` line of this CSV (metres, in the field's frame; blank lines and
-    /// lines starting with # are skipped).
+    /// Instead of describing a prepared file, print `x,y,z,value,gx,gy,gz`
+    /// for each `x,y,z` line of this CSV (metres, in the field's frame;
+    /// blank lines and lines starting with # are skipped).
     #[arg(long, value_name = "POINTS.csv")]
     query: Option<PathBuf>,
+
+    /// Unit of a mesh file's coordinates: m, cm, mm or in [default: m].
+    #[arg(long)]
+    unit: Option<LengthUnit>,
+
+    /// Density of a mesh's solid (kg/m³), for its mass and inertia.
+    #[arg(long, value_name = "KG_M3", default_value_t = DEFAULT_DENSITY_KG_M3)]
+    density: f64,
 }
 
 pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
+    let name = args.file.to_string_lossy();
+    let extension = args.file.extension().unwrap_or_default().to_string_lossy();
+    if name.starts_with("builtin:") || MeshFormat::from_extension(&extension).is_some() {
+        if args.query.is_some() {
+            bail!("{name}: --query needs a prepared file (hapticd prep), not a mesh");
+        }
+        check_density(args.density)?;
+        let source = Source::read(&name, args.unit)?;
+        let options = LoadOptions {
+            unit: source.unit,
+            ..LoadOptions::default()
+        };
+        let loaded = load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
+        let mut out = Stdout::lock();
+        writeln!(out, "mesh:       {}: {}", source.name, loaded.report)?;
+        let bounds = loaded.mesh.aabb();
+        writeln!(
+            out,
+            "bounds:     {} – {} m",
+            point(&bounds.min),
+            point(&bounds.max)
+        )?;
+        describe_solid(&mut out, &loaded.mesh, args.density)?;
+        return Ok(());
+    }
     let points = args.query.as_deref().map(read_points).transpose()?;
     let geometry = load_prepared(&args.file)?;
     match points {
@@ -102,6 +142,60 @@ fn describe(out: &mut impl Write, file: &Path, geometry: &PreparedGeometry) -> i
         )?;
     }
     out.flush()
+}
+
+/// Refuses a density that gives no mass.
+pub fn check_density(density: f64) -> anyhow::Result<()> {
+    if !(density.is_finite() && density > 0.0) {
+        bail!("--density must be finite and positive, got {density}");
+    }
+    Ok(())
+}
+
+/// The solid `mesh` bounds at `density`: volume, mass, centre of mass (the
+/// mesh file's frame, which a scene's movable object or tool is moved to:
+/// its body frame) and inertia about it; or why it has none.
+pub fn describe_solid(out: &mut impl Write, mesh: &TriangleMesh, density: f64) -> io::Result<()> {
+    let solid = match mass_properties(mesh, density) {
+        Ok(solid) => solid,
+        Err(error) => return writeln!(out, "solid:      none: {error}"),
+    };
+    writeln!(
+        out,
+        "solid:      volume {:.6e} m³, mass {:.6e} kg at {density} kg/m³",
+        solid.volume, solid.mass
+    )?;
+    let c = &solid.centre_of_mass;
+    writeln!(
+        out,
+        "centre:     ({:.6}, {:.6}, {:.6}) m (centre of mass, the file's frame)",
+        c.x, c.y, c.z
+    )?;
+    let i = &solid.inertia;
+    writeln!(
+        out,
+        "inertia:    about the centre of mass, the file's axes (kg·m²)"
+    )?;
+    for r in 0..3 {
+        writeln!(
+            out,
+            "            [{:>12.5e} {:>12.5e} {:>12.5e}]",
+            i[(r, 0)],
+            i[(r, 1)],
+            i[(r, 2)]
+        )?;
+    }
+    let mut principal: Vec<f64> = SymmetricEigen::new(*i)
+        .eigenvalues
+        .iter()
+        .copied()
+        .collect();
+    principal.sort_by(f64::total_cmp);
+    writeln!(
+        out,
+        "principal:  {:.5e}, {:.5e}, {:.5e} kg·m²",
+        principal[0], principal[1], principal[2]
+    )
 }
 
 /// Value and gradient at each point, as CSV with a header row.

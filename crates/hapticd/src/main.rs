@@ -11,10 +11,16 @@
 //! - `hapticd replay --config FILE --trajectory FILE --out FILE`: a
 //!   recorded trajectory through a scene, deterministic, into a tick
 //!   recording.
-//! - `hapticd prep MESH --resolution N --out FILE`: builds a prepared-geometry
-//!   file (distance field, point shell, point tree), skipped when up to date.
+//! - `hapticd simulate SCENE --duration S --record FILE [--dt DT]`: the
+//!   scene's physics world alone (no device, no tool), deterministic, into
+//!   a recording of every step.
+//! - `hapticd prep MESH --resolution N --out FILE [--density KG_M3]`: builds
+//!   a prepared-geometry file (distance field, point shell, point tree),
+//!   skipped when up to date, and reports the mesh's solid: mass, centre of
+//!   mass, inertia.
 //! - `hapticd inspect FILE [--query POINTS.csv]`: describes a prepared file,
-//!   or prints its field's value and gradient at given points.
+//!   or prints its field's value and gradient at given points; given a mesh,
+//!   describes its solid (`--density`, default 1,000 kg/m³).
 //! - `hapticd scenario NAME [--mu MU] [--friction lp|yamane] [--cycles N]
 //!   --out TRACE.csv|.json`: runs a built-in scene (from Zhao, Li & Barbič) through the
 //!   rendering cycle, writes its trace and prints a summary;
@@ -39,6 +45,7 @@ mod record;
 mod replay;
 mod run;
 mod scenario;
+mod simulate;
 
 use clap::{Parser, Subcommand};
 use std::process::ExitCode;
@@ -58,10 +65,14 @@ enum Command {
     /// Play a recorded trajectory through a scene, deterministically, into
     /// a tick recording.
     Replay(replay::ReplayArgs),
+    /// Step a scene's physics world alone, deterministically, into a
+    /// recording of every step.
+    Simulate(simulate::SimulateArgs),
     /// Prepare a mesh: build its distance field, point shell and point tree
     /// into a prepared-geometry file.
     Prep(prep::PrepArgs),
-    /// Describe a prepared-geometry file, or query its field at points.
+    /// Describe a prepared-geometry file, or query its field at points; or
+    /// describe a mesh's solid: mass, centre of mass, inertia.
     Inspect(inspect::InspectArgs),
     /// Run a built-in scenario (from Zhao, Li & Barbič) and write its per-cycle trace.
     Scenario(scenario::ScenarioArgs),
@@ -94,6 +105,10 @@ fn main() -> ExitCode {
         Command::Replay(args) => {
             logging::init(logging::LogFormat::Human);
             replay::run(&args).map(|()| ExitCode::SUCCESS)
+        }
+        Command::Simulate(args) => {
+            logging::init(logging::LogFormat::Human);
+            simulate::run(&args).map(|()| ExitCode::SUCCESS)
         }
         Command::Prep(args) => prep::run(&args).map(|()| ExitCode::SUCCESS),
         Command::Inspect(args) => inspect::run(&args).map(|()| ExitCode::SUCCESS),

@@ -1,11 +1,12 @@
 //! `hapticd prep`: mesh → prepared-geometry file, skipped when up to date.
 
-use crate::inspect::{level_sizes, mib, millimetres};
+use crate::inspect::{check_density, describe_solid, level_sizes, mib, millimetres};
 use crate::memory::MemoryBudget;
 use crate::output::Stdout;
 use crate::progress::Progress;
 use anyhow::{bail, Context};
 use haptic_asset::{cache_key, read_header, write_prepared, PreparedGeometry, SourceInfo};
+use haptic_config::DEFAULT_DENSITY_KG_M3;
 use haptic_mesh::shapes::{builtin, BUILTIN_NAMES};
 use haptic_mesh::{
     load_mesh_from_bytes, LengthUnit, LoadOptions, LoadedMesh, MeshError, MeshFormat, TriangleMesh,
@@ -71,6 +72,11 @@ pub struct PrepArgs {
     #[arg(long)]
     force: bool,
 
+    /// Density of the mesh's solid (kg/m³), for the mass and inertia
+    /// reported.
+    #[arg(long, value_name = "KG_M3", default_value_t = DEFAULT_DENSITY_KG_M3)]
+    density: f64,
+
     /// Refuse a build whose field or shell would need more memory than
     /// this [default: the memory available, /proc/meminfo's MemAvailable].
     #[arg(long, value_name = "GIB")]
@@ -106,6 +112,7 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
     let LoadedMesh { mesh, report } =
         load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
     writeln!(stdout, "mesh: {}: {report}", source.name)?;
+    describe_solid(&mut stdout, &mesh, args.density)?;
     check_memory(&mesh, args)?;
 
     let progress = Progress::new();
@@ -240,6 +247,7 @@ impl PrepArgs {
     /// Rejects values the builders would panic on, and an output directory
     /// that does not exist, before any work is done.
     fn check(&self) -> anyhow::Result<()> {
+        check_density(self.density)?;
         if let Some(band) = self.narrow_band {
             if !(band > 0.0 && band <= MAX_BAND_HALF_WIDTH_VOXELS) {
                 bail!(
@@ -299,16 +307,16 @@ impl PrepArgs {
 }
 
 /// A mesh's bytes and how to read them.
-struct Source {
+pub struct Source {
     /// The path as given, or `builtin:NAME`.
-    name: String,
-    bytes: Vec<u8>,
-    format: MeshFormat,
-    unit: LengthUnit,
+    pub name: String,
+    pub bytes: Vec<u8>,
+    pub format: MeshFormat,
+    pub unit: LengthUnit,
 }
 
 impl Source {
-    fn read(spec: &str, unit: Option<LengthUnit>) -> anyhow::Result<Self> {
+    pub fn read(spec: &str, unit: Option<LengthUnit>) -> anyhow::Result<Self> {
         if let Some(shape) = spec.strip_prefix("builtin:") {
             if unit.is_some_and(|u| u != LengthUnit::Metre) {
                 bail!("{spec}: built-in shapes are in metres; --unit applies to mesh files");

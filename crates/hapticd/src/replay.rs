@@ -40,5 +40,19 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         f.quarantined,
         report.verdicts.band_decisions()
     );
+    let p = &report.physics;
+    if !p.bodies.is_empty() {
+        println!(
+            "physics: {} steps, {} quarantined bodies, up to {} contacts between bodies",
+            p.steps, p.quarantined, p.max_contacts
+        );
+    }
+    for body in &p.bodies {
+        let x = body.pose.translation.vector;
+        println!(
+            "movable `{}` ended at ({:.4}, {:.4}, {:.4}) m",
+            body.name, x.x, x.y, x.z
+        );
+    }
     Ok(())
 }

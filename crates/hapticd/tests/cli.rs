@@ -364,3 +364,76 @@ fn prep_refuses_what_cannot_fit_in_memory() {
     assert!(started.elapsed() < std::time::Duration::from_secs(20));
     assert!(!out.exists());
 }
+
+/// The numbers in `line` after its label, in order.
+fn numbers(line: &str) -> Vec<f64> {
+    line.split(|c: char| !(c.is_ascii_digit() || "+-.e".contains(c)))
+        .filter_map(|w| w.parse().ok())
+        .collect()
+}
+
+/// The line of `text` that starts with `label`.
+fn line<'a>(text: &'a str, label: &str) -> &'a str {
+    text.lines()
+        .find(|l| l.starts_with(label))
+        .unwrap_or_else(|| panic!("no {label:?} in\n{text}"))
+}
+
+#[test]
+fn prep_and_inspect_report_the_solid_s_mass_properties() {
+    // builtin:box is 0.1 × 0.07 × 0.05 m: at 2,700 kg/m³ (aluminium),
+    // m = 0.945 kg, I = m (b² + c²)/12 about each axis, centre at the origin.
+    let (a, b, c, density) = (0.1, 0.07, 0.05, 2700.0);
+    let mass = density * a * b * c;
+    let mut principal = [
+        mass * (b * b + c * c) / 12.0,
+        mass * (a * a + c * c) / 12.0,
+        mass * (a * a + b * b) / 12.0,
+    ];
+    principal.sort_by(f64::total_cmp);
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("box.hgeo");
+    let prep = hapticd(&[
+        "prep",
+        "builtin:box",
+        "--resolution",
+        "16",
+        "--points",
+        "300",
+        "--density",
+        "2700",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert_success(&prep);
+    let inspect = hapticd(&["inspect", "builtin:box", "--density", "2700"]);
+    assert_success(&inspect);
+    for text in [stdout(&prep), stdout(&inspect)] {
+        let solid = numbers(line(&text, "solid:"));
+        assert!((solid[0] - a * b * c).abs() < 1e-6 * a * b * c, "{text}");
+        assert!((solid[1] - mass).abs() < 1e-6 * mass, "{text}");
+        assert_eq!(solid[2], density);
+        assert_eq!(numbers(line(&text, "centre:")), [0.0; 3], "{text}");
+        let moments = numbers(line(&text, "principal:"));
+        for (m, expected) in moments.iter().zip(principal) {
+            assert!((m - expected).abs() < 1e-5 * expected, "{text}");
+        }
+    }
+
+    // An open mesh has no solid, which prep says and builds on.
+    let open = dir.path().join("open.obj");
+    fs::write(&open, "v 0 0 0\nv 0.05 0 0\nv 0 0.05 0\nf 1 2 3\n").unwrap();
+    let text = stdout(&hapticd(&["inspect", open.to_str().unwrap()]));
+    assert!(
+        line(&text, "solid:").contains("none: the mesh is open (3 boundary edges)"),
+        "{text}"
+    );
+    assert_error(
+        &hapticd(&["inspect", "builtin:box", "--density", "0"]),
+        &["--density must be finite and positive"],
+    );
+    assert_error(
+        &hapticd(&["inspect", "builtin:box", "--query", "points.csv"]),
+        &["--query needs a prepared file"],
+    );
+}
