@@ -37,9 +37,9 @@ pub struct Physics {
     /// Contact damping `c` per finest-level shell point (N·s/m), eq 42.
     /// Default 20 N·s/m.
     pub contact_damping_n_s_per_m: f64,
-    /// Default `normal`: damping along the contact normal only, sliding
-    /// left to Coulomb friction; `full`: the whole relative velocity, as
-    /// §4.2 (drags sliding bodies too).
+    /// Default `normal`: damping of the rate of penetration only, along
+    /// the field's gradient, sliding left to Coulomb friction; `full`: the
+    /// whole relative velocity, as §4.2 (drags sliding bodies too).
     pub damping_mode: DampingModeName,
     /// `N0` of eq 77, per body pair: above `N0` contacts the stiffness is
     /// scaled by `N0/N`. Default `inf`, no scaling.
@@ -47,6 +47,9 @@ pub struct Physics {
     /// Stiffness of the friction anchor springs per finest-level shell
     /// point (N/m). Default 2×10³ N/m.
     pub friction_stiffness_n_per_m: f64,
+    /// The farthest a body's point may travel in one physics step (m); a
+    /// faster step is split into substeps. Default 1 mm; 0 never splits.
+    pub max_travel_per_step_m: f64,
     /// Baumgarte `α` of the joints (1/s), with `β = α²/4` critically
     /// damped (eq 56). Default 200 /s, about `1/dt` at the physics
     /// thread's 200 Hz, which holds joints tightest.
@@ -103,6 +106,7 @@ impl Default for Physics {
             },
             stiffness_scaling_contacts: c.scaling.reference_contacts,
             friction_stiffness_n_per_m: c.friction_stiffness,
+            max_travel_per_step_m: p.max_travel,
             baumgarte_alpha_per_s: p.baumgarte_alpha,
             pid: Pid::from(p.pid),
         }
@@ -136,6 +140,7 @@ impl Physics {
                 friction_stiffness: self.friction_stiffness_n_per_m,
             },
             pid: self.pid.parameters(),
+            max_travel: self.max_travel_per_step_m,
             baumgarte_alpha: self.baumgarte_alpha_per_s,
         }
     }
@@ -283,6 +288,7 @@ fn parameters(p: &Physics) -> Check {
             p.friction_stiffness_n_per_m,
             false,
         ),
+        ("max_travel_per_step_m", p.max_travel_per_step_m, true),
         ("baumgarte_alpha_per_s", p.baumgarte_alpha_per_s, true),
     ] {
         let in_range = value.is_finite() && (value > 0.0 || (zero_allowed && value == 0.0));

@@ -71,15 +71,9 @@ position_m = [0.0, 0.0, 0.05]
 shell_points = 1000
 "#;
 
-/// The cube scene; the explicit friction anchors over the cube's ~170
-/// resting points stay below m/dt² = 2,560 N/m at 10 N/m a point.
+/// The cube scene, at the default physics parameters.
 fn cube_on_table(dir: &Path) -> Scene {
-    scene(
-        dir,
-        "drop.toml",
-        CUBE_ON_TABLE,
-        "friction_stiffness_n_per_m = 10.0",
-    )
+    scene(dir, "drop.toml", CUBE_ON_TABLE, "")
 }
 
 #[test]

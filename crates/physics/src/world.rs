@@ -50,6 +50,9 @@ pub struct WorldParameters {
     pub contact_model: ContactModel,
     pub contact: ContactParameters,
     pub pid: PidParameters,
+    /// The farthest any body's point may travel in one step (m); longer
+    /// steps are split (see [`World::step`]). 0 never splits.
+    pub max_travel: f64,
     /// Baumgarte `α` (1/s), `β = α²/4`: critically damped (eq 56). About
     /// `1/h` holds joints tightest (the drift left falls as `h/α²`); `αh`
     /// beyond about 1.9 is unstable. The default suits the physics thread's
@@ -65,6 +68,7 @@ impl Default for WorldParameters {
             contact_model: ContactModel::default(),
             contact: ContactParameters::default(),
             pid: PidParameters::default(),
+            max_travel: 1e-3,
             baumgarte_alpha: 200.0,
         }
     }
@@ -98,6 +102,8 @@ pub struct StepReport {
     pub max_penetration: f64,
     pub sticking: usize,
     pub sliding: usize,
+    /// Substeps the step was split into.
+    pub substeps: usize,
 }
 
 /// Bodies, joints and the state their contacts carry between steps.
@@ -116,6 +122,9 @@ pub struct World {
     /// Bodies quarantined so far.
     quarantined: u64,
 }
+
+/// The most substeps one step is split into.
+pub const MAX_SUBSTEPS: usize = 32;
 
 /// Margin of the broad phase's bounds (m).
 const BROAD_PHASE_MARGIN: f64 = 1e-4;
@@ -162,6 +171,12 @@ impl World {
         if !in_range {
             return Err(WorldError::Parameter(format!(
                 "contact parameters out of range: {c:?}"
+            )));
+        }
+        if !(parameters.max_travel >= 0.0 && parameters.max_travel.is_finite()) {
+            return Err(WorldError::Parameter(format!(
+                "the longest travel per step {} m is not finite and ≥ 0",
+                parameters.max_travel
             )));
         }
         if !(parameters.baumgarte_alpha >= 0.0 && parameters.baumgarte_alpha.is_finite()) {
@@ -229,7 +244,62 @@ impl World {
     /// N·m·s about the centre of mass, world frame; may be shorter than the
     /// bodies or empty) is spread over the step as a constant wrench: the
     /// tool's contact impulses reach the bodies this way.
+    ///
+    /// A step in which some body's point would travel farther than
+    /// [`WorldParameters::max_travel`] is taken as that many equal substeps
+    /// (at most [`MAX_SUBSTEPS`]): a penalty method cannot resolve an impact
+    /// that carries a body through a large part of its thickness in one step.
+    /// The report's contacts and penetration are the substeps' largest, its
+    /// quarantine count their sum.
     pub fn step(&mut self, dt: f64, external_impulses: &[Vector6]) -> StepReport {
+        // The farthest a point travels in the step, over the bodies that
+        // may touch another within it (a falling body far from the rest
+        // needs no substeps).
+        let bounds: Vec<_> = self.bodies.iter().map(RigidBody::world_bounds).collect();
+        let travel = (0..self.bodies.len())
+            .filter(|&i| self.bodies[i].is_dynamic())
+            .filter_map(|i| {
+                let b = &self.bodies[i];
+                let geometry = b.geometry.as_ref()?;
+                let reach = geometry
+                    .bounds
+                    .min
+                    .coords
+                    .norm()
+                    .max(geometry.bounds.max.coords.norm());
+                let travel = (b.velocity.norm() + b.angular_velocity.norm() * reach) * dt;
+                let swept = bounds[i]?.dilated(travel);
+                let near = bounds.iter().enumerate().any(|(j, other)| {
+                    j != i
+                        && other.is_some_and(|o| {
+                            (0..3).all(|c| swept.min[c] <= o.max[c] && o.min[c] <= swept.max[c])
+                        })
+                });
+                near.then_some(travel)
+            })
+            .fold(0.0, f64::max);
+        let substeps = if self.parameters.max_travel > 0.0 && travel.is_finite() {
+            ((travel / self.parameters.max_travel).ceil() as usize).clamp(1, MAX_SUBSTEPS)
+        } else {
+            1
+        };
+        let h = dt / substeps as f64;
+        let mut total = StepReport::default();
+        for _ in 0..substeps {
+            let report = self.substep(h, dt, external_impulses);
+            total = StepReport {
+                contacts: total.contacts.max(report.contacts),
+                max_penetration: total.max_penetration.max(report.max_penetration),
+                quarantined: total.quarantined + report.quarantined,
+                ..report
+            };
+        }
+        total.substeps = substeps;
+        total
+    }
+
+    /// One step of `h`, the external impulses spread over `dt`.
+    fn substep(&mut self, h: f64, dt: f64, external_impulses: &[Vector6]) -> StepReport {
         let before: Vec<RigidBody> = self.bodies.clone();
         self.detect();
         let mut report = StepReport {
@@ -259,7 +329,7 @@ impl World {
                     &self.stiffnesses,
                     &self.bodies,
                     self.parameters.contact.friction_stiffness,
-                    dt,
+                    h,
                     &mut explicit,
                 );
                 report.sticking = stats.sticking;
@@ -268,7 +338,7 @@ impl World {
             ContactModel::PidPenalty => {
                 self.pid.apply_impacts(&mut self.bodies, &self.contacts);
                 self.pid
-                    .add_forces(&self.bodies, &self.contacts, dt, &mut explicit);
+                    .add_forces(&self.bodies, &self.contacts, h, &mut explicit);
             }
         }
         for (i, body) in self.bodies.iter().enumerate() {
@@ -287,9 +357,9 @@ impl World {
             Integrator::SemiImplicit | Integrator::SymplecticEuler => {
                 let implicit = self.parameters.integrator == Integrator::SemiImplicit;
                 self.evaluate_forces(&constant);
-                self.advance(dt, implicit, &mut report)
+                self.advance(h, implicit, &mut report)
             }
-            Integrator::Rk4 => self.step_rk4(dt, &constant),
+            Integrator::Rk4 => self.step_rk4(h, &constant),
         };
         report.islands = islands.len();
         report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
