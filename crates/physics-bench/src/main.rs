@@ -1,0 +1,591 @@
+//! `haptic-physics-bench`: the rigid world's benchmarks, each printing a
+//! table and then its headline figures as `name: value unit` lines.
+//!
+//! - `stable-step`: Xu, Zhao & Barbič's Fig. 11 experiment with mugs for
+//!   bowls: the largest stable step of the semi-implicit integrator and of
+//!   symplectic Euler on the same drop, found by bisection.
+//! - `versus-rapier`: a pile of mugs, cubes and tori in our world and in
+//!   rapier, each at its own largest stable step, in one process.
+
+mod ours;
+mod peer;
+mod run;
+mod scene;
+mod trace;
+
+use clap::{Parser, Subcommand};
+use haptic_physics::{ContactParameters, Integrator, World};
+use ours::{Ours, Ruler};
+use peer::{peer_shapes, Peer, LENGTH_UNIT};
+use run::{fit_line, largest_stable_step, run, Criteria, Engine, Plan, Run, Search};
+use scene::{contact_parameters, mesh_directory, Geometry, Mix, Scene};
+use std::path::PathBuf;
+use std::time::Instant;
+use trace::Trace;
+
+#[derive(Parser)]
+#[command(about = "Benchmarks of the rigid world")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Largest stable step, semi-implicit against symplectic Euler, on a
+    /// drop of mugs (Xu, Zhao & Barbič Fig. 11).
+    StableStep {
+        /// A short smoke run: fewer mugs, a shorter drop, a coarser bisection.
+        #[arg(long)]
+        quick: bool,
+        #[command(flatten)]
+        tuning: Tuning,
+    },
+    /// A pile of mugs, cubes and tori in our world and in rapier.
+    VersusRapier {
+        /// A short smoke run: fewer bodies, a shorter drop, a coarser bisection.
+        #[arg(long)]
+        quick: bool,
+        /// Write the pile's snapshots and series as CSV into this directory.
+        #[arg(long)]
+        trace: Option<PathBuf>,
+        #[command(flatten)]
+        tuning: Tuning,
+    },
+}
+
+/// Contact and sampling parameters (defaults: the tuned pile's).
+#[derive(clap::Args)]
+struct Tuning {
+    /// Contact stiffness per finest shell point (N/m).
+    #[arg(long)]
+    stiffness: Option<f64>,
+    /// Contact damping per finest shell point (N·s/m).
+    #[arg(long)]
+    damping: Option<f64>,
+    /// Shell points per body (at least 100).
+    #[arg(long, value_parser = clap::value_parser!(u64).range(100..))]
+    shell_points: Option<u64>,
+    /// Field nodes along a body's longest side (at least 8).
+    #[arg(long, value_parser = clap::value_parser!(u32).range(8..))]
+    field_resolution: Option<u32>,
+}
+
+impl Tuning {
+    /// The geometry and contact parameters, checked as the world checks them.
+    fn apply(&self) -> Result<(Geometry, ContactParameters), String> {
+        let mut geometry = Geometry::default();
+        let mut contact = contact_parameters();
+        if let Some(k) = self.stiffness {
+            contact.stiffness = k;
+        }
+        if let Some(c) = self.damping {
+            contact.damping = c;
+        }
+        if let Some(n) = self.shell_points {
+            geometry.body.shell_points = n as usize;
+        }
+        if let Some(n) = self.field_resolution {
+            geometry.body.field_resolution = n;
+        }
+        World::new(
+            Vec::new(),
+            Vec::new(),
+            scene::world_parameters(Integrator::SemiImplicit, contact),
+        )
+        .map_err(|e| format!("--stiffness/--damping: {e}"))?;
+        Ok((geometry, contact))
+    }
+}
+
+/// A benchmark's size.
+struct Size {
+    bodies: usize,
+    columns: usize,
+    /// Simulated seconds per run.
+    duration: f64,
+    /// Relative width the bisection stops at.
+    resolution: f64,
+}
+
+fn main() {
+    let outcome = match Cli::parse().command {
+        Command::StableStep { quick, tuning } => stable_step(
+            if quick {
+                Size {
+                    bodies: 6,
+                    columns: 2,
+                    duration: 0.25,
+                    resolution: 0.5,
+                }
+            } else {
+                Size {
+                    bodies: 20,
+                    columns: 3,
+                    duration: 1.0,
+                    resolution: 0.1,
+                }
+            },
+            &tuning,
+        ),
+        Command::VersusRapier {
+            quick,
+            trace,
+            tuning,
+        } => versus_rapier(
+            if quick {
+                Size {
+                    bodies: 9,
+                    columns: 3,
+                    duration: 0.3,
+                    resolution: 0.5,
+                }
+            } else {
+                Size {
+                    bodies: 50,
+                    columns: 4,
+                    duration: 2.0,
+                    resolution: 0.1,
+                }
+            },
+            trace,
+            &tuning,
+        ),
+    };
+    if let Err(error) = outcome {
+        eprintln!("error: {error}");
+        std::process::exit(1);
+    }
+}
+
+fn print_parameters(
+    scene: &Scene,
+    (geometry, c): &(Geometry, ContactParameters),
+    criteria: &Criteria,
+    size: &Size,
+) {
+    println!(
+        "contact: k = {:.3e} N/m and c = {} N·s/m per finest shell point ({:?} damping), friction anchors k_f = {:.3e} N/m, μ = {}",
+        c.stiffness, c.damping, c.damping_mode, c.friction_stiffness, scene::FRICTION
+    );
+    let (b, f) = (&geometry.body, &geometry.floor);
+    println!(
+        "geometry: bodies {} shell points in {} levels, field {} nodes along the longest side; floor {} points, {} levels, {} nodes",
+        b.shell_points, b.tree_levels, b.field_resolution, f.shell_points, f.tree_levels, f.field_resolution
+    );
+    for shape in &scene.shapes {
+        let e = shape.mesh.aabb().extents();
+        println!(
+            "shape {}: {:.1} × {:.1} × {:.1} mm, {:.1} g, {} triangles",
+            shape.name,
+            e.x * 1e3,
+            e.y * 1e3,
+            e.z * 1e3,
+            shape.mass.mass * 1e3,
+            shape.mesh.triangles.len()
+        );
+    }
+    println!(
+        "pile: {} bodies, {} per layer, dropped from rest; {} s simulated per run",
+        scene.len(),
+        size.columns * size.columns,
+        size.duration
+    );
+    println!(
+        "stable: at every step (a) KE + U ≤ E(0) + {:.3e} J (1 % of the initial potential energy above the floor: \
+         no energy created), (b) the engine's own deepest contact penetration ≤ {:.3} mm ({}), \
+         (c) no body quarantined or non-finite, (d) no surface moved more than {:.2} mm in one step (half the mug \
+         wall: a point crossing more than half a wall between detections comes out on the far side unseen)",
+        criteria.energy_tolerance,
+        criteria.penetration_bound * 1e3,
+        scene.penetration_bound_basis,
+        criteria.motion_bound * 1e3
+    );
+}
+
+fn log_trial(engine: &str) -> impl FnMut(&Run) + '_ {
+    move |r: &Run| {
+        println!(
+            "  {engine} h = {:.4e} s: {} after {} steps ({:.2} s wall)",
+            r.step, r.verdict, r.steps, r.wall
+        );
+    }
+}
+
+fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
+    let scene = Scene::pile(Mix::Mugs, size.bodies, size.columns, &mesh_directory())?;
+    let setup = tuning.apply()?;
+    let bodies = scene.bodies(&setup.0);
+    let criteria = Criteria::of(&scene);
+    print_parameters(&scene, &setup, &criteria, &size);
+    let mut ruler = Ruler::new(bodies.clone());
+    let mut searches = Vec::new();
+    for (integrator, name) in [
+        (Integrator::SemiImplicit, "semi-implicit"),
+        (Integrator::SymplecticEuler, "symplectic Euler"),
+    ] {
+        println!("{name}:");
+        let search = largest_stable_step(
+            |h| {
+                let mut engine =
+                    Ours::from_bodies(bodies.clone(), scene.len(), integrator, setup.1);
+                run(
+                    &mut engine,
+                    &scene,
+                    &mut ruler,
+                    &criteria,
+                    Plan {
+                        step: h,
+                        duration: size.duration,
+                        trial: true,
+                    },
+                    None,
+                )
+            },
+            1e-4,
+            1e-2,
+            size.resolution,
+            log_trial(name),
+        )?;
+        print_search(name, &search);
+        searches.push(search);
+    }
+    println!();
+    println!("semi_implicit_max_stable_step: {:.4e} s", searches[0].step);
+    println!(
+        "symplectic_euler_max_stable_step: {:.4e} s",
+        searches[1].step
+    );
+    println!(
+        "stable_step_ratio: {:.2} x",
+        searches[0].step / searches[1].step
+    );
+    Ok(())
+}
+
+fn print_search(name: &str, search: &Search) {
+    match search.unstable {
+        Some(u) => println!(
+            "  {name}: largest stable step {:.4e} s (unstable at {:.4e} s), {} trials",
+            search.step,
+            u,
+            search.trials.len()
+        ),
+        None => println!(
+            "  {name}: stable up to the cap {:.4e} s, {} trials",
+            search.step,
+            search.trials.len()
+        ),
+    }
+}
+
+/// One engine set-up of the comparison: how to build it, where its
+/// bisection starts and stops, its search and its measured run.
+struct Contender<'a> {
+    name: &'static str,
+    build: Box<dyn Fn() -> Box<dyn Engine> + 'a>,
+    start: f64,
+    cap: f64,
+    measured: Option<Run>,
+}
+
+fn versus_rapier(
+    size: Size,
+    trace_directory: Option<PathBuf>,
+    tuning: &Tuning,
+) -> Result<(), String> {
+    let scene = Scene::pile(
+        Mix::MugsCubesTori,
+        size.bodies,
+        size.columns,
+        &mesh_directory(),
+    )?;
+    let setup = tuning.apply()?;
+    let built = Instant::now();
+    let bodies = scene.bodies(&setup.0);
+    let ours_setup = built.elapsed().as_secs_f64();
+    let built = Instant::now();
+    let shapes = peer_shapes(&scene);
+    let rapier_setup = built.elapsed().as_secs_f64();
+    let criteria = Criteria::of(&scene);
+    print_parameters(&scene, &setup, &criteria, &size);
+    for (shape, peer) in scene.shapes.iter().zip(&shapes) {
+        println!("rapier collider of {}: {}", shape.name, peer.kind);
+    }
+    println!(
+        "setup (not in the timings): our shells and fields {ours_setup:.2} s, rapier's colliders {rapier_setup:.2} s; \
+         rapier length_unit {LENGTH_UNIT} m, sleeping on (its default), contact recycling on (its default) and off; \
+         both single-threaded"
+    );
+    let mut ruler = Ruler::new(bodies.clone());
+    let (bodies, scene_ref, shapes_ref) = (&bodies, &scene, &shapes);
+    let mut contenders = [
+        Contender {
+            name: "ours",
+            build: Box::new(move || {
+                Box::new(Ours::from_bodies(
+                    bodies.clone(),
+                    scene_ref.len(),
+                    Integrator::SemiImplicit,
+                    setup.1,
+                ))
+            }),
+            start: 1e-4,
+            cap: 1e-2,
+            measured: None,
+        },
+        Contender {
+            name: "rapier",
+            build: Box::new(move || Box::new(Peer::new(scene_ref, shapes_ref, true))),
+            start: 1e-3,
+            cap: 0.05,
+            measured: None,
+        },
+        Contender {
+            name: "rapier-",
+            build: Box::new(move || Box::new(Peer::new(scene_ref, shapes_ref, false))),
+            start: 1e-3,
+            cap: 0.05,
+            measured: None,
+        },
+    ];
+
+    // The largest stable steps, then the measured runs back to back at them.
+    let mut steps = Vec::new();
+    for c in &contenders {
+        println!("{}:", c.name);
+        let search = largest_stable_step(
+            |h| {
+                run(
+                    (c.build)().as_mut(),
+                    &scene,
+                    &mut ruler,
+                    &criteria,
+                    Plan {
+                        step: h,
+                        duration: size.duration,
+                        trial: true,
+                    },
+                    None,
+                )
+            },
+            c.start,
+            c.cap,
+            size.resolution,
+            log_trial(c.name),
+        );
+        match &search {
+            Ok(search) => print_search(c.name, search),
+            Err(e) => println!("  {}: {e}", c.name),
+        }
+        steps.push(search.ok().map(|s| s.step));
+    }
+    let times: Vec<f64> = [0.0, 0.25, 0.5, 1.0]
+        .iter()
+        .map(|f| f * size.duration)
+        .collect();
+    let mut traces = Vec::new();
+    for (c, step) in contenders.iter_mut().zip(&steps) {
+        let Some(step) = *step else { continue };
+        let mut trace = Trace::new(c.name, &times, 1e-3);
+        let tracing = trace_directory.is_some().then_some(&mut trace);
+        c.measured = Some(run(
+            (c.build)().as_mut(),
+            &scene,
+            &mut ruler,
+            &criteria,
+            Plan {
+                step,
+                duration: size.duration,
+                trial: false,
+            },
+            tracing,
+        ));
+        traces.push(trace);
+    }
+    if let Some(directory) = &trace_directory {
+        Trace::write(&traces.iter().collect::<Vec<_>>(), directory)
+            .map_err(|e| format!("{}: {e}", directory.display()))?;
+        println!(
+            "wrote {}/pile-snapshots.csv and pile-series.csv",
+            directory.display()
+        );
+    }
+
+    println!();
+    println!(
+        "{:<8} {:>10} {:>7} {:>12} {:>10} {:>10} {:>10} {:>11} {:>11} {:>10} {:>9}  verdict",
+        "engine",
+        "step (s)",
+        "steps",
+        "wall/sim s",
+        "max pen",
+        "own pen",
+        "final pen",
+        "max gain",
+        "drift",
+        "final KE",
+        "contacts"
+    );
+    let measured: Vec<(&str, &Run)> = contenders
+        .iter()
+        .filter_map(|c| c.measured.as_ref().map(|r| (c.name, r)))
+        .collect();
+    for (name, r) in &measured {
+        let mean_contacts =
+            r.samples.iter().map(|s| s.0 as f64).sum::<f64>() / r.samples.len() as f64;
+        println!(
+            "{:<8} {:>10.3e} {:>7} {:>10.3} s {:>7.3} mm {:>7.3} mm {:>7.3} mm {:>9.2e} J {:>9.2e} J {:>8.1e} J {:>9.0}  {}",
+            name,
+            r.step,
+            r.steps,
+            r.wall_per_second(),
+            r.max_penetration.unwrap_or(f64::NAN) * 1e3,
+            r.max_own_penetration * 1e3,
+            r.final_penetration * 1e3,
+            r.max_energy_gain,
+            r.settled_drift,
+            r.final_kinetic,
+            mean_contacts,
+            r.verdict
+        );
+    }
+    println!(
+        "(rapier: its defaults; rapier-: contact recycling off. max pen: our ruler, each body's shell points in the \
+         others' fields at the engine's poses, which for rapier adds its colliders' departure from the meshes; own \
+         pen: the engine's own deepest contact (rapier: parry's exact query on its colliders); gain: largest \
+         E(t) − E(0); drift: E(T) − E(3T/4); contacts: mean per step)"
+    );
+    for (name, r) in &measured {
+        let points: Vec<(f64, f64)> = r
+            .samples
+            .iter()
+            .map(|&(c, t)| (c as f64, t * 1e6))
+            .collect();
+        let fit = fit_line(&points);
+        println!(
+            "{name} step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
+            fit.intercept, fit.slope, fit.r_squared
+        );
+    }
+
+    // The headline: ours against the faster stable rapier set-up.
+    let ours = contenders[0]
+        .measured
+        .as_ref()
+        .ok_or("our world has no stable step: no comparison")?;
+    let (rapier_name, rapier) = measured[1..]
+        .iter()
+        .min_by(|a, b| a.1.wall_per_second().total_cmp(&b.1.wall_per_second()))
+        .copied()
+        .ok_or("rapier has no stable step in either set-up: no comparison")?;
+    let fit = fit_line(
+        &ours
+            .samples
+            .iter()
+            .map(|&(c, t)| (c as f64, t * 1e6))
+            .collect::<Vec<_>>(),
+    );
+    println!();
+    println!("rapier set-up compared: {rapier_name}");
+    println!("ours_max_stable_step: {:.4e} s", ours.step);
+    println!("rapier_max_stable_step: {:.4e} s", rapier.step);
+    println!("ours_wall_per_sim_s: {:.3} s", ours.wall_per_second());
+    println!("rapier_wall_per_sim_s: {:.3} s", rapier.wall_per_second());
+    println!(
+        "ratio_ours_over_rapier: {:.2} x",
+        ours.wall_per_second() / rapier.wall_per_second()
+    );
+    println!("ours_max_penetration: {:.3e} m", ours.max_own_penetration);
+    println!(
+        "rapier_max_penetration: {:.3e} m",
+        rapier.max_own_penetration
+    );
+    println!(
+        "rapier_max_mesh_penetration: {:.3e} m",
+        rapier.max_penetration.unwrap_or(f64::NAN)
+    );
+    println!("ours_final_penetration: {:.3e} m", ours.final_penetration);
+    println!(
+        "rapier_final_penetration: {:.3e} m",
+        rapier.final_penetration
+    );
+    println!("ours_energy_drift: {:.3e} J", ours.settled_drift);
+    println!("rapier_energy_drift: {:.3e} J", rapier.settled_drift);
+    println!("ours_cost_per_contact: {:.3} us", fit.slope);
+    println!("ours_cost_per_step_intercept: {:.1} us", fit.intercept);
+    println!("ours_cost_fit_r2: {:.3}", fit.r_squared);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use haptic_physics::GeometryResolution;
+    use scene::GRAVITY;
+
+    /// 20 steps of 1 ms of a mug, a cube and a torus in both engines: the
+    /// lowest layer starts 1 cm above the floor, so every body is still in
+    /// free fall and has dropped `g h² n(n+1)/2` (first-order integrators;
+    /// rapier's substeps bring it towards `g t²/2`); both runs are stable.
+    #[test]
+    fn a_three_body_pile_falls_freely_in_both_engines() {
+        let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
+        let coarse = GeometryResolution {
+            shell_points: 300,
+            tree_levels: 3,
+            field_resolution: 24,
+        };
+        let geometry = Geometry {
+            body: coarse,
+            floor: GeometryResolution {
+                shell_points: 2000,
+                tree_levels: 4,
+                field_resolution: 24,
+            },
+        };
+        let bodies = scene.bodies(&geometry);
+        let criteria = Criteria::of(&scene);
+        let mut ruler = Ruler::new(bodies.clone());
+        let shapes = peer_shapes(&scene);
+        let (h, n) = (1e-3, 20);
+        let engines: [Box<dyn Engine>; 2] = [
+            Box::new(Ours::from_bodies(
+                bodies.clone(),
+                scene.len(),
+                Integrator::SemiImplicit,
+                contact_parameters(),
+            )),
+            Box::new(Peer::new(&scene, &shapes, false)),
+        ];
+        for mut engine in engines {
+            let result = run(
+                engine.as_mut(),
+                &scene,
+                &mut ruler,
+                &criteria,
+                Plan {
+                    step: h,
+                    duration: n as f64 * h,
+                    trial: false,
+                },
+                None,
+            );
+            assert_eq!(result.steps, n);
+            assert!(result.verdict.is_stable(), "{}", result.verdict);
+            assert_eq!(result.max_penetration, Some(0.0));
+            let first_order = GRAVITY * h * h * (n * (n + 1)) as f64 / 2.0;
+            let exact = GRAVITY * (n as f64 * h).powi(2) / 2.0;
+            for (start, end) in scene.initial_poses.iter().zip(engine.poses()) {
+                let drop = start.translation.vector.z - end.translation.vector.z;
+                assert!(
+                    drop >= exact * (1.0 - 1e-9) && drop <= first_order * (1.0 + 1e-9),
+                    "{drop} not in [{exact}, {first_order}]"
+                );
+                assert!(
+                    (start.translation.vector.xy() - end.translation.vector.xy()).norm() < 1e-12
+                );
+            }
+        }
+    }
+}

@@ -1,0 +1,97 @@
+//! Our world on a pile, and the ruler both engines' penetration is
+//! measured with: every body's point shell in every other body's distance
+//! field, at the poses an engine reached.
+
+use crate::run::{Engine, Stepped};
+use crate::scene::world_parameters;
+use haptic_physics::contact::{overlapping_pairs, ContactDetector};
+use haptic_physics::{ContactParameters, Integrator, PairContact, RigidBody, StepReport, World};
+use nalgebra::Isometry3;
+
+/// Our world, the floor its last body.
+pub struct Ours {
+    world: World,
+    dynamic: usize,
+    report: StepReport,
+}
+
+impl Ours {
+    /// A world of `bodies` (built once by [`Scene::bodies`] and cloned: the
+    /// contact geometry is shared), the first `dynamic` of them dynamic.
+    pub fn from_bodies(
+        bodies: Vec<RigidBody>,
+        dynamic: usize,
+        integrator: Integrator,
+        contact: ContactParameters,
+    ) -> Ours {
+        let world = World::new(bodies, Vec::new(), world_parameters(integrator, contact))
+            .expect("the scene's bodies and parameters are valid");
+        Ours {
+            world,
+            dynamic,
+            report: StepReport::default(),
+        }
+    }
+}
+
+impl Engine for Ours {
+    fn step(&mut self, h: f64) {
+        self.report = self.world.step(h, &[]);
+    }
+
+    fn observe(&mut self) -> Stepped {
+        let report = &self.report;
+        Stepped {
+            contacts: report.contacts,
+            ruler_penetration: Some(report.max_penetration),
+            own_penetration: report.max_penetration,
+            failed: report.quarantined > 0,
+        }
+    }
+
+    fn poses(&self) -> Vec<Isometry3<f64>> {
+        self.world.bodies()[..self.dynamic]
+            .iter()
+            .map(|b| b.pose)
+            .collect()
+    }
+
+    fn kinetic_energy(&self) -> f64 {
+        self.world.kinetic_energy()
+    }
+}
+
+/// Deepest penetration of a set of poses by our contact detection.
+pub struct Ruler {
+    bodies: Vec<RigidBody>,
+    detector: ContactDetector,
+    pairs: Vec<(usize, usize)>,
+    contacts: Vec<PairContact>,
+}
+
+impl Ruler {
+    /// Measures with `bodies` (the scene's, floor last).
+    pub fn new(bodies: Vec<RigidBody>) -> Ruler {
+        Ruler {
+            bodies,
+            detector: ContactDetector::default(),
+            pairs: Vec::new(),
+            contacts: Vec::new(),
+        }
+    }
+
+    /// `−min d` over every shell point inside another body's field (m), 0
+    /// without contact, with the dynamic bodies at `poses`.
+    pub fn penetration(&mut self, poses: &[Isometry3<f64>]) -> f64 {
+        for (body, pose) in self.bodies.iter_mut().zip(poses) {
+            body.pose = *pose;
+        }
+        overlapping_pairs(&self.bodies, 1e-4, &mut self.pairs);
+        self.detector
+            .detect(&self.bodies, &self.pairs, &mut self.contacts);
+        self.contacts
+            .iter()
+            .map(|c| -c.distance)
+            .fold(0.0, f64::max)
+    }
+}
