@@ -45,6 +45,12 @@ impl Aabb {
         }
     }
 
+    /// Whether the two boxes share a point (touching counts).
+    #[inline]
+    pub fn overlaps(&self, other: &Aabb) -> bool {
+        (0..3).all(|c| self.min[c] <= other.max[c] && other.min[c] <= self.max[c])
+    }
+
     /// The box grown by `margin` on every side.
     #[inline]
     pub fn dilated(&self, margin: f64) -> Aabb {

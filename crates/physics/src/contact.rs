@@ -152,8 +152,7 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
             if bj.min.x > bi.max.x {
                 break;
             }
-            let overlap = (0..3).all(|c| bi.min[c] <= bj.max[c] && bj.min[c] <= bi.max[c]);
-            if overlap && (bodies[i].is_dynamic() || bodies[j].is_dynamic()) {
+            if bi.overlaps(&bj) && (bodies[i].is_dynamic() || bodies[j].is_dynamic()) {
                 out.push((i.min(j), i.max(j)));
             }
         }

@@ -269,12 +269,10 @@ impl World {
                     .max(geometry.bounds.max.coords.norm());
                 let travel = (b.velocity.norm() + b.angular_velocity.norm() * reach) * dt;
                 let swept = bounds[i]?.dilated(travel);
-                let near = bounds.iter().enumerate().any(|(j, other)| {
-                    j != i
-                        && other.is_some_and(|o| {
-                            (0..3).all(|c| swept.min[c] <= o.max[c] && o.min[c] <= swept.max[c])
-                        })
-                });
+                let near = bounds
+                    .iter()
+                    .enumerate()
+                    .any(|(j, other)| j != i && other.is_some_and(|o| swept.overlaps(&o)));
                 near.then_some(travel)
             })
             .fold(0.0, f64::max);
@@ -319,11 +317,6 @@ impl World {
         explicit.reset(self.bodies.len());
         match self.parameters.contact_model {
             ContactModel::ImplicitPenalty => {
-                contact_stiffnesses(
-                    &self.contacts,
-                    &self.parameters.contact,
-                    &mut self.stiffnesses,
-                );
                 let stats = self.anchors.add_friction(
                     &self.contacts,
                     &self.stiffnesses,
@@ -351,15 +344,14 @@ impl World {
                 explicit.add_wrench(i, &w);
             }
         }
-        let constant = explicit;
 
         let islands = match self.parameters.integrator {
             Integrator::SemiImplicit | Integrator::SymplecticEuler => {
                 let implicit = self.parameters.integrator == Integrator::SemiImplicit;
-                self.evaluate_forces(&constant);
+                self.evaluate_forces(&explicit);
                 self.advance(h, implicit, &mut report)
             }
-            Integrator::Rk4 => self.step_rk4(h, &constant),
+            Integrator::Rk4 => self.step_rk4(h, &explicit),
         };
         report.islands = islands.len();
         report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
@@ -377,11 +369,17 @@ impl World {
         report
     }
 
-    /// The broad and narrow phases at the current poses.
+    /// The broad and narrow phases at the current poses, and the contacts'
+    /// stiffnesses.
     fn detect(&mut self) {
         overlapping_pairs(&self.bodies, BROAD_PHASE_MARGIN, &mut self.pairs);
         self.detector
             .detect(&self.bodies, &self.pairs, &mut self.contacts);
+        contact_stiffnesses(
+            &self.contacts,
+            &self.parameters.contact,
+            &mut self.stiffnesses,
+        );
     }
 
     /// Fills `forces` with `constant` (wrenches and gradients) plus, for the
@@ -395,11 +393,6 @@ impl World {
             self.forces.add_gradient(g.on, g.by, g.position, g.velocity);
         }
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
-            contact_stiffnesses(
-                &self.contacts,
-                &self.parameters.contact,
-                &mut self.stiffnesses,
-            );
             let c = &self.parameters.contact;
             for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
                 add_penalty(contact, &self.bodies, k, &mut self.forces);
