@@ -269,44 +269,26 @@ pub(crate) fn check(config: &ConfigFile) -> Check {
     Ok(())
 }
 
+/// Checks the ranges [`WorldParameters::check`] and the PID model's set,
+/// naming the config's field under `physics`.
 fn parameters(p: &Physics) -> Check {
     let field = |f: &str| format!("physics.{f}");
-    finite(field("gravity_m_s2"), &p.gravity_m_s2)?;
-    for (name, value, zero_allowed) in [
-        (
-            "contact_stiffness_n_per_m",
-            p.contact_stiffness_n_per_m,
-            false,
-        ),
-        (
-            "contact_damping_n_s_per_m",
-            p.contact_damping_n_s_per_m,
-            true,
-        ),
-        (
-            "friction_stiffness_n_per_m",
-            p.friction_stiffness_n_per_m,
-            false,
-        ),
-        ("max_travel_per_step_m", p.max_travel_per_step_m, true),
-        ("baumgarte_alpha_per_s", p.baumgarte_alpha_per_s, true),
-    ] {
-        let in_range = value.is_finite() && (value > 0.0 || (zero_allowed && value == 0.0));
-        if !in_range {
-            let bound = if zero_allowed { "≥ 0" } else { "positive" };
-            fail(
-                field(name),
-                format!("must be finite and {bound}, not {value}"),
-            )?;
+    p.world_parameters().check().map_err(|e| {
+        let name = match e.field {
+            "gravity" => "gravity_m_s2",
+            "contact.stiffness" => "contact_stiffness_n_per_m",
+            "contact.damping" => "contact_damping_n_s_per_m",
+            "contact.friction_stiffness" => "friction_stiffness_n_per_m",
+            "contact.scaling" => "stiffness_scaling_contacts",
+            "max_travel" => "max_travel_per_step_m",
+            "baumgarte_alpha" => "baumgarte_alpha_per_s",
+            other => other,
+        };
+        Invalid {
+            field: field(name),
+            message: format!("must be {}, not {}", e.requirement, e.value),
         }
-    }
-    let n0 = p.stiffness_scaling_contacts;
-    if n0.is_nan() || n0 <= 0.0 {
-        fail(
-            field("stiffness_scaling_contacts"),
-            format!("N0 must be positive (or inf), not {n0}"),
-        )?;
-    }
+    })?;
     p.pid.check(&field)
 }
 

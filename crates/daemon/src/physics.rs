@@ -124,6 +124,11 @@ impl PhysicsWorld {
         self.world.as_ref().map_or(&[], World::bodies)
     }
 
+    /// Kinetic energy of the dynamic bodies (J).
+    pub fn kinetic_energy(&self) -> f64 {
+        self.world.as_ref().map_or(0.0, World::kinetic_energy)
+    }
+
     /// Advances the world by `dt` under the contact impulse `tool`'s
     /// running sums gained since the previous step.
     pub fn step(&mut self, tool: &ToolState, dt: f64) {
@@ -167,7 +172,6 @@ impl PhysicsWorld {
         let step = world.step(dt, &self.external);
         self.external.fill(Vector6::zeros());
         let report = &mut self.report;
-        report.quarantined += step.quarantined as u64;
         report.max_contacts = report.max_contacts.max(step.contacts);
         report.max_penetration = report.max_penetration.max(step.max_penetration);
         // The world puts a non-finite body back where it was; the servo
@@ -214,6 +218,7 @@ impl PhysicsWorld {
             .collect();
         PhysicsReport {
             bodies,
+            quarantined: self.world.as_ref().map_or(0, World::quarantined),
             ..self.report.clone()
         }
     }

@@ -54,7 +54,7 @@ pub fn simulate(
     let mut csv = BufWriter::new(file.file_mut());
     writeln!(csv, "{SIMULATION_HEADER}\n# dt_s: {dt:?}").map_err(writing())?;
     header(&mut csv, world.bodies()).map_err(writing())?;
-    let mut kinetic_energy = energy(world.bodies());
+    let mut kinetic_energy = world.kinetic_energy();
     row(
         &mut csv,
         0,
@@ -84,15 +84,6 @@ pub fn simulate(
         },
         kinetic_energy,
     })
-}
-
-/// Kinetic energy of the dynamic bodies (J).
-fn energy(bodies: &[RigidBody]) -> f64 {
-    bodies
-        .iter()
-        .filter(|b| b.is_dynamic())
-        .map(RigidBody::kinetic_energy)
-        .sum()
 }
 
 /// Per movable object, the suffixes of its columns.

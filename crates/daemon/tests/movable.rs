@@ -54,11 +54,12 @@ fn a_pushed_block_slides_on_the_table_against_friction() {
     // The sphere's front starts 2 cm short of the block and ends 4 cm
     // past where the block's face was (6 cm of travel).
     assert!((moved - 0.04).abs() < 0.004, "the block moved {moved} m");
-    // A point push on a face's middle does not steer.
+    // Pushing a flat face with a sphere is a point push, which does not
+    // steer: the shell's sampling turns it by under a degree (0.05° here).
     let sideways = block.pose.translation.y.abs();
     assert!(sideways < 0.05 * moved, "sideways {sideways} m");
     assert!(
-        block.pose.rotation.angle() < 0.05,
+        block.pose.rotation.angle() < 0.02,
         "{}",
         block.pose.rotation.angle()
     );
@@ -66,7 +67,7 @@ fn a_pushed_block_slides_on_the_table_against_friction() {
     let z = block.pose.translation.z;
     assert!(z.abs() < 1e-4, "the block's centre at z = {z} m");
     assert!(
-        block.velocity.norm() < 1e-2,
+        block.velocity.norm() < 1e-3,
         "still moving: {:?}",
         block.velocity
     );

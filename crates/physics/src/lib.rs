@@ -22,3 +22,13 @@ pub use body::{
 pub use contact::{ContactParameters, DampingMode, PairContact};
 pub use forces::{ConstraintRow, Forces, GradientBlock};
 pub use world::{ContactModel, Integrator, StepReport, World, WorldError, WorldParameters};
+
+/// A parameter out of its range: the world's ([`WorldParameters::check`]) or
+/// the PID model's ([`pid::PidParameters::check`]), named as in its struct.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("physics parameter `{field}` = {value}: must be {requirement}")]
+pub struct ParameterError {
+    pub field: &'static str,
+    pub value: f64,
+    pub requirement: &'static str,
+}

@@ -33,6 +33,7 @@
 use crate::body::RigidBody;
 use crate::contact::PairContact;
 use crate::forces::Forces;
+use crate::ParameterError;
 use haptic_core::{skew, Vector6};
 use nalgebra::{Matrix3, Point3, Vector3};
 use std::ops::Range;
@@ -101,18 +102,9 @@ impl Default for PidParameters {
     }
 }
 
-/// A PID parameter out of its range.
-#[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("PID contact parameter `{field}` = {value}: must be {requirement}")]
-pub struct PidParameterError {
-    pub field: &'static str,
-    pub value: f64,
-    pub requirement: &'static str,
-}
-
 impl PidParameters {
     /// Checks every value is finite and in range.
-    pub fn check(&self) -> Result<(), PidParameterError> {
+    pub fn check(&self) -> Result<(), ParameterError> {
         const NON_NEGATIVE: &str = "finite and ≥ 0";
         let non_negative = |v: f64| v.is_finite() && v >= 0.0;
         type Field = (&'static str, f64, fn(f64) -> bool, &'static str);
@@ -144,7 +136,7 @@ impl PidParameters {
             .into_iter()
             .find(|&(_, value, valid, _)| !valid(value))
         {
-            Some((field, value, _, requirement)) => Err(PidParameterError {
+            Some((field, value, _, requirement)) => Err(ParameterError {
                 field,
                 value,
                 requirement,

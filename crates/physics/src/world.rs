@@ -12,6 +12,7 @@ use crate::island::Islands;
 use crate::joints::{Joint, JointError};
 use crate::pid::{PidContacts, PidParameters};
 use crate::system::{apply_momentum_change, solve_island, IslandProblem};
+use crate::ParameterError;
 use haptic_core::Vector6;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
@@ -74,6 +75,72 @@ impl Default for WorldParameters {
     }
 }
 
+impl WorldParameters {
+    /// Checks every value is finite and in range (the PID gains have their
+    /// own [`PidParameters::check`]).
+    pub fn check(&self) -> Result<(), ParameterError> {
+        const POSITIVE: &str = "finite and positive";
+        const NON_NEGATIVE: &str = "finite and ≥ 0";
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        let non_negative = |v: f64| v.is_finite() && v >= 0.0;
+        type Field = (&'static str, f64, bool, &'static str);
+        let c = &self.contact;
+        let gravity = self.gravity.iter().copied().find(|g| !g.is_finite());
+        let fields: [Field; 7] = [
+            (
+                "gravity",
+                gravity.unwrap_or(0.0),
+                gravity.is_none(),
+                "finite",
+            ),
+            (
+                "contact.stiffness",
+                c.stiffness,
+                positive(c.stiffness),
+                POSITIVE,
+            ),
+            (
+                "contact.damping",
+                c.damping,
+                non_negative(c.damping),
+                NON_NEGATIVE,
+            ),
+            (
+                "contact.friction_stiffness",
+                c.friction_stiffness,
+                positive(c.friction_stiffness),
+                POSITIVE,
+            ),
+            (
+                "contact.scaling",
+                c.scaling.reference_contacts,
+                c.scaling.reference_contacts > 0.0,
+                "positive (N0 of eq 77; infinite for none)",
+            ),
+            (
+                "max_travel",
+                self.max_travel,
+                non_negative(self.max_travel),
+                NON_NEGATIVE,
+            ),
+            (
+                "baumgarte_alpha",
+                self.baumgarte_alpha,
+                non_negative(self.baumgarte_alpha),
+                NON_NEGATIVE,
+            ),
+        ];
+        match fields.into_iter().find(|(_, _, ok, _)| !ok) {
+            None => Ok(()),
+            Some((field, value, _, requirement)) => Err(ParameterError {
+                field,
+                value,
+                requirement,
+            }),
+        }
+    }
+}
+
 /// Why a world cannot be built.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
 pub enum WorldError {
@@ -81,8 +148,8 @@ pub enum WorldError {
     Body { name: String, problem: String },
     #[error(transparent)]
     Joint(#[from] JointError),
-    #[error("{0}")]
-    Parameter(String),
+    #[error(transparent)]
+    Parameter(#[from] ParameterError),
 }
 
 /// What one step did.
@@ -161,34 +228,10 @@ impl World {
         for joint in &joints {
             joint.check(bodies.len())?;
         }
-        let c = &parameters.contact;
-        let finite_positive = |v: f64| v > 0.0 && v.is_finite();
-        let in_range = finite_positive(c.stiffness)
-            && c.damping >= 0.0
-            && c.damping.is_finite()
-            && finite_positive(c.friction_stiffness)
-            && c.scaling.reference_contacts > 0.0;
-        if !in_range {
-            return Err(WorldError::Parameter(format!(
-                "contact parameters out of range: {c:?}"
-            )));
-        }
-        if !(parameters.max_travel >= 0.0 && parameters.max_travel.is_finite()) {
-            return Err(WorldError::Parameter(format!(
-                "the longest travel per step {} m is not finite and ≥ 0",
-                parameters.max_travel
-            )));
-        }
-        if !(parameters.baumgarte_alpha >= 0.0 && parameters.baumgarte_alpha.is_finite()) {
-            return Err(WorldError::Parameter(format!(
-                "Baumgarte α = {} is not finite and ≥ 0",
-                parameters.baumgarte_alpha
-            )));
-        }
         parameters
-            .pid
             .check()
-            .map_err(|e| WorldError::Parameter(e.to_string()))?;
+            .and_then(|()| parameters.pid.check())
+            .map_err(WorldError::Parameter)?;
         Ok(World {
             bodies,
             joints,
