@@ -208,14 +208,13 @@ pub struct Controller {
 
 impl JointConfig {
     /// The joint between bodies `a` and `b` (indices into `bodies`, the
-    /// world's bodies at the start); `rotation` is `body_a`'s orientation
-    /// as configured, the default target of a target rotation.
+    /// world's bodies at the start); a target rotation defaults to
+    /// `body_a`'s starting orientation.
     pub fn joint(
         &self,
         a: usize,
         b: Option<usize>,
         bodies: &[RigidBody],
-        rotation: UnitQuaternion<f64>,
     ) -> Result<Joint, JointError> {
         let point = Point3::from(self.point_m.unwrap_or_default());
         let axis = self.axis.map(Vector3::from);
@@ -227,7 +226,10 @@ impl JointConfig {
             }
             JointKindName::Prismatic => Joint::prismatic(name, a, b, bodies, axis),
             JointKindName::TargetRotation => {
-                let target = self.target_rotation_rad.map_or(rotation, |r| {
+                let start = bodies
+                    .get(a)
+                    .map_or_else(UnitQuaternion::identity, |body| body.pose.rotation);
+                let target = self.target_rotation_rad.map_or(start, |r| {
                     UnitQuaternion::from_scaled_axis(Vector3::from(r))
                 });
                 Joint::target_rotation(name, a, bodies, target)

@@ -13,7 +13,6 @@ use haptic_devices::ServoRate;
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
 use haptic_render::{FrictionModel, MassProperties, RenderParameters, SolverChoice};
-use nalgebra::UnitQuaternion;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -196,12 +195,8 @@ impl Scene {
                         })?),
                         None => None,
                     };
-                let rotation = self
-                    .environment()
-                    .nth(a)
-                    .map_or_else(UnitQuaternion::identity, |o| o.pose().rotation);
                 joint
-                    .joint(a, b, bodies, rotation)
+                    .joint(a, b, bodies)
                     .map_err(|e| invalid(joint.field_of(&e), e.to_string()))
             })
             .collect()

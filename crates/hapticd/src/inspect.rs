@@ -6,7 +6,7 @@ use crate::prep::Source;
 use anyhow::{bail, Context};
 use haptic_asset::{load_prepared, FieldKind, PreparedGeometry};
 use haptic_config::DEFAULT_DENSITY_KG_M3;
-use haptic_mesh::{load_mesh_from_bytes, LengthUnit, LoadOptions, MeshFormat, TriangleMesh};
+use haptic_mesh::{LengthUnit, LoadOptions, MeshFormat, TriangleMesh};
 use haptic_physics::mass_properties;
 use haptic_pointshell::NestedPointTree;
 use haptic_sdf::{DistanceField, Field};
@@ -45,11 +45,7 @@ pub fn run(args: &InspectArgs) -> anyhow::Result<()> {
         }
         check_density(args.density)?;
         let source = Source::read(&name, args.unit)?;
-        let options = LoadOptions {
-            unit: source.unit,
-            ..LoadOptions::default()
-        };
-        let loaded = load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
+        let loaded = source.load(LoadOptions::default().scale)?;
         let mut out = Stdout::lock();
         writeln!(out, "mesh:       {}: {}", source.name, loaded.report)?;
         let bounds = loaded.mesh.aabb();

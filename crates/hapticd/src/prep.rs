@@ -104,13 +104,7 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
     }
 
     let started = Instant::now();
-    let options = LoadOptions {
-        unit: source.unit,
-        scale: args.scale,
-        weld_tolerance: None,
-    };
-    let LoadedMesh { mesh, report } =
-        load_mesh_from_bytes(&source.bytes, source.format, &source.name, &options)?;
+    let LoadedMesh { mesh, report } = source.load(args.scale)?;
     writeln!(stdout, "mesh: {}: {report}", source.name)?;
     describe_solid(&mut stdout, &mesh, args.density)?;
     check_memory(&mesh, args)?;
@@ -316,6 +310,21 @@ pub struct Source {
 }
 
 impl Source {
+    /// The mesh, in metres times `scale`.
+    pub fn load(&self, scale: f64) -> anyhow::Result<LoadedMesh> {
+        let options = LoadOptions {
+            unit: self.unit,
+            scale,
+            weld_tolerance: None,
+        };
+        Ok(load_mesh_from_bytes(
+            &self.bytes,
+            self.format,
+            &self.name,
+            &options,
+        )?)
+    }
+
     pub fn read(spec: &str, unit: Option<LengthUnit>) -> anyhow::Result<Self> {
         if let Some(shape) = spec.strip_prefix("builtin:") {
             if unit.is_some_and(|u| u != LengthUnit::Metre) {
