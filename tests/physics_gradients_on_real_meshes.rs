@@ -8,8 +8,8 @@ use haptic_acceptance::mesh_path;
 use haptic_core::{displaced, Matrix6, Vector6};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_physics::contact::{
-    add_damping, add_penalty, add_sticking_spring, overlapping_pairs, ContactDetector, DampingMode,
-    PairContact,
+    add_contact_forces, add_point_force, overlapping_pairs, sticking_spring, ContactDetector,
+    DampingMode, PairContact,
 };
 use haptic_physics::{Forces, GeometryResolution, RigidBody};
 use haptic_testkit::scenes::random_rotation;
@@ -70,15 +70,25 @@ fn forces(
     let mut forces = Forces::default();
     forces.reset(bodies.len());
     for c in contacts {
-        add_penalty(c, bodies, STIFFNESS * c.weight as f64, &mut forces);
-        if let Some(mode) = damping {
-            add_damping(c, bodies, DAMPING * c.weight as f64, mode, &mut forces);
-        }
+        let weight = c.weight as f64;
+        add_contact_forces(
+            c,
+            bodies,
+            STIFFNESS * weight,
+            damping.map_or(0.0, |_| DAMPING * weight),
+            damping.unwrap_or_default(),
+            &mut forces,
+        );
         if let Some(anchors) = anchors {
             let local = anchors[&(c.shell_body, c.field_body, c.point)];
             let anchor = bodies[c.field_body].pose * local;
             let kf = FRICTION_STIFFNESS * c.weight as f64;
-            add_sticking_spring(c, bodies, &anchor, kf, &mut forces);
+            add_point_force(
+                c,
+                bodies,
+                &sticking_spring(c, bodies, &anchor, kf),
+                &mut forces,
+            );
         }
     }
     forces

@@ -47,6 +47,11 @@ pub struct Physics {
     /// Stiffness of the friction anchor springs per finest-level shell
     /// point (N/m). Default 2×10³ N/m.
     pub friction_stiffness_n_per_m: f64,
+    /// How near the surface a shell point must lie to be re-examined
+    /// every step without a new tree traversal (m); a pair is traversed
+    /// again once its bodies have moved apart enough to bring a point from
+    /// beyond it into contact. Default 1 mm; 0 traverses every step.
+    pub detection_margin_m: f64,
     /// The farthest a body's point may travel in one physics step (m); a
     /// faster step is split into substeps. Default 1 mm; 0 never splits.
     pub max_travel_per_step_m: f64,
@@ -106,6 +111,7 @@ impl Default for Physics {
             },
             stiffness_scaling_contacts: c.scaling.reference_contacts,
             friction_stiffness_n_per_m: c.friction_stiffness,
+            detection_margin_m: c.detection_margin,
             max_travel_per_step_m: p.max_travel,
             baumgarte_alpha_per_s: p.baumgarte_alpha,
             pid: Pid::from(p.pid),
@@ -138,6 +144,7 @@ impl Physics {
                     reference_contacts: self.stiffness_scaling_contacts,
                 },
                 friction_stiffness: self.friction_stiffness_n_per_m,
+                detection_margin: self.detection_margin_m,
             },
             pid: self.pid.parameters(),
             max_travel: self.max_travel_per_step_m,
@@ -282,6 +289,7 @@ fn parameters(p: &Physics) -> Check {
             "contact.damping" => "contact_damping_n_s_per_m",
             "contact.friction_stiffness" => "friction_stiffness_n_per_m",
             "contact.scaling" => "stiffness_scaling_contacts",
+            "contact.detection_margin" => "detection_margin_m",
             "max_travel" => "max_travel_per_step_m",
             "baumgarte_alpha" => "baumgarte_alpha_per_s",
             other => other,

@@ -82,6 +82,11 @@ impl Aabb {
         p.sup(&self.min).inf(&self.max)
     }
 
+    /// The distance from the origin of the box's farthest point.
+    pub fn farthest_from_origin(&self) -> f64 {
+        Vector3::from_fn(|i, _| self.min[i].abs().max(self.max[i].abs())).norm()
+    }
+
     /// Squared Euclidean distance from `p` to the box (zero inside).
     #[inline]
     pub fn distance_squared(&self, p: &Point3<f64>) -> f64 {

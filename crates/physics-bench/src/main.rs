@@ -6,6 +6,7 @@
 //!   symplectic Euler on the same drop, found by bisection.
 //! - `versus-rapier`: a pile of mugs, cubes and tori in our world and in
 //!   rapier, each at its own largest stable step, in one process.
+//! - `pile`: that pile in our world alone at a given step (for profiling).
 
 mod ours;
 mod peer;
@@ -49,6 +50,18 @@ enum Command {
         /// Write the pile's snapshots and series as CSV into this directory.
         #[arg(long)]
         trace: Option<PathBuf>,
+        #[command(flatten)]
+        tuning: Tuning,
+    },
+    /// The versus-rapier pile in our world alone at one step, without the
+    /// ruler (for profiling).
+    Pile {
+        /// Step (s).
+        #[arg(long, default_value_t = 1e-3)]
+        step: f64,
+        /// Simulated seconds.
+        #[arg(long, default_value_t = 2.0)]
+        duration: f64,
         #[command(flatten)]
         tuning: Tuning,
     },
@@ -151,6 +164,11 @@ fn main() {
             trace,
             &tuning,
         ),
+        Command::Pile {
+            step,
+            duration,
+            tuning,
+        } => pile(step, duration, &tuning),
     };
     if let Err(error) = outcome {
         eprintln!("error: {error}");
@@ -260,6 +278,81 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
         "stable_step_ratio: {:.2} x",
         searches[0].step / searches[1].step
     );
+    Ok(())
+}
+
+/// The 50-body pile in our world alone at `step`, the stability test
+/// applied to every step.
+fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
+    if !(step > 0.0 && duration > 0.0) {
+        return Err("--step and --duration must be positive".to_string());
+    }
+    let size = Size {
+        bodies: 50,
+        columns: 4,
+        duration,
+        resolution: 0.0,
+    };
+    let scene = Scene::pile(
+        Mix::MugsCubesTori,
+        size.bodies,
+        size.columns,
+        &mesh_directory(),
+    )?;
+    let setup = tuning.apply()?;
+    let bodies = scene.bodies(&setup.0);
+    let criteria = Criteria::of(&scene);
+    print_parameters(&scene, &setup, &criteria, &size);
+    let mut ruler = Ruler::new(bodies.clone());
+    let mut engine = Ours::from_bodies(bodies, scene.len(), Integrator::SemiImplicit, setup.1);
+    let r = run(
+        &mut engine,
+        &scene,
+        &mut ruler,
+        &criteria,
+        Plan {
+            step,
+            duration,
+            trial: true,
+        },
+        None,
+    );
+    let fit = fit_line(
+        &r.samples
+            .iter()
+            .map(|&(c, t)| (c as f64, t * 1e6))
+            .collect::<Vec<_>>(),
+    );
+    println!("{} after {} steps", r.verdict, r.steps);
+    let t = engine.totals;
+    let per_step = |v: usize| v as f64 / t.steps.max(1) as f64;
+    println!(
+        "per step: {:.2} substeps, {:.0} contacts, {:.0} field lookups, {:.1} tree traversals",
+        per_step(t.substeps),
+        per_step(t.contacts),
+        per_step(t.lookups),
+        per_step(t.traversals)
+    );
+    println!(
+        "step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
+        fit.intercept, fit.slope, fit.r_squared
+    );
+    for (k, chunk) in r
+        .samples
+        .chunks(r.samples.len().div_ceil(8).max(1))
+        .enumerate()
+    {
+        let n = chunk.len() as f64;
+        println!(
+            "  steps from {:>5}: {:>7.1} µs a step, {:>5.0} contacts",
+            k * chunk.len(),
+            chunk.iter().map(|s| s.1).sum::<f64>() / n * 1e6,
+            chunk.iter().map(|s| s.0 as f64).sum::<f64>() / n
+        );
+    }
+    println!();
+    println!("ours_wall_per_sim_s: {:.3} s", r.wall_per_second());
+    println!("ours_max_penetration: {:.3e} m", r.max_own_penetration);
     Ok(())
 }
 

@@ -13,6 +13,18 @@ pub struct Ours {
     world: World,
     dynamic: usize,
     report: StepReport,
+    /// Sums over the steps so far.
+    pub totals: Totals,
+}
+
+/// What the steps so far did, summed.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Totals {
+    pub steps: usize,
+    pub substeps: usize,
+    pub lookups: usize,
+    pub traversals: usize,
+    pub contacts: usize,
 }
 
 impl Ours {
@@ -30,6 +42,7 @@ impl Ours {
             world,
             dynamic,
             report: StepReport::default(),
+            totals: Totals::default(),
         }
     }
 }
@@ -37,6 +50,12 @@ impl Ours {
 impl Engine for Ours {
     fn step(&mut self, h: f64) {
         self.report = self.world.step(h, &[]);
+        let (t, r) = (&mut self.totals, &self.report);
+        t.steps += 1;
+        t.substeps += r.substeps;
+        t.lookups += r.lookups;
+        t.traversals += r.traversals;
+        t.contacts += r.contacts;
     }
 
     fn observe(&mut self) -> Stepped {

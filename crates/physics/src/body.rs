@@ -121,6 +121,12 @@ impl Default for GeometryResolution {
 }
 
 impl BodyGeometry {
+    /// The farthest any shell point or mesh vertex lies from the body
+    /// frame's origin, at most (m): the farthest corner of `bounds`.
+    pub fn reach(&self) -> f64 {
+        self.bounds.farthest_from_origin()
+    }
+
     /// The point shell and dense field of `mesh`, which is already in the
     /// body frame.
     pub fn of_mesh(mesh: &TriangleMesh, resolution: &GeometryResolution) -> Self {

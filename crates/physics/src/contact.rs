@@ -42,11 +42,11 @@
 
 use crate::body::RigidBody;
 use crate::forces::Forces;
+use foldhash::HashMap;
 use haptic_contact::StiffnessScaling;
 use haptic_core::{skew, Matrix6, Vector6};
 use haptic_pointshell::{Contact, PointTreeTraversal, TraversalBudget};
-use nalgebra::{Matrix3, Point3, SMatrix, Vector3};
-use std::collections::HashMap;
+use nalgebra::{Isometry3, Matrix3, Point3, SMatrix, Vector3};
 
 /// One shell point of `shell_body` inside the field of `field_body`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -103,6 +103,11 @@ pub struct ContactParameters {
     pub scaling: StiffnessScaling,
     /// `k_f` of the friction anchors per finest-level point (N/m).
     pub friction_stiffness: f64,
+    /// Shell points within this distance of the other body's surface (m)
+    /// are kept from a pair's tree traversal and re-examined alone at the
+    /// following steps, until the pair has moved far enough for a point
+    /// from beyond it to reach the surface (see [`ContactDetector`]).
+    pub detection_margin: f64,
 }
 
 impl Default for ContactParameters {
@@ -113,6 +118,7 @@ impl Default for ContactParameters {
             damping_mode: DampingMode::Normal,
             scaling: StiffnessScaling::NONE,
             friction_stiffness: 2.0e3,
+            detection_margin: 1.0e-3,
         }
     }
 }
@@ -161,13 +167,64 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
 }
 
 /// The narrow phase: each pair's shells in the other's field.
+///
+/// A role (one body's shell in the other's field) is traversed down its
+/// point tree for the points whose value lies below the margin `δ`; those
+/// are kept with the relative pose `T₀` they were found at. At a later
+/// pose `T`, a point `p` moved at most `|t − t₀| + θ |p|` in the field's
+/// frame (`θ` the angle of `R₀ᵀR`); for a point now inside the field's
+/// grid box (outside it every value is positive), at most
+/// `|t_D| + θ |q|` with `q = T p` and `T₀T⁻¹ = (R_D, t_D)`. Its value fell
+/// by at most `L` times that, `L` the field's Lipschitz bound. While the
+/// smaller bound, with `|p|` and `|q|` at the shell's and the grid's
+/// reach, times `L` stays below `δ`, no point left out can be inside the
+/// field, and only the kept points are looked up: the contacts are exactly
+/// a full traversal's, in the same order. Resting and slowly moving pairs
+/// are traversed once in many steps.
 #[derive(Default)]
 pub struct ContactDetector {
+    margin: f64,
     traversals: HashMap<usize, PointTreeTraversal>,
-    found: Vec<Contact>,
+    near: HashMap<(usize, usize), NearPoints>,
+    stats: DetectionStats,
+}
+
+/// A role's points below the margin at its last traversal.
+struct NearPoints {
+    /// `field_from_shell` then (`None` before the first).
+    pose: Option<Isometry3<f64>>,
+    /// In traversal order.
+    points: Vec<Contact>,
+    /// Whether the current detection has used them.
+    used: bool,
+}
+
+/// What the last detection did.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct DetectionStats {
+    /// Roles (a shell in a field) examined.
+    pub roles: usize,
+    /// Of which traversed down their trees; the rest reused kept points.
+    pub traversals: usize,
+    /// Field lookups, traversals and kept points together.
+    pub lookups: usize,
 }
 
 impl ContactDetector {
+    /// A detector keeping the points within `margin` (m) of the surface;
+    /// 0 traverses every role at every detection (the default).
+    pub fn new(margin: f64) -> ContactDetector {
+        ContactDetector {
+            margin,
+            ..ContactDetector::default()
+        }
+    }
+
+    /// What the last [`detect`](Self::detect) did.
+    pub fn stats(&self) -> DetectionStats {
+        self.stats
+    }
+
     /// Appends the contacts of every pair in `pairs` to `out` (cleared
     /// first): for `(i, j)`, `i`'s points in `j`'s field, then `j`'s in `i`'s.
     pub fn detect(
@@ -177,10 +234,15 @@ impl ContactDetector {
         out: &mut Vec<PairContact>,
     ) {
         out.clear();
+        self.stats = DetectionStats::default();
+        for near in self.near.values_mut() {
+            near.used = false;
+        }
         for &(i, j) in pairs {
             self.detect_role(bodies, i, j, out);
             self.detect_role(bodies, j, i, out);
         }
+        self.near.retain(|_, near| near.used);
     }
 
     fn detect_role(
@@ -195,22 +257,54 @@ impl ContactDetector {
             return;
         };
         let field_from_shell = a.pose.inverse() * s.pose;
-        let traversal = self
-            .traversals
-            .entry(shell_body)
-            .or_insert_with(|| PointTreeTraversal::new(sg.shell.tree()));
-        traversal.traverse(
-            sg.shell.tree(),
-            sg.shell.shell(),
-            ag.field.as_ref(),
-            &field_from_shell,
-            TraversalBudget::default(),
-            &mut self.found,
-        );
+        let field = ag.field.as_ref();
+        let reach = sg.reach();
+        let field_reach = field.bounds().farthest_from_origin();
+        let near = self
+            .near
+            .entry((shell_body, field_body))
+            .or_insert_with(|| NearPoints {
+                pose: None,
+                points: Vec::new(),
+                used: false,
+            });
+        let still_valid = near.pose.is_some_and(|found_at| {
+            let angle = found_at.rotation.angle_to(&field_from_shell.rotation);
+            // Turned about the shell's origin, or about the field's (only
+            // points now inside the field's grid can be inside it).
+            let about_shell = (field_from_shell.translation.vector - found_at.translation.vector)
+                .norm()
+                + angle * reach;
+            let back = found_at * field_from_shell.inverse();
+            let about_field = back.translation.vector.norm() + angle * field_reach;
+            field.lipschitz_bound() * about_shell.min(about_field) < self.margin
+        });
+        self.stats.roles += 1;
+        if still_valid {
+            self.stats.lookups += near.points.len();
+        } else {
+            let traversal = self
+                .traversals
+                .entry(shell_body)
+                .or_insert_with(|| PointTreeTraversal::new(sg.shell.tree()));
+            let traversed = traversal.traverse_within(
+                sg.shell.tree(),
+                sg.shell.shell(),
+                field,
+                &field_from_shell,
+                self.margin,
+                TraversalBudget::default(),
+                &mut near.points,
+            );
+            near.pose = Some(field_from_shell);
+            self.stats.traversals += 1;
+            self.stats.lookups += traversed.lookups as usize + near.points.len();
+        }
+        near.used = true;
         let shell = sg.shell.shell();
-        for c in &self.found {
+        for c in &near.points {
             let p = &shell.points[c.point as usize];
-            let (distance, gradient) = ag.field.value_gradient(&(field_from_shell * p));
+            let (distance, gradient) = field.value_gradient(&(field_from_shell * p));
             let normal = s.pose.rotation * shell.outward_normals[c.point as usize];
             let distance_gradient = a.pose.rotation * gradient;
             if distance >= 0.0 || normal.dot(&distance_gradient) > -FACING_COSINE {
@@ -231,20 +325,49 @@ impl ContactDetector {
 }
 
 /// `∂F_S/∂(x_S, θ_S, x_A, θ_A)` or `∂F_S/∂(v_S, ω_S, v_A, ω_A)`.
-type ForceGradient = SMatrix<f64, 3, 12>;
+pub type ForceGradient = SMatrix<f64, 3, 12>;
+
+/// A force at a contact point on the shell body `S` (the field body `A`
+/// takes `−F`) and its gradients with respect to both bodies' poses and
+/// velocities, before the handle terms.
+#[derive(Clone, Copy, Debug)]
+pub struct PointForce {
+    pub force: Vector3<f64>,
+    /// `∂F/∂(x_S, θ_S, x_A, θ_A)`; `None`: the force is held constant.
+    pub position: Option<ForceGradient>,
+    /// `∂F/∂(v_S, ω_S, v_A, ω_A)`.
+    pub velocity: Option<ForceGradient>,
+}
+
+impl std::ops::Add for PointForce {
+    type Output = PointForce;
+
+    fn add(self, other: PointForce) -> PointForce {
+        let sum = |a: Option<ForceGradient>, b: Option<ForceGradient>| match (a, b) {
+            (Some(a), Some(b)) => Some(a + b),
+            (a, b) => a.or(b),
+        };
+        PointForce {
+            force: self.force + other.force,
+            position: sum(self.position, other.position),
+            velocity: sum(self.velocity, other.velocity),
+        }
+    }
+}
 
 /// The wrench a force `F` at `P` puts on `S` (`+F`) and on `A` (`−F`),
 /// and the gradient blocks, from the force's own gradients. The handle
 /// terms follow from `δr_S = −[r_S]× δθ_S` and
 /// `δr_A = δx_S − [r_S]× δθ_S − δx_A`.
-fn add_point_force(
+pub fn add_point_force(
     contact: &PairContact,
     bodies: &[RigidBody],
-    force: &Vector3<f64>,
-    position_gradient: Option<&ForceGradient>,
-    velocity_gradient: Option<&ForceGradient>,
+    point_force: &PointForce,
     forces: &mut Forces,
 ) {
+    let force = &point_force.force;
+    let (position_gradient, velocity_gradient) =
+        (point_force.position.as_ref(), point_force.velocity.as_ref());
     let (s, a) = (contact.shell_body, contact.field_body);
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
@@ -326,12 +449,11 @@ fn add_point_force(
 
 /// Penalty force `F_S = k d m` of one contact (stiffness `k` already
 /// weighted and scaled) and its exact gradients (eqs 31–40 for two moving
-/// bodies, rotating normal included), added to `forces`.
-pub fn add_penalty(contact: &PairContact, bodies: &[RigidBody], k: f64, forces: &mut Forces) {
+/// bodies, rotating normal included).
+pub fn penalty(contact: &PairContact, bodies: &[RigidBody], k: f64) -> PointForce {
     let (d, m, a) = (contact.distance, contact.normal, contact.distance_gradient);
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
-    let force = m * (k * d);
     let kma: Matrix3<f64> = m * a.transpose() * k;
     let mut gradient = ForceGradient::zeros();
     gradient.fixed_view_mut::<3, 3>(0, 0).copy_from(&kma);
@@ -342,19 +464,39 @@ pub fn add_penalty(contact: &PairContact, bodies: &[RigidBody], k: f64, forces: 
     gradient
         .fixed_view_mut::<3, 3>(0, 9)
         .copy_from(&(kma * skew(&ra)));
-    add_point_force(contact, bodies, &force, Some(&gradient), None, forces);
+    PointForce {
+        force: m * (k * d),
+        position: Some(gradient),
+        velocity: None,
+    }
+}
+
+/// The penalty force of one contact and, for `c > 0`, its damping, added
+/// to `forces` together.
+pub fn add_contact_forces(
+    contact: &PairContact,
+    bodies: &[RigidBody],
+    k: f64,
+    c: f64,
+    mode: DampingMode,
+    forces: &mut Forces,
+) {
+    let mut total = penalty(contact, bodies, k);
+    if c > 0.0 {
+        total = total + damping(contact, bodies, c, mode);
+    }
+    add_point_force(contact, bodies, &total, forces);
 }
 
 /// Contact damping (§4.2) of one contact and its gradients with respect to
 /// velocities (eqs 43–51) and poses (through the handles, the rotating
 /// normal and, for [`DampingMode::Normal`], the field's curvature).
-pub fn add_damping(
+pub fn damping(
     contact: &PairContact,
     bodies: &[RigidBody],
     c: f64,
     mode: DampingMode,
-    forces: &mut Forces,
-) {
+) -> PointForce {
     let (bs, ba) = (&bodies[contact.shell_body], &bodies[contact.field_body]);
     let a = contact.distance_gradient;
     let rs = contact.shell_handle(bodies);
@@ -405,14 +547,11 @@ pub fn add_damping(
         }
         DampingMode::Full => (-c * u, du_dvel * (-c), du_dpos * (-c)),
     };
-    add_point_force(
-        contact,
-        bodies,
-        &force,
-        Some(&position_gradient),
-        Some(&velocity_gradient),
-        forces,
-    );
+    PointForce {
+        force,
+        position: Some(position_gradient),
+        velocity: Some(velocity_gradient),
+    }
 }
 
 /// Step of the differences of the field's gradient (m). Inside a cell the
@@ -452,13 +591,12 @@ fn field_hessian(contact: &PairContact, bodies: &[RigidBody]) -> Matrix3<f64> {
 /// The sticking spring `F_S = −k_f (I − m mᵀ)(P − Q)` towards the anchor
 /// `Q` (world, fixed on the field body), with its exact pose gradient:
 /// `δ(P − Q) = δx_S − [r_S]× δθ_S − δx_A + [Q − x_A]× δθ_A`, `δm = −[m]× δθ_S`.
-pub fn add_sticking_spring(
+pub fn sticking_spring(
     contact: &PairContact,
     bodies: &[RigidBody],
     anchor: &Point3<f64>,
     kf: f64,
-    forces: &mut Forces,
-) {
+) -> PointForce {
     let m = contact.normal;
     let s = contact.position - anchor;
     let projector = Matrix3::identity() - m * m.transpose();
@@ -478,7 +616,11 @@ pub fn add_sticking_spring(
     let mut block = gradient.fixed_view::<3, 3>(0, 3).into_owned();
     block -= rotating * kf;
     gradient.fixed_view_mut::<3, 3>(0, 3).copy_from(&block);
-    add_point_force(contact, bodies, &force, Some(&gradient), None, forces);
+    PointForce {
+        force,
+        position: Some(gradient),
+        velocity: None,
+    }
 }
 
 /// Coulomb coefficients between two bodies: the geometric mean of theirs.
@@ -544,13 +686,23 @@ impl FrictionAnchors {
             let spring = kf * tangential.norm();
             let anchor = if spring <= mu_s * normal_force {
                 stats.sticking += 1;
-                add_sticking_spring(contact, bodies, &anchor, kf, forces);
+                add_point_force(
+                    contact,
+                    bodies,
+                    &sticking_spring(contact, bodies, &anchor, kf),
+                    forces,
+                );
                 anchor
             } else {
                 stats.sliding += 1;
                 let direction = tangential / tangential.norm();
                 let slide = mu_d * normal_force;
-                add_point_force(contact, bodies, &(-slide * direction), None, None, forces);
+                let sliding = PointForce {
+                    force: -slide * direction,
+                    position: None,
+                    velocity: None,
+                };
+                add_point_force(contact, bodies, &sliding, forces);
                 p - direction * (slide / kf)
             };
             self.seen.insert(key, field_pose.inverse() * anchor);
@@ -577,7 +729,7 @@ pub fn contact_stiffnesses(
     out: &mut Vec<f64>,
 ) {
     out.clear();
-    let mut counts: HashMap<(usize, usize), f64> = HashMap::new();
+    let mut counts: HashMap<(usize, usize), f64> = HashMap::default();
     for c in contacts {
         let pair = (
             c.shell_body.min(c.field_body),

@@ -8,8 +8,8 @@
 //! body's centre of mass; `(v, ω)` are the centre of mass's velocity and
 //! the angular velocity, both in the world frame.
 
+use foldhash::HashMap;
 use haptic_core::{Matrix6, Vector6};
-use std::collections::HashMap;
 
 /// `∂(wrench on body `on`)/∂(state of body `by`)`.
 #[derive(Clone, Copy, Debug, PartialEq)]

@@ -4,8 +4,8 @@
 
 use crate::body::RigidBody;
 use crate::contact::{
-    add_damping, add_penalty, contact_stiffnesses, overlapping_pairs, ContactDetector,
-    ContactParameters, FrictionAnchors, PairContact,
+    add_contact_forces, contact_stiffnesses, overlapping_pairs, ContactDetector, ContactParameters,
+    FrictionAnchors, PairContact,
 };
 use crate::forces::{ConstraintRow, Forces};
 use crate::island::Islands;
@@ -86,7 +86,7 @@ impl WorldParameters {
         type Field = (&'static str, f64, bool, &'static str);
         let c = &self.contact;
         let gravity = self.gravity.iter().copied().find(|g| !g.is_finite());
-        let fields: [Field; 7] = [
+        let fields: [Field; 8] = [
             (
                 "gravity",
                 gravity.unwrap_or(0.0),
@@ -116,6 +116,12 @@ impl WorldParameters {
                 c.scaling.reference_contacts,
                 c.scaling.reference_contacts > 0.0,
                 "positive (N0 of eq 77; infinite for none)",
+            ),
+            (
+                "contact.detection_margin",
+                c.detection_margin,
+                non_negative(c.detection_margin),
+                NON_NEGATIVE,
             ),
             (
                 "max_travel",
@@ -171,6 +177,11 @@ pub struct StepReport {
     pub sliding: usize,
     /// Substeps the step was split into.
     pub substeps: usize,
+    /// Field lookups of the contact detection, over the substeps.
+    pub lookups: usize,
+    /// Roles (a shell in a field) traversed down their point trees, over
+    /// the substeps; the others reused their points near the surface.
+    pub traversals: usize,
 }
 
 /// Bodies, joints and the state their contacts carry between steps.
@@ -237,7 +248,7 @@ impl World {
             joints,
             pid: PidContacts::new(parameters.pid),
             parameters,
-            detector: ContactDetector::default(),
+            detector: ContactDetector::new(parameters.contact.detection_margin),
             anchors: FrictionAnchors::default(),
             pairs: Vec::new(),
             contacts: Vec::new(),
@@ -304,13 +315,8 @@ impl World {
             .filter_map(|i| {
                 let b = &self.bodies[i];
                 let geometry = b.geometry.as_ref()?;
-                let reach = geometry
-                    .bounds
-                    .min
-                    .coords
-                    .norm()
-                    .max(geometry.bounds.max.coords.norm());
-                let travel = (b.velocity.norm() + b.angular_velocity.norm() * reach) * dt;
+                let travel =
+                    (b.velocity.norm() + b.angular_velocity.norm() * geometry.reach()) * dt;
                 let swept = bounds[i]?.dilated(travel);
                 let near = bounds
                     .iter()
@@ -332,6 +338,8 @@ impl World {
                 contacts: total.contacts.max(report.contacts),
                 max_penetration: total.max_penetration.max(report.max_penetration),
                 quarantined: total.quarantined + report.quarantined,
+                lookups: total.lookups + report.lookups,
+                traversals: total.traversals + report.traversals,
                 ..report
             };
         }
@@ -343,8 +351,11 @@ impl World {
     fn substep(&mut self, h: f64, dt: f64, external_impulses: &[Vector6]) -> StepReport {
         let before: Vec<RigidBody> = self.bodies.clone();
         self.detect();
+        let detection = self.detector.stats();
         let mut report = StepReport {
             contacts: self.contacts.len(),
+            lookups: detection.lookups,
+            traversals: detection.traversals,
             max_penetration: self
                 .contacts
                 .iter()
@@ -438,17 +449,14 @@ impl World {
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
             let c = &self.parameters.contact;
             for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
-                add_penalty(contact, &self.bodies, k, &mut self.forces);
-                if c.damping > 0.0 {
-                    let damping = c.damping * contact.weight as f64;
-                    add_damping(
-                        contact,
-                        &self.bodies,
-                        damping,
-                        c.damping_mode,
-                        &mut self.forces,
-                    );
-                }
+                add_contact_forces(
+                    contact,
+                    &self.bodies,
+                    k,
+                    c.damping * contact.weight as f64,
+                    c.damping_mode,
+                    &mut self.forces,
+                );
             }
         }
         self.rows.clear();

@@ -119,6 +119,24 @@ impl PointTreeTraversal {
         budget: TraversalBudget,
         contacts: &mut Vec<Contact>,
     ) -> TraversalStats {
+        self.traverse_within(tree, shell, field, field_from_shell, 0.0, budget, contacts)
+    }
+
+    /// As [`traverse`](Self::traverse), but finds the points whose value is
+    /// below `margin` (m, ≥ 0) rather than below 0: a subtree is dropped
+    /// when its node's value exceeds `L·radius + margin`. The points found,
+    /// in the same order, are a superset of `traverse`'s.
+    #[allow(clippy::too_many_arguments)]
+    pub fn traverse_within<F: DistanceField + ?Sized>(
+        &mut self,
+        tree: &NestedPointTree,
+        shell: &PointShell,
+        field: &F,
+        field_from_shell: &Isometry3<f64>,
+        margin: f64,
+        budget: TraversalBudget,
+        contacts: &mut Vec<Contact>,
+    ) -> TraversalStats {
         assert_eq!(shell.len(), tree.shell_len(), "shell and tree disagree");
         contacts.clear();
         let levels = tree.levels();
@@ -164,7 +182,7 @@ impl PointTreeTraversal {
                     candidate.value = field.value(&map.apply(&shell.points[points[node] as usize]));
                     stats.lookups += 1;
                 }
-                if !expand || candidate.value > lipschitz * radii[node] {
+                if !expand || candidate.value > lipschitz * radii[node] + margin {
                     continue;
                 }
                 let (first, end) = (first_child[node], first_child[node + 1]);
@@ -193,7 +211,7 @@ impl PointTreeTraversal {
         contacts.extend(
             self.current
                 .iter()
-                .filter(|c| c.value < 0.0)
+                .filter(|c| c.value < margin)
                 .map(|c| Contact {
                     point: points[c.node as usize],
                     distance: c.value,
@@ -410,6 +428,54 @@ mod tests {
                 expected
             );
         }
+    }
+
+    /// With a margin the traversal finds exactly the points within it, in
+    /// an order whose points below 0 are the plain traversal's, in its order.
+    #[test]
+    fn tree_with_a_margin_finds_exactly_the_points_within_it() {
+        let mut rng = Pcg64::seed_from_u64(23);
+        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
+        let block = BoxField {
+            half_extents: Vector3::new(0.1, 0.07, 0.04),
+        };
+        let margin = 0.004;
+        let mut near_points = 0;
+        for pose in shallow_poses(&block, &mut rng, 0.01) {
+            let map = RigidMap::new(&pose);
+            let expected: Vec<u32> = (0..setup.shell.len() as u32)
+                .filter(|&i| block.value(&map.apply(&setup.shell.points[i as usize])) < margin)
+                .collect();
+            let mut near = Vec::new();
+            setup.traversal.traverse_within(
+                &setup.tree,
+                &setup.shell,
+                &block,
+                &pose,
+                margin,
+                TraversalBudget::default(),
+                &mut near,
+            );
+            let mut plain = Vec::new();
+            setup.traversal.traverse(
+                &setup.tree,
+                &setup.shell,
+                &block,
+                &pose,
+                TraversalBudget::default(),
+                &mut plain,
+            );
+            let inside: Vec<Contact> = near.iter().copied().filter(|c| c.distance < 0.0).collect();
+            assert_eq!(inside, plain);
+            let mut found: Vec<u32> = near.iter().map(|c| c.point).collect();
+            found.sort_unstable();
+            assert_eq!(found, expected);
+            near_points += found.len() - plain.len();
+        }
+        assert!(
+            near_points > 1000,
+            "the margin added points ({near_points})"
+        );
     }
 
     #[test]
