@@ -2,6 +2,9 @@
 //! in a temporary directory, stopped by signals or by the end of a
 //! recording, its recordings and summaries read back.
 
+mod common;
+
+use common::record_trajectory;
 use haptic_friction::FrictionState;
 use haptic_render::FrictionVerdict;
 use nalgebra::Vector3;
@@ -420,23 +423,6 @@ fn telemetry_streams_ticks_and_latency_over_udp() {
         let p99 = digest["wake_latency_us"]["p99"].as_f64().unwrap();
         assert!(p99 > 0.0 && p99 < 1e5, "{digest}");
     }
-}
-
-/// Records `motion` (a file in config/motions or a config's inline motion
-/// written out) as a trajectory through `hapticd record`.
-fn record_trajectory(motion_toml: &str, dir: &Path) -> PathBuf {
-    let motion = dir.join("motion.toml");
-    std::fs::write(&motion, motion_toml).unwrap();
-    let trajectory = dir.join("motion.traj");
-    let output = hapticd()
-        .args(["record", "--motion"])
-        .arg(&motion)
-        .arg("--out")
-        .arg(&trajectory)
-        .output()
-        .unwrap();
-    assert!(output.status.success(), "{output:?}");
-    trajectory
 }
 
 /// The peg-in-hole motion of config/peg-in-hole.toml: hold, push 1 mm,

@@ -2,6 +2,8 @@
 //! daemon on port 0 with `--port-file`, then HTTP and a WebSocket client on
 //! the port it wrote.
 
+mod common;
+
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -110,13 +112,14 @@ impl Drop for Daemon {
     }
 }
 
-#[test]
-fn the_control_api_and_stream_of_a_running_daemon() {
-    let dir = tempfile::tempdir().unwrap();
-    let port_file = dir.path().join("port");
-    let log = std::fs::File::create(dir.path().join("stderr")).unwrap();
+/// `hapticd run --listen 127.0.0.1:0` with `args`, its standard error in
+/// `dir`; the daemon and the port it wrote to its port file.
+fn start(dir: &Path, args: &[&str]) -> (Daemon, u16) {
+    let port_file = dir.join("port");
+    let log = std::fs::File::create(dir.join("stderr")).unwrap();
     let child = Command::new(env!("CARGO_BIN_EXE_hapticd"))
-        .args(["run", "--listen", "127.0.0.1:0", "--duration", "120"])
+        .args(["run", "--listen", "127.0.0.1:0"])
+        .args(args)
         .arg("--port-file")
         .arg(&port_file)
         .current_dir(repo())
@@ -126,7 +129,7 @@ fn the_control_api_and_stream_of_a_running_daemon() {
         .unwrap();
     let mut daemon = Daemon(child);
     let started = Instant::now();
-    let port: u16 = loop {
+    let port = loop {
         if let Ok(text) = std::fs::read_to_string(&port_file) {
             break text.trim().parse().unwrap();
         }
@@ -134,6 +137,14 @@ fn the_control_api_and_stream_of_a_running_daemon() {
         assert!(daemon.0.try_wait().unwrap().is_none(), "hapticd ended");
         std::thread::sleep(Duration::from_millis(20));
     };
+    (daemon, port)
+}
+
+#[test]
+fn the_control_api_and_stream_of_a_running_daemon() {
+    let dir = tempfile::tempdir().unwrap();
+    let (mut daemon, port) = start(dir.path(), &["--duration", "120"]);
+    let started = Instant::now();
     let stderr = std::fs::read_to_string(dir.path().join("stderr")).unwrap();
     assert!(
         stderr.contains(&format!("listening on http://127.0.0.1:{port}")),
@@ -236,4 +247,116 @@ fn the_control_api_and_stream_of_a_running_daemon() {
     unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
     let exit = daemon.0.wait().unwrap();
     assert!(exit.success(), "{exit:?}");
+}
+
+/// The physics thread's friction, seen through a live daemon: in
+/// config/push-block.toml the hand-mode emulator drives the sphere into the
+/// block at 0.2 m/s and stops; the block, flicked free, slides on the table
+/// and stops with Coulomb's deceleration μ g (μ = 0.3 for the pair), read
+/// from the block's poses in the state stream (100 Hz).
+#[test]
+fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
+    const MU_G: f64 = 0.3 * 9.81;
+    let dir = tempfile::tempdir().unwrap();
+    // The sphere's surface starts 2 cm from the block; the hand stops 1 cm
+    // past the block's face.
+    let trajectory = common::record_trajectory(
+        r#"segments = [
+    { type = "hold", duration_s = 2.0 },
+    { type = "line", to_m = [0.03, 0.0, 0.0], duration_s = 0.15 },
+    { type = "hold", duration_s = 0.8 },
+]
+"#,
+        dir.path(),
+    );
+    let (mut daemon, port) = start(
+        dir.path(),
+        &[
+            "--config",
+            "config/push-block.toml",
+            "--trajectory",
+            trajectory.to_str().unwrap(),
+            "--until-end",
+        ],
+    );
+    let mut stream = loop {
+        // The stream answers once the scene is built.
+        let (status, _) = http(port, "GET", "/v1/parameters", None);
+        if status == 200 {
+            break Stream::connect(port, "rate_hz=1000&contacts=0");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let hello = stream.text();
+    let objects = hello["objects"].as_array().unwrap();
+    let environment: Vec<&Value> = objects.iter().filter(|o| o["tool"] != true).collect();
+    let block = environment
+        .iter()
+        .position(|o| o["name"] == "block")
+        .unwrap_or_else(|| panic!("{hello}"));
+    for _ in objects {
+        assert_eq!(stream.frame().0, 2, "a geometry frame");
+    }
+    // (time, x) each time the block's pose changes (the physics rate).
+    let mut track: Vec<(f64, f64)> = Vec::new();
+    loop {
+        let frame = stream.text();
+        if frame["type"] != "tick" {
+            continue;
+        }
+        let t = frame["time_s"].as_f64().unwrap();
+        let x = frame["environment"][block]["position_m"][0]
+            .as_f64()
+            .unwrap();
+        if track.last().is_none_or(|&(_, last)| last != x) {
+            track.push((t, x));
+        }
+        if t > 2.85 {
+            break;
+        }
+    }
+    let exit = daemon.0.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+
+    // Velocities between pose changes; the slide from the fastest moment
+    // (the release) until the block has slowed to a fifth of it.
+    let velocities: Vec<(f64, f64)> = track
+        .windows(2)
+        .map(|w| {
+            (
+                (w[0].0 + w[1].0) / 2.0,
+                (w[1].1 - w[0].1) / (w[1].0 - w[0].0),
+            )
+        })
+        .collect();
+    let (release, &(_, peak)) = velocities
+        .iter()
+        .enumerate()
+        .max_by(|a, b| a.1 .1.total_cmp(&b.1 .1))
+        .unwrap();
+    assert!(peak > 0.1, "the block was flicked: peak {peak} m/s");
+    let sliding: Vec<(f64, f64)> = velocities[release + 2..]
+        .iter()
+        .copied()
+        .take_while(|&(_, v)| v > 0.2 * peak)
+        .collect();
+    assert!(sliding.len() >= 6, "{sliding:?}");
+    // Least-squares slope of v(t).
+    let n = sliding.len() as f64;
+    let (mt, mv) = sliding
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(t, v)| (a + t / n, b + v / n));
+    let (stv, stt) = sliding.iter().fold((0.0, 0.0), |(a, b), &(t, v)| {
+        (a + (t - mt) * (v - mv), b + (t - mt) * (t - mt))
+    });
+    let deceleration = -stv / stt;
+    println!("peak {peak:.3} m/s, deceleration {deceleration:.4} m/s² against μg = {MU_G:.4}");
+    assert!(
+        (deceleration - MU_G).abs() < 0.05 * MU_G,
+        "deceleration {deceleration} m/s² against μ g = {MU_G}"
+    );
+    // And it stops: at rest over the last 0.2 s.
+    let (t_end, x_end) = *track.last().unwrap();
+    let rest = track.iter().find(|&&(t, _)| t > t_end - 0.2).unwrap();
+    assert!((x_end - rest.1).abs() < 1e-4, "{track:?}");
 }

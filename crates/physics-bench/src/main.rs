@@ -15,11 +15,11 @@ mod scene;
 mod trace;
 
 use clap::{Parser, Subcommand};
-use haptic_physics::{ContactParameters, Integrator, World};
+use haptic_physics::{Integrator, World, WorldParameters};
 use ours::{Ours, Ruler};
 use peer::{peer_shapes, Peer, LENGTH_UNIT};
 use run::{fit_line, largest_stable_step, run, Criteria, Engine, Plan, Run, Search};
-use scene::{contact_parameters, mesh_directory, Geometry, Mix, Scene};
+use scene::{mesh_directory, Geometry, Mix, Scene};
 use std::path::PathBuf;
 use std::time::Instant;
 use trace::Trace;
@@ -82,18 +82,33 @@ struct Tuning {
     /// Field nodes along a body's longest side (at least 8).
     #[arg(long, value_parser = clap::value_parser!(u32).range(8..))]
     field_resolution: Option<u32>,
+    /// The farthest a body near another may move between two contact
+    /// detections before our world splits its step (m).
+    #[arg(long)]
+    max_travel: Option<f64>,
+    /// How near the surface our shell points are kept between traversals (m).
+    #[arg(long)]
+    detection_margin: Option<f64>,
 }
 
 impl Tuning {
-    /// The geometry and contact parameters, checked as the world checks them.
-    fn apply(&self) -> Result<(Geometry, ContactParameters), String> {
+    /// The geometry and our world's parameters (semi-implicit), checked as
+    /// the world checks them.
+    fn apply(&self) -> Result<(Geometry, WorldParameters), String> {
         let mut geometry = Geometry::default();
-        let mut contact = contact_parameters();
+        let mut parameters = scene::world_parameters();
+        let contact = &mut parameters.contact;
         if let Some(k) = self.stiffness {
             contact.stiffness = k;
         }
         if let Some(c) = self.damping {
             contact.damping = c;
+        }
+        if let Some(margin) = self.detection_margin {
+            contact.detection_margin = margin;
+        }
+        if let Some(travel) = self.max_travel {
+            parameters.max_travel = travel;
         }
         if let Some(n) = self.shell_points {
             geometry.body.shell_points = n as usize;
@@ -101,13 +116,9 @@ impl Tuning {
         if let Some(n) = self.field_resolution {
             geometry.body.field_resolution = n;
         }
-        World::new(
-            Vec::new(),
-            Vec::new(),
-            scene::world_parameters(Integrator::SemiImplicit, contact),
-        )
-        .map_err(|e| format!("--stiffness/--damping: {e}"))?;
-        Ok((geometry, contact))
+        World::new(Vec::new(), Vec::new(), parameters)
+            .map_err(|e| format!("--stiffness/--damping/--max-travel/--detection-margin: {e}"))?;
+        Ok((geometry, parameters))
     }
 }
 
@@ -178,13 +189,21 @@ fn main() {
 
 fn print_parameters(
     scene: &Scene,
-    (geometry, c): &(Geometry, ContactParameters),
+    (geometry, parameters): &(Geometry, WorldParameters),
     criteria: &Criteria,
     size: &Size,
 ) {
+    let c = &parameters.contact;
     println!(
-        "contact: k = {:.3e} N/m and c = {} N·s/m per finest shell point ({:?} damping), friction anchors k_f = {:.3e} N/m, μ = {}",
-        c.stiffness, c.damping, c.damping_mode, c.friction_stiffness, scene::FRICTION
+        "contact: k = {:.3e} N/m and c = {} N·s/m per finest shell point ({:?} damping), friction anchors k_f = {:.3e} N/m, μ = {}; \
+         our steps split beyond {} mm of travel of a body near another, points within {} mm kept between traversals",
+        c.stiffness,
+        c.damping,
+        c.damping_mode,
+        c.friction_stiffness,
+        scene::FRICTION,
+        parameters.max_travel * 1e3,
+        c.detection_margin * 1e3
     );
     let (b, f) = (&geometry.body, &geometry.floor);
     println!(
@@ -245,8 +264,14 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
         println!("{name}:");
         let search = largest_stable_step(
             |h| {
-                let mut engine =
-                    Ours::from_bodies(bodies.clone(), scene.len(), integrator, setup.1);
+                let mut engine = Ours::from_bodies(
+                    bodies.clone(),
+                    scene.len(),
+                    WorldParameters {
+                        integrator,
+                        ..setup.1
+                    },
+                );
                 run(
                     &mut engine,
                     &scene,
@@ -304,7 +329,7 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
     let criteria = Criteria::of(&scene);
     print_parameters(&scene, &setup, &criteria, &size);
     let mut ruler = Ruler::new(bodies.clone());
-    let mut engine = Ours::from_bodies(bodies, scene.len(), Integrator::SemiImplicit, setup.1);
+    let mut engine = Ours::from_bodies(bodies, scene.len(), setup.1);
     let r = run(
         &mut engine,
         &scene,
@@ -337,15 +362,12 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
         "step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
         fit.intercept, fit.slope, fit.r_squared
     );
-    for (k, chunk) in r
-        .samples
-        .chunks(r.samples.len().div_ceil(8).max(1))
-        .enumerate()
-    {
+    let eighth = r.samples.len().div_ceil(8).max(1);
+    for (k, chunk) in r.samples.chunks(eighth).enumerate() {
         let n = chunk.len() as f64;
         println!(
             "  steps from {:>5}: {:>7.1} µs a step, {:>5.0} contacts",
-            k * chunk.len(),
+            k * eighth,
             chunk.iter().map(|s| s.1).sum::<f64>() / n * 1e6,
             chunk.iter().map(|s| s.0 as f64).sum::<f64>() / n
         );
@@ -416,12 +438,7 @@ fn versus_rapier(
         Contender {
             name: "ours",
             build: Box::new(move || {
-                Box::new(Ours::from_bodies(
-                    bodies.clone(),
-                    scene_ref.len(),
-                    Integrator::SemiImplicit,
-                    setup.1,
-                ))
+                Box::new(Ours::from_bodies(bodies.clone(), scene_ref.len(), setup.1))
             }),
             start: 1e-4,
             cap: 1e-2,
@@ -646,8 +663,7 @@ mod tests {
             Box::new(Ours::from_bodies(
                 bodies.clone(),
                 scene.len(),
-                Integrator::SemiImplicit,
-                contact_parameters(),
+                scene::world_parameters(),
             )),
             Box::new(Peer::new(&scene, &shapes, false)),
         ];

@@ -3,9 +3,9 @@
 //! field, at the poses an engine reached.
 
 use crate::run::{Engine, Stepped};
-use crate::scene::world_parameters;
+use crate::scene::Scene;
 use haptic_physics::contact::{overlapping_pairs, ContactDetector};
-use haptic_physics::{ContactParameters, Integrator, PairContact, RigidBody, StepReport, World};
+use haptic_physics::{PairContact, RigidBody, StepReport, World, WorldParameters};
 use nalgebra::Isometry3;
 
 /// Our world, the floor its last body.
@@ -33,10 +33,9 @@ impl Ours {
     pub fn from_bodies(
         bodies: Vec<RigidBody>,
         dynamic: usize,
-        integrator: Integrator,
-        contact: ContactParameters,
+        parameters: WorldParameters,
     ) -> Ours {
-        let world = World::new(bodies, Vec::new(), world_parameters(integrator, contact))
+        let world = World::new(bodies, Vec::new(), parameters)
             .expect("the scene's bodies and parameters are valid");
         Ours {
             world,
@@ -52,6 +51,20 @@ impl Engine for Ours {
         self.report = self.world.step(h, &[]);
         let (t, r) = (&mut self.totals, &self.report);
         t.steps += 1;
+        if std::env::var_os("DBG").is_some() && t.steps % 25 == 0 {
+            let w = &self.world;
+            let (i, b) = w
+                .bodies()
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| b.is_dynamic())
+                .max_by(|a, b| {
+                    (a.1.velocity.norm() + a.1.angular_velocity.norm() * 0.05)
+                        .total_cmp(&(b.1.velocity.norm() + b.1.angular_velocity.norm() * 0.05))
+                })
+                .unwrap();
+            eprintln!("DBG step {} substeps {} contacts {} ke {:.3e} fastest {} {} v {:.3} w {:.3} z {:.3}", t.steps, r.substeps, r.contacts, r.kinetic_energy, i, b.name, b.velocity.norm(), b.angular_velocity.norm(), b.pose.translation.z);
+        }
         t.substeps += r.substeps;
         t.lookups += r.lookups;
         t.traversals += r.traversals;
@@ -64,6 +77,7 @@ impl Engine for Ours {
             contacts: report.contacts,
             ruler_penetration: Some(report.max_penetration),
             own_penetration: report.max_penetration,
+            motion_between_detections: Some(report.max_near_motion),
             failed: report.quarantined > 0,
         }
     }
@@ -97,6 +111,35 @@ impl Ruler {
             pairs: Vec::new(),
             contacts: Vec::new(),
         }
+    }
+
+    /// The farthest a surface point moved from `before` to `after` over the
+    /// dynamic bodies that could touch another in between: whose bounds at
+    /// `before`, grown by that body's motion, overlap another's (m).
+    pub fn near_motion(
+        &mut self,
+        scene: &Scene,
+        before: &[Isometry3<f64>],
+        after: &[Isometry3<f64>],
+    ) -> f64 {
+        for (body, pose) in self.bodies.iter_mut().zip(before) {
+            body.pose = *pose;
+        }
+        let bounds: Vec<_> = self.bodies.iter().map(RigidBody::world_bounds).collect();
+        (0..before.len())
+            .map(|i| {
+                let motion = scene.surface_motion(i, &before[i], &after[i]);
+                let swept = bounds[i].map(|b| b.dilated(motion));
+                let near = bounds.iter().enumerate().any(|(j, other)| {
+                    j != i && matches!((swept, other), (Some(s), Some(o)) if s.overlaps(o))
+                });
+                if near {
+                    motion
+                } else {
+                    0.0
+                }
+            })
+            .fold(0.0, f64::max)
     }
 
     /// `−min d` over every shell point inside another body's field (m), 0

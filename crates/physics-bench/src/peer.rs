@@ -166,6 +166,7 @@ impl Engine for Peer {
             contacts,
             ruler_penetration: None,
             own_penetration: deepest,
+            motion_between_detections: None,
             failed,
         }
     }

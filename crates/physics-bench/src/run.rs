@@ -31,6 +31,10 @@ pub struct Stepped {
     pub ruler_penetration: Option<f64>,
     /// The engine's own deepest penetration (m).
     pub own_penetration: f64,
+    /// The farthest a surface point of a body that could touch another
+    /// moved between two of the engine's contact detections, when the
+    /// engine detects more often than once a step (m).
+    pub motion_between_detections: Option<f64>,
     pub failed: bool,
 }
 
@@ -214,7 +218,9 @@ pub fn run(
             result.max_penetration = Some(result.max_penetration.unwrap_or(0.0).max(depth));
         }
         let penetration = stepped.own_penetration;
-        let motion = scene.surface_motion(&previous, &poses);
+        let motion = stepped
+            .motion_between_detections
+            .unwrap_or_else(|| ruler.near_motion(scene, &previous, &poses));
         previous.clone_from(&poses);
         let e = engine.kinetic_energy() + scene.potential_energy(&poses);
         result.max_own_penetration = result.max_own_penetration.max(penetration);

@@ -44,7 +44,7 @@ use crate::body::RigidBody;
 use crate::forces::Forces;
 use foldhash::HashMap;
 use haptic_contact::StiffnessScaling;
-use haptic_core::{skew, Matrix6, Vector6};
+use haptic_core::{skew, Vector6};
 use haptic_pointshell::{Contact, PointTreeTraversal, TraversalBudget};
 use nalgebra::{Isometry3, Matrix3, Point3, SMatrix, Vector3};
 
@@ -173,10 +173,11 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
 /// are kept with the relative pose `T₀` they were found at. At a later
 /// pose `T`, a point `p` moved at most `|t − t₀| + θ |p|` in the field's
 /// frame (`θ` the angle of `R₀ᵀR`); for a point now inside the field's
-/// grid box (outside it every value is positive), at most
+/// positive box (`DistanceField::positive_beyond`: outside it every value
+/// is positive), at most
 /// `|t_D| + θ |q|` with `q = T p` and `T₀T⁻¹ = (R_D, t_D)`. Its value fell
 /// by at most `L` times that, `L` the field's Lipschitz bound. While the
-/// smaller bound, with `|p|` and `|q|` at the shell's and the grid's
+/// smaller bound, with `|p|` and `|q|` at the shell's and the box's
 /// reach, times `L` stays below `δ`, no point left out can be inside the
 /// field, and only the kept points are looked up: the contacts are exactly
 /// a full traversal's, in the same order. Resting and slowly moving pairs
@@ -259,7 +260,7 @@ impl ContactDetector {
         let field_from_shell = a.pose.inverse() * s.pose;
         let field = ag.field.as_ref();
         let reach = sg.reach();
-        let field_reach = field.bounds().farthest_from_origin();
+        let field_reach = field.positive_beyond().map(|b| b.farthest_from_origin());
         let near = self
             .near
             .entry((shell_body, field_body))
@@ -271,12 +272,17 @@ impl ContactDetector {
         let still_valid = near.pose.is_some_and(|found_at| {
             let angle = found_at.rotation.angle_to(&field_from_shell.rotation);
             // Turned about the shell's origin, or about the field's (only
-            // points now inside the field's grid can be inside it).
+            // points now inside its positive box can be inside it).
             let about_shell = (field_from_shell.translation.vector - found_at.translation.vector)
                 .norm()
                 + angle * reach;
-            let back = found_at * field_from_shell.inverse();
-            let about_field = back.translation.vector.norm() + angle * field_reach;
+            let about_field = field_reach.map_or(f64::INFINITY, |r| {
+                (found_at * field_from_shell.inverse())
+                    .translation
+                    .vector
+                    .norm()
+                    + angle * r
+            });
             field.lipschitz_bound() * about_shell.min(about_field) < self.margin
         });
         self.stats.roles += 1;
@@ -391,11 +397,11 @@ pub fn add_point_force(
     };
 
     // Handle terms of ∂τ/∂(x_S, θ_S, x_A, θ_A) for τ_S = r_S × F and τ_A = −r_A × F.
-    let mut handle_s = SMatrix::<f64, 3, 12>::zeros();
+    let mut handle_s = ForceGradient::zeros();
     handle_s
         .fixed_view_mut::<3, 3>(0, 3)
         .copy_from(&(skew_f * skew_rs));
-    let mut handle_a = SMatrix::<f64, 3, 12>::zeros();
+    let mut handle_a = ForceGradient::zeros();
     // −[F_A]× δr_A with F_A = −F: [F]× δr_A.
     handle_a.fixed_view_mut::<3, 3>(0, 0).copy_from(&skew_f);
     handle_a
@@ -403,47 +409,41 @@ pub fn add_point_force(
         .copy_from(&(-skew_f * skew_rs));
     handle_a.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-skew_f));
 
-    let blocks = |gradient: &ForceGradient, with_handles: bool| {
-        let ts = skew_rs * gradient
-            + if with_handles {
-                handle_s
-            } else {
-                ForceGradient::zeros()
-            };
-        let ta = -skew_ra * gradient
-            + if with_handles {
-                handle_a
-            } else {
-                ForceGradient::zeros()
-            };
-        let mut on_s = [Matrix6::zeros(); 2];
-        let mut on_a = [Matrix6::zeros(); 2];
-        for by in 0..2 {
-            let cols = 6 * by;
-            on_s[by]
-                .fixed_view_mut::<3, 6>(0, 0)
-                .copy_from(&gradient.fixed_view::<3, 6>(0, cols));
-            on_s[by]
-                .fixed_view_mut::<3, 6>(3, 0)
-                .copy_from(&ts.fixed_view::<3, 6>(0, cols));
-            on_a[by]
-                .fixed_view_mut::<3, 6>(0, 0)
-                .copy_from(&(-gradient.fixed_view::<3, 6>(0, cols)));
-            on_a[by]
-                .fixed_view_mut::<3, 6>(3, 0)
-                .copy_from(&ta.fixed_view::<3, 6>(0, cols));
+    // Rows (F, τ) on S and on A, columns (S, A), added in place.
+    let on_s = |g: &ForceGradient, handles: Option<&ForceGradient>| {
+        let mut rows = SMatrix::<f64, 6, 12>::zeros();
+        rows.fixed_view_mut::<3, 12>(0, 0).copy_from(g);
+        let mut torque = skew_rs * g;
+        if let Some(h) = handles {
+            torque += h;
         }
-        (on_s, on_a)
+        rows.fixed_view_mut::<3, 12>(3, 0).copy_from(&torque);
+        rows
     };
-    let (pos_s, pos_a) = blocks(position_gradient, true);
-    let (vel_s, vel_a) = match velocity_gradient {
-        Some(g) => blocks(g, false),
-        None => ([Matrix6::zeros(); 2], [Matrix6::zeros(); 2]),
+    let on_a = |g: &ForceGradient, handles: Option<&ForceGradient>| {
+        let mut rows = SMatrix::<f64, 6, 12>::zeros();
+        rows.fixed_view_mut::<3, 12>(0, 0).copy_from(&(-g));
+        let mut torque = -skew_ra * g;
+        if let Some(h) = handles {
+            torque += h;
+        }
+        rows.fixed_view_mut::<3, 12>(3, 0).copy_from(&torque);
+        rows
     };
-    let index = [s, a];
-    for by in 0..2 {
-        forces.add_gradient(s, index[by], pos_s[by], vel_s[by]);
-        forces.add_gradient(a, index[by], pos_a[by], vel_a[by]);
+    let blocks = forces.pair_blocks(s, a);
+    let position = [
+        on_s(position_gradient, Some(&handle_s)),
+        on_a(position_gradient, Some(&handle_a)),
+    ];
+    let velocity = velocity_gradient.map(|g| [on_s(g, None), on_a(g, None)]);
+    for (on, row_blocks) in blocks.iter().enumerate() {
+        for (by, &k) in row_blocks.iter().enumerate() {
+            let block = &mut forces.gradients[k];
+            block.position += position[on].fixed_view::<6, 6>(0, 6 * by);
+            if let Some(velocity) = &velocity {
+                block.velocity += velocity[on].fixed_view::<6, 6>(0, 6 * by);
+            }
+        }
     }
 }
 
@@ -632,7 +632,7 @@ pub fn pair_friction(a: &RigidBody, b: &RigidBody) -> (f64, f64) {
 }
 
 /// Per-contact friction anchors, kept from step to step.
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub struct FrictionAnchors {
     /// `(shell body, field body, point)` → the anchor in the field body's frame.
     anchors: HashMap<(usize, usize, u32), Point3<f64>>,

@@ -11,6 +11,10 @@
 use foldhash::HashMap;
 use haptic_core::{Matrix6, Vector6};
 
+/// Indices in [`Forces::gradients`] of the blocks between two bodies `a`
+/// and `b`: `[[(a, a), (a, b)], [(b, a), (b, b)]]`.
+pub type PairBlocks = [[usize; 2]; 2];
+
 /// `∂(wrench on body `on`)/∂(state of body `by`)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct GradientBlock {
@@ -32,6 +36,9 @@ pub struct Forces {
     pub gradients: Vec<GradientBlock>,
     /// `(on, by)` → its block in `gradients`.
     index: HashMap<(usize, usize), usize>,
+    /// The last [`pair_blocks`](Self::pair_blocks) asked for and its answer
+    /// (contacts come grouped by pair).
+    last_pair: Option<((usize, usize), PairBlocks)>,
 }
 
 impl Forces {
@@ -41,6 +48,7 @@ impl Forces {
         self.wrench.resize(bodies, Vector6::zeros());
         self.gradients.clear();
         self.index.clear();
+        self.last_pair = None;
     }
 
     /// Adds `wrench` to body `on`.
@@ -50,22 +58,40 @@ impl Forces {
 
     /// Adds to the gradient block of `(on, by)`.
     pub fn add_gradient(&mut self, on: usize, by: usize, position: Matrix6, velocity: Matrix6) {
-        match self.index.get(&(on, by)) {
-            Some(&k) => {
-                let block = &mut self.gradients[k];
-                block.position += position;
-                block.velocity += velocity;
-            }
-            None => {
-                self.index.insert((on, by), self.gradients.len());
-                self.gradients.push(GradientBlock {
-                    on,
-                    by,
-                    position,
-                    velocity,
-                });
+        let k = self.block(on, by);
+        let block = &mut self.gradients[k];
+        block.position += position;
+        block.velocity += velocity;
+    }
+
+    /// The index in `gradients` of the block of `(on, by)`, made zero if new.
+    fn block(&mut self, on: usize, by: usize) -> usize {
+        let next = self.gradients.len();
+        let k = *self.index.entry((on, by)).or_insert(next);
+        if k == next {
+            self.gradients.push(GradientBlock {
+                on,
+                by,
+                position: Matrix6::zeros(),
+                velocity: Matrix6::zeros(),
+            });
+        }
+        k
+    }
+
+    /// The blocks between bodies `a` and `b`, made zero if new.
+    pub fn pair_blocks(&mut self, a: usize, b: usize) -> PairBlocks {
+        if let Some((pair, blocks)) = self.last_pair {
+            if pair == (a, b) {
+                return blocks;
             }
         }
+        let blocks = [
+            [self.block(a, a), self.block(a, b)],
+            [self.block(b, a), self.block(b, b)],
+        ];
+        self.last_pair = Some(((a, b), blocks));
+        blocks
     }
 }
 

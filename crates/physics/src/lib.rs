@@ -20,7 +20,7 @@ pub use body::{
     RigidBody,
 };
 pub use contact::{ContactParameters, DampingMode, PairContact};
-pub use forces::{ConstraintRow, Forces, GradientBlock};
+pub use forces::{ConstraintRow, Forces, GradientBlock, PairBlocks};
 pub use world::{ContactModel, Integrator, StepReport, World, WorldError, WorldParameters};
 
 /// A parameter out of its range: the world's ([`WorldParameters::check`]) or

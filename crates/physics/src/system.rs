@@ -47,7 +47,9 @@
 use crate::body::RigidBody;
 use crate::forces::{ConstraintRow, Forces};
 use faer::prelude::*;
+use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
 use faer::sparse::{SparseColMat, Triplet};
+use foldhash::HashMap;
 use haptic_core::{skew, Matrix6};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use std::collections::BTreeMap;
@@ -92,12 +94,33 @@ pub fn rotation_velocity_map(body: &RigidBody, h: f64) -> Matrix3<f64> {
         .unwrap_or_else(Matrix3::identity)
 }
 
+/// An island system's nonzero blocks as `(body, body)` pairs.
+type BlockPattern = Vec<(usize, usize)>;
+
+/// The symbolic LU factorizations of the islands' systems, kept while an
+/// island keeps its bodies and the pattern of its blocks (a resting pile
+/// keeps both from step to step).
+#[derive(Default)]
+pub struct Factorizations {
+    /// Keyed by the island's blocks as `(body, body)` pairs, sorted; with
+    /// whether it was used since the last [`prune`](Self::prune).
+    symbolic: HashMap<BlockPattern, (SymbolicLu<usize>, bool)>,
+}
+
+impl Factorizations {
+    /// Forgets the factorizations not used since the last call.
+    pub fn prune(&mut self) {
+        self.symbolic.retain(|_, (_, used)| std::mem::take(used));
+    }
+}
+
 /// Solves one island's momentum changes `ΔS_i` (in `problem.bodies` order).
 pub fn solve_island(
     bodies: &[RigidBody],
     forces: &Forces,
     problem: &IslandProblem,
     h: f64,
+    factorizations: &mut Factorizations,
 ) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
     let n = problem.bodies.len();
     let mut local = BTreeMap::new();
@@ -153,22 +176,37 @@ pub fn solve_island(
             *blocks.entry((i, j)).or_insert_with(Matrix6::zeros) += block;
         }
     }
+    // Every entry of every block, zeros included: the pattern is the
+    // blocks', so a factorization's symbolic part can be reused.
     let mut triplets = Vec::with_capacity(blocks.len() * 36);
     for (&(i, j), block) in &blocks {
         for r in 0..6 {
             for c in 0..6 {
-                let value = block[(r, c)];
-                if value != 0.0 {
-                    triplets.push(Triplet::new(6 * i + r, 6 * j + c, value));
-                }
+                triplets.push(Triplet::new(6 * i + r, 6 * j + c, block[(r, c)]));
             }
         }
     }
+    let singular = |e: &dyn std::fmt::Debug| SolveError::Singular(format!("{e:?}"));
     let g = SparseColMat::<usize, f64>::try_new_from_triplets(6 * n, 6 * n, &triplets)
-        .map_err(|e| SolveError::Singular(format!("{e:?}")))?;
-    let lu = g
-        .sp_lu()
-        .map_err(|e| SolveError::Singular(format!("{e:?}")))?;
+        .map_err(|e| singular(&e))?;
+    let pattern: BlockPattern = blocks
+        .keys()
+        .map(|&(i, j)| (problem.bodies[i], problem.bodies[j]))
+        .collect();
+    let symbolic = match factorizations.symbolic.get_mut(&pattern) {
+        Some((symbolic, used)) => {
+            *used = true;
+            symbolic.clone()
+        }
+        None => {
+            let symbolic = SymbolicLu::try_new(g.symbolic()).map_err(|e| singular(&e))?;
+            factorizations
+                .symbolic
+                .insert(pattern, (symbolic.clone(), true));
+            symbolic
+        }
+    };
+    let lu = Lu::try_new_with_symbolic(symbolic, g.as_ref()).map_err(|e| singular(&e))?;
     let solve = |columns: &DMatrix<f64>| -> DMatrix<f64> {
         let mut m = Mat::<f64>::from_fn(columns.nrows(), columns.ncols(), |r, c| columns[(r, c)]);
         lu.solve_in_place(m.as_mut());

@@ -11,7 +11,7 @@ use crate::forces::{ConstraintRow, Forces};
 use crate::island::Islands;
 use crate::joints::{Joint, JointError};
 use crate::pid::{PidContacts, PidParameters};
-use crate::system::{apply_momentum_change, solve_island, IslandProblem};
+use crate::system::{apply_momentum_change, solve_island, Factorizations, IslandProblem};
 use crate::ParameterError;
 use haptic_core::Vector6;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
@@ -182,6 +182,12 @@ pub struct StepReport {
     /// Roles (a shell in a field) traversed down their point trees, over
     /// the substeps; the others reused their points near the surface.
     pub traversals: usize,
+    /// The farthest any surface point moved between two contact
+    /// detections (in one substep), over the bodies that could touch
+    /// another in the step (m).
+    pub max_near_motion: f64,
+    /// Substeps undone because a body moved too far in them.
+    pub undone: usize,
 }
 
 /// Bodies, joints and the state their contacts carry between steps.
@@ -197,12 +203,17 @@ pub struct World {
     stiffnesses: Vec<f64>,
     forces: Forces,
     rows: Vec<ConstraintRow>,
+    factorizations: Factorizations,
     /// Bodies quarantined so far.
     quarantined: u64,
 }
 
 /// The most substeps one step is split into.
 pub const MAX_SUBSTEPS: usize = 32;
+
+/// A substep in which a body near another moved more than this many times
+/// [`WorldParameters::max_travel`] is undone and split (see [`World::step`]).
+pub const REJECTED_TRAVEL: f64 = 1.5;
 
 /// Margin of the broad phase's bounds (m).
 const BROAD_PHASE_MARGIN: f64 = 1e-4;
@@ -255,6 +266,7 @@ impl World {
             stiffnesses: Vec::new(),
             forces: Forces::default(),
             rows: Vec::new(),
+            factorizations: Factorizations::default(),
             quarantined: 0,
         })
     }
@@ -299,22 +311,103 @@ impl World {
     /// bodies or empty) is spread over the step as a constant wrench: the
     /// tool's contact impulses reach the bodies this way.
     ///
-    /// A step in which some body's point would travel farther than
-    /// [`WorldParameters::max_travel`] is taken as that many equal substeps
-    /// (at most [`MAX_SUBSTEPS`]): a penalty method cannot resolve an impact
-    /// that carries a body through a large part of its thickness in one step.
-    /// The report's contacts and penetration are the substeps' largest, its
-    /// quarantine count their sum.
+    /// A penalty method cannot resolve an impact that carries a body through
+    /// a large part of its thickness between two detections, so the step
+    /// is split: before each substep, the time left is divided into as many
+    /// equal parts as the farthest travel over it, at the bodies' current
+    /// velocities, of a body that may touch another, is multiple of
+    /// [`WorldParameters::max_travel`], and one part is taken. A substep in
+    /// which such a body's point nevertheless moved more than
+    /// [`REJECTED_TRAVEL`] times `max_travel` (an impact changed its
+    /// velocity within the substep) is undone and taken again in as many
+    /// parts as the travel asks. At most [`MAX_SUBSTEPS`] are taken in
+    /// all. The report's contacts and penetration are the taken substeps'
+    /// largest, its counts their sums.
     pub fn step(&mut self, dt: f64, external_impulses: &[Vector6]) -> StepReport {
-        // The farthest a point travels in the step, over the bodies that
-        // may touch another within it (a falling body far from the rest
-        // needs no substeps).
+        let mut total = StepReport::default();
+        let mut remaining = dt;
+        let max_travel = self.parameters.max_travel;
+        // Parts the rest of the step is split into at least, after an undone substep.
+        let mut at_least = 1;
+        while remaining > 0.0 {
+            let near_travel = self.near_travel(remaining);
+            let travel = near_travel.iter().flatten().copied().fold(0.0, f64::max);
+            let left = MAX_SUBSTEPS - total.substeps;
+            let parts = if max_travel > 0.0 && travel.is_finite() {
+                ((travel / max_travel).ceil() as usize)
+                    .max(at_least)
+                    .clamp(1, left)
+            } else {
+                1
+            };
+            let h = if parts == 1 {
+                remaining
+            } else {
+                remaining / parts as f64
+            };
+            let before: Vec<(Isometry3<f64>, Vector3<f64>, Vector3<f64>)> = self
+                .bodies
+                .iter()
+                .map(|b| (b.pose, b.velocity, b.angular_velocity))
+                .collect();
+            let (anchors, pid) = (self.anchors.clone(), self.pid.clone());
+            let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
+            let report = self.substep(h, dt, external_impulses, &poses);
+            let moved = self
+                .bodies
+                .iter()
+                .zip(&poses)
+                .zip(&near_travel)
+                .filter(|(_, near)| near.is_some())
+                .filter_map(|((body, pose), _)| {
+                    let reach = body.geometry.as_ref()?.reach();
+                    Some(
+                        (body.pose.translation.vector - pose.translation.vector).norm()
+                            + body.pose.rotation.angle_to(&pose.rotation) * reach,
+                    )
+                })
+                .fold(0.0, f64::max);
+            if max_travel > 0.0 && moved > REJECTED_TRAVEL * max_travel && parts < left {
+                for (body, &(pose, velocity, angular_velocity)) in
+                    self.bodies.iter_mut().zip(&before)
+                {
+                    body.pose = pose;
+                    body.velocity = velocity;
+                    body.angular_velocity = angular_velocity;
+                }
+                (self.anchors, self.pid) = (anchors, pid);
+                at_least = (parts * (moved / max_travel).ceil() as usize).min(left);
+                total.undone += 1;
+                continue;
+            }
+            self.quarantined += report.quarantined as u64;
+            total = StepReport {
+                contacts: total.contacts.max(report.contacts),
+                max_penetration: total.max_penetration.max(report.max_penetration),
+                quarantined: total.quarantined + report.quarantined,
+                lookups: total.lookups + report.lookups,
+                traversals: total.traversals + report.traversals,
+                max_near_motion: total.max_near_motion.max(moved),
+                substeps: total.substeps + 1,
+                undone: total.undone,
+                ..report
+            };
+            at_least = at_least.saturating_sub(1).max(1);
+            remaining = if parts == 1 { 0.0 } else { remaining - h };
+        }
+        self.factorizations.prune();
+        total
+    }
+
+    /// For each dynamic body that may touch another within `dt` (its
+    /// bounds, grown by how far its points travel in `dt` at its current
+    /// velocity, overlap another body's), that travel (m).
+    fn near_travel(&self, dt: f64) -> Vec<Option<f64>> {
         let bounds: Vec<_> = self.bodies.iter().map(RigidBody::world_bounds).collect();
-        let travel = (0..self.bodies.len())
-            .filter(|&i| self.bodies[i].is_dynamic())
-            .filter_map(|i| {
+        (0..self.bodies.len())
+            .map(|i| {
                 let b = &self.bodies[i];
-                let geometry = b.geometry.as_ref()?;
+                let geometry = b.geometry.as_ref().filter(|_| b.is_dynamic())?;
                 let travel =
                     (b.velocity.norm() + b.angular_velocity.norm() * geometry.reach()) * dt;
                 let swept = bounds[i]?.dilated(travel);
@@ -324,32 +417,18 @@ impl World {
                     .any(|(j, other)| j != i && other.is_some_and(|o| swept.overlaps(&o)));
                 near.then_some(travel)
             })
-            .fold(0.0, f64::max);
-        let substeps = if self.parameters.max_travel > 0.0 && travel.is_finite() {
-            ((travel / self.parameters.max_travel).ceil() as usize).clamp(1, MAX_SUBSTEPS)
-        } else {
-            1
-        };
-        let h = dt / substeps as f64;
-        let mut total = StepReport::default();
-        for _ in 0..substeps {
-            let report = self.substep(h, dt, external_impulses);
-            total = StepReport {
-                contacts: total.contacts.max(report.contacts),
-                max_penetration: total.max_penetration.max(report.max_penetration),
-                quarantined: total.quarantined + report.quarantined,
-                lookups: total.lookups + report.lookups,
-                traversals: total.traversals + report.traversals,
-                ..report
-            };
-        }
-        total.substeps = substeps;
-        total
+            .collect()
     }
 
-    /// One step of `h`, the external impulses spread over `dt`.
-    fn substep(&mut self, h: f64, dt: f64, external_impulses: &[Vector6]) -> StepReport {
-        let before: Vec<RigidBody> = self.bodies.clone();
+    /// One step of `h`, the external impulses spread over `dt`, from the
+    /// poses `before`.
+    fn substep(
+        &mut self,
+        h: f64,
+        dt: f64,
+        external_impulses: &[Vector6],
+        before: &[Isometry3<f64>],
+    ) -> StepReport {
         self.detect();
         let detection = self.detector.stats();
         let mut report = StepReport {
@@ -410,15 +489,14 @@ impl World {
         report.islands = islands.len();
         report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
 
-        for (body, previous) in self.bodies.iter_mut().zip(&before) {
+        for (body, previous) in self.bodies.iter_mut().zip(before) {
             if body.is_dynamic() && !body.is_finite() {
-                *body = previous.clone();
+                body.pose = *previous;
                 body.velocity = Vector3::zeros();
                 body.angular_velocity = Vector3::zeros();
                 report.quarantined += 1;
             }
         }
-        self.quarantined += report.quarantined as u64;
         report.kinetic_energy = self.kinetic_energy();
         report
     }
@@ -510,7 +588,13 @@ impl World {
                 baumgarte_alpha: self.parameters.baumgarte_alpha,
                 stepped: true,
             };
-            match solve_island(&self.bodies, &self.forces, &problem, dt) {
+            match solve_island(
+                &self.bodies,
+                &self.forces,
+                &problem,
+                dt,
+                &mut self.factorizations,
+            ) {
                 Ok(changes) => {
                     for (&b, change) in island.iter().zip(&changes) {
                         apply_momentum_change(&mut self.bodies[b], change, dt, implicit);
@@ -545,7 +629,13 @@ impl World {
                 baumgarte_alpha: self.parameters.baumgarte_alpha,
                 stepped: false,
             };
-            if let Ok(changes) = solve_island(&self.bodies, &self.forces, &problem, dt) {
+            if let Ok(changes) = solve_island(
+                &self.bodies,
+                &self.forces,
+                &problem,
+                dt,
+                &mut self.factorizations,
+            ) {
                 for (&b, change) in island.iter().zip(&changes) {
                     rates[b] = [change[0] / (dt * self.bodies[b].mass), change[1] / dt];
                 }

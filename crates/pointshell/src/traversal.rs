@@ -146,6 +146,7 @@ impl PointTreeTraversal {
             .map_or(levels - 1, |m| (m as usize).min(levels - 1));
         let map = RigidMap::new(field_from_shell);
         let lipschitz = field.lipschitz_bound();
+        let positive_beyond = field.positive_beyond();
         let (points, radii, first_child) = (tree.points(), tree.radii(), tree.first_child());
 
         self.current.clear();
@@ -178,11 +179,19 @@ impl PointTreeTraversal {
             let expand = level < last_level;
             for candidate in &mut self.current {
                 let node = candidate.node as usize;
+                let reach = lipschitz * radii[node] + margin;
                 if candidate.value.is_nan() {
-                    candidate.value = field.value(&map.apply(&shell.points[points[node] as usize]));
+                    let q = map.apply(&shell.points[points[node] as usize]);
+                    // Beyond the field's positive box the value is at least
+                    // the distance to it: a node that far is passed over
+                    // (its value stays NaN, never a contact) unlooked-up.
+                    if positive_beyond.is_some_and(|b| b.distance_squared(&q) > reach * reach) {
+                        continue;
+                    }
+                    candidate.value = field.value(&q);
                     stats.lookups += 1;
                 }
-                if !expand || candidate.value > lipschitz * radii[node] + margin {
+                if !expand || candidate.value > reach {
                     continue;
                 }
                 let (first, end) = (first_child[node], first_child[node + 1]);
@@ -428,6 +437,87 @@ mod tests {
                 expected
             );
         }
+    }
+
+    /// A field without its positive box, to compare against.
+    struct WithoutBox<'a>(&'a haptic_sdf::DenseField);
+
+    impl DistanceField for WithoutBox<'_> {
+        fn value(&self, p: &Point3<f64>) -> f64 {
+            self.0.value(p)
+        }
+        fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+            self.0.value_gradient(p)
+        }
+        fn bounds(&self) -> Aabb {
+            self.0.bounds()
+        }
+        fn lipschitz_bound(&self) -> f64 {
+            self.0.lipschitz_bound()
+        }
+    }
+
+    /// Nodes beyond a dense field's positive box are passed over without a
+    /// lookup, and the contacts (with and without a margin) are still
+    /// exactly the brute force's.
+    #[test]
+    fn tree_passes_over_nodes_beyond_a_dense_fields_box() {
+        use haptic_sdf::{DenseField, DenseOptions, NoProgress};
+        let mut rng = Pcg64::seed_from_u64(29);
+        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
+        let field = DenseField::build(
+            &box_mesh(Vector3::new(0.06, 0.04, 0.03)),
+            &DenseOptions {
+                resolution: 40,
+                padding_fraction: 0.1,
+            },
+            &NoProgress,
+        );
+        let (mut with, mut without) = (0, 0);
+        let mut contacts = 0;
+        for pose in shallow_poses(&field, &mut rng, 0.01) {
+            for margin in [0.0, 0.003] {
+                let map = RigidMap::new(&pose);
+                let expected: Vec<u32> = (0..setup.shell.len() as u32)
+                    .filter(|&i| field.value(&map.apply(&setup.shell.points[i as usize])) < margin)
+                    .collect();
+                let mut found = Vec::new();
+                let stats = setup.traversal.traverse_within(
+                    &setup.tree,
+                    &setup.shell,
+                    &field,
+                    &pose,
+                    margin,
+                    TraversalBudget::default(),
+                    &mut found,
+                );
+                let mut points: Vec<u32> = found.iter().map(|c| c.point).collect();
+                points.sort_unstable();
+                assert_eq!(points, expected);
+                contacts += points.len();
+                with += stats.lookups;
+                let mut plain = Vec::new();
+                without += setup
+                    .traversal
+                    .traverse_within(
+                        &setup.tree,
+                        &setup.shell,
+                        &WithoutBox(&field),
+                        &pose,
+                        margin,
+                        TraversalBudget::default(),
+                        &mut plain,
+                    )
+                    .lookups;
+                assert_eq!(plain, found);
+            }
+        }
+        assert!(contacts > 10_000, "{contacts}");
+        println!("{with} lookups with the box, {without} without");
+        assert!(
+            with < without,
+            "{with} lookups with the box, {without} without"
+        );
     }
 
     /// With a margin the traversal finds exactly the points within it, in

@@ -214,6 +214,12 @@ impl DistanceField for DenseField {
     fn lipschitz_bound(&self) -> f64 {
         self.lipschitz
     }
+
+    /// The grid's box: beyond it a value is at least the distance to the
+    /// mesh's box inside it (`query_with_conservative_outside`).
+    fn positive_beyond(&self) -> Option<Aabb> {
+        Some(self.grid.bounds())
+    }
 }
 
 /// The largest gradient bound over all cells, at least 1 (the true distance's).

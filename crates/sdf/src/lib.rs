@@ -48,6 +48,13 @@ pub trait DistanceField {
     /// An upper bound on |∇value| everywhere, so that `value(c) > L·r` proves a
     /// ball of radius `r` around `c` lies outside the object.
     fn lipschitz_bound(&self) -> f64;
+
+    /// A box outside which every value is at least the distance to the box,
+    /// if the field has one: a query can then pass over far points without
+    /// looking them up.
+    fn positive_beyond(&self) -> Option<Aabb> {
+        None
+    }
 }
 
 /// A dense or a sparse field, as a prepared file holds one or the other.
@@ -85,6 +92,13 @@ impl DistanceField for Field {
         match self {
             Field::Dense(f) => f.lipschitz_bound(),
             Field::Sparse(f) => f.lipschitz_bound(),
+        }
+    }
+
+    fn positive_beyond(&self) -> Option<Aabb> {
+        match self {
+            Field::Dense(f) => f.positive_beyond(),
+            Field::Sparse(f) => f.positive_beyond(),
         }
     }
 }

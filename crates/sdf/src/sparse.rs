@@ -325,6 +325,12 @@ impl DistanceField for SparseField {
     fn lipschitz_bound(&self) -> f64 {
         self.lipschitz
     }
+
+    /// The grid's box: beyond it a value is at least the distance to the
+    /// mesh's box inside it (`query_with_conservative_outside`).
+    fn positive_beyond(&self) -> Option<Aabb> {
+        Some(self.grid.bounds())
+    }
 }
 
 fn unflatten(cell: usize, dims: [u32; 3]) -> [u32; 3] {

@@ -162,3 +162,50 @@ fn outside_the_grid_the_answer_is_a_lower_bound_continuous_at_the_boundary() {
         assert!(value <= brute_force_signed_distance(&mesh, &p) + 1e-9);
     }
 }
+
+/// Beyond the box a field names in `positive_beyond`, every value is at
+/// least the distance to that box, for dense and sparse fields, up to
+/// several box sizes away and right at its faces.
+#[test]
+fn values_beyond_the_positive_box_are_at_least_the_distance_to_it() {
+    let mesh = torus(0.05, 0.015, 64, 32);
+    let dense = DenseField::build(
+        &mesh,
+        &DenseOptions {
+            resolution: 48,
+            padding_fraction: 0.05,
+        },
+        &NoProgress,
+    );
+    let sparse = SparseField::build(
+        &mesh,
+        &SparseOptions {
+            resolution: 128,
+            padding_fraction: 0.05,
+            band_half_width_voxels: 3.0,
+        },
+        &NoProgress,
+    );
+    let fields: [&dyn DistanceField; 2] = [&dense, &sparse];
+    let mut rng = Pcg64::seed_from_u64(5);
+    for field in fields {
+        let b = field.positive_beyond().expect("grid fields have one");
+        let extent = (b.max - b.min).norm();
+        let mut outside = 0;
+        for _ in 0..4000 {
+            let direction = Vector3::new(
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+                rng.gen_range(-1.0..1.0),
+            );
+            let p = b.clamp(&(b.center() + direction * extent))
+                + direction * rng.gen_range(0.0..2.0f64).powi(3) * extent * 0.5;
+            let gap = b.distance_squared(&p).sqrt();
+            if gap > 0.0 {
+                outside += 1;
+                assert!(field.value(&p) >= gap, "{} < {gap} at {p}", field.value(&p));
+            }
+        }
+        assert!(outside > 3000);
+    }
+}
