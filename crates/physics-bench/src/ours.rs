@@ -22,6 +22,7 @@ pub struct Ours {
 pub struct Totals {
     pub steps: usize,
     pub substeps: usize,
+    pub undone: usize,
     pub lookups: usize,
     pub traversals: usize,
     pub contacts: usize,
@@ -66,6 +67,7 @@ impl Engine for Ours {
             eprintln!("DBG step {} substeps {} contacts {} ke {:.3e} fastest {} {} v {:.3} w {:.3} z {:.3}", t.steps, r.substeps, r.contacts, r.kinetic_energy, i, b.name, b.velocity.norm(), b.angular_velocity.norm(), b.pose.translation.z);
         }
         t.substeps += r.substeps;
+        t.undone += r.undone;
         t.lookups += r.lookups;
         t.traversals += r.traversals;
         t.contacts += r.contacts;
@@ -78,6 +80,7 @@ impl Engine for Ours {
             ruler_penetration: Some(report.max_penetration),
             own_penetration: report.max_penetration,
             motion_between_detections: Some(report.max_near_motion),
+            dynamics_per_detection: Some(report.dynamics_seconds / report.substeps.max(1) as f64),
             failed: report.quarantined > 0,
         }
     }

@@ -167,6 +167,7 @@ impl Engine for Peer {
             ruler_penetration: None,
             own_penetration: deepest,
             motion_between_detections: None,
+            dynamics_per_detection: None,
             failed,
         }
     }

@@ -9,10 +9,13 @@
 //! contact penetration stays below the scene's bound (ours: the deepest
 //! shell point in another body's distance field; rapier: parry's exact
 //! query on its colliders); (c) no body was quarantined or became
-//! non-finite; (d) no body's surface moved more than the scene's motion
-//! bound in one step, half the mug wall: a point crossing more than half a
-//! wall between two detections comes out on the far side unseen, so a step
-//! that allows it cannot show its penetration. Both engines' poses are also
+//! non-finite; (d) no surface of a body that could touch another (its
+//! bounds, grown by its motion, overlap another body's) moved more than the
+//! scene's motion bound, half the mug wall, between two of the engine's
+//! contact detections: a point crossing more than half a wall between two
+//! detections comes out on the far side unseen, so a run that allows it
+//! cannot show its penetration. rapier detects once a step; our world once
+//! a substep, and reports how far such bodies moved in each. Both engines' poses are also
 //! measured with one ruler, our shells in our fields, which for rapier adds
 //! its colliders' departure from the meshes.
 
@@ -35,6 +38,9 @@ pub struct Stepped {
     /// moved between two of the engine's contact detections, when the
     /// engine detects more often than once a step (m).
     pub motion_between_detections: Option<f64>,
+    /// The engine's time per detection outside the detection (forces,
+    /// solve, integration), when it measures it (s).
+    pub dynamics_per_detection: Option<f64>,
     pub failed: bool,
 }
 
@@ -146,6 +152,9 @@ pub struct Run {
     pub final_kinetic: f64,
     /// (contacts, step wall time in s) per step.
     pub samples: Vec<(usize, f64)>,
+    /// (contacts, [`Stepped::dynamics_per_detection`]) per step, for the
+    /// engines that measure it.
+    pub dynamics_samples: Vec<(usize, f64)>,
 }
 
 impl Run {
@@ -198,6 +207,7 @@ pub fn run(
         settled_drift: 0.0,
         final_kinetic: 0.0,
         samples: Vec::with_capacity(steps),
+        dynamics_samples: Vec::new(),
     };
     let mut settled_energy = start;
     let mut previous = engine.poses();
@@ -210,6 +220,9 @@ pub fn run(
         let time = (k + 1) as f64 * h;
         let stepped = engine.observe();
         result.samples.push((stepped.contacts, elapsed));
+        if let Some(dynamics) = stepped.dynamics_per_detection {
+            result.dynamics_samples.push((stepped.contacts, dynamics));
+        }
         let poses = engine.poses();
         let measured = stepped
             .ruler_penetration
@@ -388,6 +401,7 @@ mod tests {
             settled_drift: 0.0,
             final_kinetic: 0.0,
             samples: Vec::new(),
+            dynamics_samples: Vec::new(),
         }
     }
 

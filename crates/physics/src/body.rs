@@ -295,11 +295,137 @@ impl RigidBody {
         Some(Aabb::from_points(&corners))
     }
 
+    /// Whether this body's and `other`'s bounds, each a box in its own
+    /// frame grown by `margin`, overlap: the separating axis test of two
+    /// oriented boxes (their 3 + 3 face normals and 9 edge cross products).
+    /// Every shell point and the field's zero level set lie in a body's
+    /// bounds, so bodies whose boxes are apart by more than a detection
+    /// margin have no contact within it.
+    pub fn bounds_overlap(&self, other: &RigidBody, margin: f64) -> bool {
+        let (Some(ga), Some(gb)) = (&self.geometry, &other.geometry) else {
+            return false;
+        };
+        let grown = Vector3::repeat(margin);
+        let (ea, eb) = (
+            ga.bounds.extents() / 2.0 + grown,
+            gb.bounds.extents() / 2.0 + grown,
+        );
+        let ra = self.pose.rotation.to_rotation_matrix().into_inner();
+        let rb = other.pose.rotation.to_rotation_matrix().into_inner();
+        // B's axes and centre in A's box frame.
+        let r = ra.transpose() * rb;
+        let t =
+            ra.transpose() * ((other.pose * gb.bounds.center()) - (self.pose * ga.bounds.center()));
+        // Near-parallel edges make the cross products vanish: pad |r|.
+        let abs_r = r.abs().add_scalar(1e-12);
+        for i in 0..3 {
+            if t[i].abs() > ea[i] + abs_r.row(i).transpose().dot(&eb) {
+                return false;
+            }
+        }
+        for j in 0..3 {
+            if t.dot(&r.column(j)).abs() > ea.dot(&abs_r.column(j)) + eb[j] {
+                return false;
+            }
+        }
+        for i in 0..3 {
+            let (i1, i2) = ((i + 1) % 3, (i + 2) % 3);
+            for j in 0..3 {
+                let (j1, j2) = ((j + 1) % 3, (j + 2) % 3);
+                let reach_a = ea[i1] * abs_r[(i2, j)] + ea[i2] * abs_r[(i1, j)];
+                let reach_b = eb[j1] * abs_r[(i, j2)] + eb[j2] * abs_r[(i, j1)];
+                if (t[i2] * r[(i1, j)] - t[i1] * r[(i2, j)]).abs() > reach_a + reach_b {
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
     /// Whether every state quantity is finite.
     pub fn is_finite(&self) -> bool {
         self.velocity.iter().all(|v| v.is_finite())
             && self.angular_velocity.iter().all(|v| v.is_finite())
             && self.pose.translation.vector.iter().all(|v| v.is_finite())
             && self.pose.rotation.coords.iter().all(|v| v.is_finite())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use haptic_mesh::shapes::box_mesh;
+    use parry3d_f64::glamx::{DPose3, DQuat, DVec3};
+    use parry3d_f64::query::intersection_test;
+    use parry3d_f64::shape::Cuboid;
+    use rand::{Rng, SeedableRng};
+    use rand_pcg::Pcg64;
+
+    fn coarse() -> GeometryResolution {
+        GeometryResolution {
+            shell_points: 100,
+            tree_levels: 2,
+            field_resolution: 8,
+        }
+    }
+
+    /// The oriented-box test against parry's cuboid intersection, on boxes
+    /// of random sizes at random poses near each other (both overlapping
+    /// and apart, with and without a margin).
+    #[test]
+    fn oriented_bounds_overlap_as_parrys_cuboids_do() {
+        let mut rng = Pcg64::seed_from_u64(3);
+        let random_box = |rng: &mut Pcg64| {
+            let half = Vector3::new(
+                rng.gen_range(0.01..0.06),
+                rng.gen_range(0.01..0.06),
+                rng.gen_range(0.01..0.06),
+            );
+            let axis = Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5);
+            let pose = Isometry3::from_parts(
+                Translation3::new(
+                    rng.gen_range(-0.08..0.08),
+                    rng.gen_range(-0.08..0.08),
+                    rng.gen_range(-0.08..0.08),
+                ),
+                UnitQuaternion::from_scaled_axis(axis * 6.0),
+            );
+            RigidBody::from_mesh("box", &box_mesh(half), 1000.0, &pose, &coarse()).unwrap()
+        };
+        let parry = |body: &RigidBody, margin: f64| {
+            let b = body.geometry.as_ref().unwrap().bounds;
+            let half = b.extents() / 2.0 + Vector3::repeat(margin);
+            let centre = body.pose * b.center();
+            let q = body.pose.rotation;
+            (
+                DPose3::from_parts(
+                    DVec3::new(centre.x, centre.y, centre.z),
+                    DQuat::from_xyzw(q.i, q.j, q.k, q.w),
+                ),
+                Cuboid::new(DVec3::new(half.x, half.y, half.z)),
+            )
+        };
+        let (mut overlapping, mut apart) = (0, 0);
+        for _ in 0..2000 {
+            let (a, b) = (random_box(&mut rng), random_box(&mut rng));
+            // Each box grown by the margin, as bounds_overlap grows both.
+            let margin = if rng.gen_bool(0.5) { 0.0 } else { 0.005 };
+            let (pa, ca) = parry(&a, margin);
+            let (pb, cb) = parry(&b, margin);
+            let reference = intersection_test(&pa, &ca, &pb, &cb).unwrap().intersecting;
+            assert_eq!(
+                a.bounds_overlap(&b, margin),
+                reference,
+                "{:?} {:?}",
+                a.pose,
+                b.pose
+            );
+            if reference {
+                overlapping += 1;
+            } else {
+                apart += 1;
+            }
+        }
+        assert!(overlapping > 300 && apart > 300, "{overlapping} / {apart}");
     }
 }

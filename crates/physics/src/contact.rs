@@ -134,8 +134,10 @@ impl Default for ContactParameters {
 /// the same way (see `pid`).
 pub const FACING_COSINE: f64 = 0.2588190451025208;
 
-/// Pairs of bodies whose world bounds overlap, at least one of them dynamic
-/// (the broad phase), sorted. Bodies without geometry take no part.
+/// Pairs of bodies whose bounds, grown by `margin`, overlap, at least one
+/// of them dynamic (the broad phase), sorted: a sweep over the world
+/// bounds, then the oriented boxes ([`RigidBody::bounds_overlap`]). Bodies
+/// without geometry take no part.
 pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize, usize)>) {
     out.clear();
     let bounds: Vec<_> = bodies
@@ -158,7 +160,10 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
             if bj.min.x > bi.max.x {
                 break;
             }
-            if bi.overlaps(&bj) && (bodies[i].is_dynamic() || bodies[j].is_dynamic()) {
+            if bi.overlaps(&bj)
+                && (bodies[i].is_dynamic() || bodies[j].is_dynamic())
+                && bodies[i].bounds_overlap(&bodies[j], margin)
+            {
                 out.push((i.min(j), i.max(j)));
             }
         }
