@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 use haptic_physics::{Integrator, World, WorldParameters};
 use ours::{Ours, Ruler};
 use peer::{peer_shapes, Peer, LENGTH_UNIT};
-use run::{fit_line, largest_stable_step, run, Criteria, Engine, Plan, Run, Search};
+use run::{cost_fit, largest_stable_step, run, Criteria, Engine, Plan, Run, Search};
 use scene::{mesh_directory, Geometry, Mix, Scene};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -317,6 +317,16 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
     Ok(())
 }
 
+/// The pile of mugs, cubes and tori of `size`.
+fn mixed_pile(size: &Size) -> Result<Scene, String> {
+    Scene::pile(
+        Mix::MugsCubesTori,
+        size.bodies,
+        size.columns,
+        &mesh_directory(),
+    )
+}
+
 /// The 50-body pile in our world alone at `step`, the stability test
 /// applied to every step.
 fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
@@ -329,12 +339,7 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
         duration,
         resolution: 0.0,
     };
-    let scene = Scene::pile(
-        Mix::MugsCubesTori,
-        size.bodies,
-        size.columns,
-        &mesh_directory(),
-    )?;
+    let scene = mixed_pile(&size)?;
     let setup = tuning.apply()?;
     let bodies = scene.bodies(&setup.0);
     let criteria = Criteria::of(&scene);
@@ -353,12 +358,7 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
         },
         None,
     );
-    let fit = fit_line(
-        &r.samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect::<Vec<_>>(),
-    );
+    let fit = cost_fit(&r.samples);
     println!("{} after {} steps", r.verdict, r.steps);
     let t = engine.totals;
     let per_step = |v: usize| v as f64 / t.steps.max(1) as f64;
@@ -374,12 +374,7 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
         "step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
         fit.intercept, fit.slope, fit.r_squared
     );
-    let dynamics = fit_line(
-        &r.dynamics_samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect::<Vec<_>>(),
-    );
+    let dynamics = cost_fit(&r.dynamics_samples);
     println!(
         "forces, solve and integration per substep: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
         dynamics.intercept, dynamics.slope, dynamics.r_squared
@@ -431,12 +426,7 @@ fn versus_rapier(
     trace_directory: Option<PathBuf>,
     tuning: &Tuning,
 ) -> Result<(), String> {
-    let scene = Scene::pile(
-        Mix::MugsCubesTori,
-        size.bodies,
-        size.columns,
-        &mesh_directory(),
-    )?;
+    let scene = mixed_pile(&size)?;
     let setup = tuning.apply()?;
     let built = Instant::now();
     let bodies = scene.bodies(&setup.0);
@@ -589,12 +579,7 @@ fn versus_rapier(
          E(t) − E(0); drift: E(T) − E(3T/4); contacts: mean per step)"
     );
     for (name, r) in &measured {
-        let points: Vec<(f64, f64)> = r
-            .samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect();
-        let fit = fit_line(&points);
+        let fit = cost_fit(&r.samples);
         println!(
             "{name} step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
             fit.intercept, fit.slope, fit.r_squared
@@ -604,12 +589,7 @@ fn versus_rapier(
         .iter()
         .filter(|(_, r)| !r.dynamics_samples.is_empty())
     {
-        let points: Vec<(f64, f64)> = r
-            .dynamics_samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect();
-        let fit = fit_line(&points);
+        let fit = cost_fit(&r.dynamics_samples);
         println!(
             "{name} forces, solve and integration per substep: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
             fit.intercept, fit.slope, fit.r_squared
@@ -626,20 +606,8 @@ fn versus_rapier(
         .min_by(|a, b| a.1.wall_per_second().total_cmp(&b.1.wall_per_second()))
         .copied()
         .ok_or("rapier has no stable step in either set-up: no comparison")?;
-    let fit = fit_line(
-        &ours
-            .samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect::<Vec<_>>(),
-    );
-    let dynamics = fit_line(
-        &ours
-            .dynamics_samples
-            .iter()
-            .map(|&(c, t)| (c as f64, t * 1e6))
-            .collect::<Vec<_>>(),
-    );
+    let fit = cost_fit(&ours.samples);
+    let dynamics = cost_fit(&ours.dynamics_samples);
     println!();
     println!("rapier set-up compared: {rapier_name}");
     println!("ours_max_stable_step: {:.4e} s", ours.step);

@@ -359,6 +359,16 @@ pub struct LineFit {
     pub r_squared: f64,
 }
 
+/// The least-squares line of step cost (µs) against contact count through
+/// `(contacts, seconds)` samples.
+pub fn cost_fit(samples: &[(usize, f64)]) -> LineFit {
+    let points: Vec<(f64, f64)> = samples
+        .iter()
+        .map(|&(contacts, seconds)| (contacts as f64, seconds * 1e6))
+        .collect();
+    fit_line(&points)
+}
+
 pub fn fit_line(points: &[(f64, f64)]) -> LineFit {
     let n = points.len() as f64;
     let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
