@@ -371,6 +371,12 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
         per_step(t.traversals)
     );
     println!(
+        "wall per simulated second: {:.3} s detecting contacts, {:.3} s forces, solve and integration, {:.3} s the rest",
+        t.detection / duration,
+        t.dynamics / duration,
+        r.wall_per_second() - (t.detection + t.dynamics) / duration
+    );
+    println!(
         "step cost: {:.1} µs + {:.3} µs per contact, R² = {:.3}",
         fit.intercept, fit.slope, fit.r_squared
     );

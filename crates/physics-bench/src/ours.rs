@@ -26,6 +26,10 @@ pub struct Totals {
     pub lookups: usize,
     pub traversals: usize,
     pub contacts: usize,
+    /// s.
+    pub detection: f64,
+    /// s.
+    pub dynamics: f64,
 }
 
 impl Ours {
@@ -71,6 +75,8 @@ impl Engine for Ours {
         t.lookups += r.lookups;
         t.traversals += r.traversals;
         t.contacts += r.contacts;
+        t.detection += r.detection_seconds;
+        t.dynamics += r.dynamics_seconds;
     }
 
     fn observe(&mut self) -> Stepped {
