@@ -4,9 +4,9 @@
 //! field), on random poses and velocities, with and without damping, with
 //! and without sticking friction springs.
 
-use haptic_acceptance::mesh_path;
+use haptic_acceptance::mesh_sized;
 use haptic_core::{displaced, Matrix6, Vector6};
-use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+
 use haptic_physics::contact::{
     add_contact_forces, add_point_force, overlapping_pairs, sticking_spring, ContactDetector,
     DampingMode, PairContact,
@@ -25,18 +25,6 @@ const FRICTION_STIFFNESS: f64 = 800.0;
 /// Friction anchors, each in its field body's frame.
 type Anchors = HashMap<(usize, usize, u32), Point3<f64>>;
 
-/// `name` scaled so that its longest side is `size` metres.
-fn real(name: &str, size: f64) -> TriangleMesh {
-    let mesh = load_mesh(&mesh_path(name), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .mesh;
-    let scale = size / mesh.aabb().extents().max();
-    TriangleMesh::new(
-        mesh.vertices.iter().map(|v| v * scale).collect(),
-        mesh.triangles.clone(),
-    )
-}
-
 fn body(name: &str, size: f64) -> RigidBody {
     let resolution = GeometryResolution {
         shell_points: 1500,
@@ -45,7 +33,7 @@ fn body(name: &str, size: f64) -> RigidBody {
     };
     RigidBody::from_mesh(
         name,
-        &real(name, size),
+        &mesh_sized(name, size),
         500.0,
         &Isometry3::identity(),
         &resolution,

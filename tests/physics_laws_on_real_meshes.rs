@@ -4,26 +4,15 @@
 //! Coulomb's law for a mug on an incline, sticking below `tan⁻¹ μ` and
 //! sliding above it with `g (sin θ − μ cos θ)`.
 
-use haptic_acceptance::mesh_path;
+use haptic_acceptance::mesh_sized;
 use haptic_mesh::shapes::box_mesh;
-use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
+
 use haptic_physics::{
     ContactParameters, GeometryResolution, Integrator, Motion, RigidBody, World, WorldParameters,
 };
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
 const G: f64 = 9.81;
-
-fn real(name: &str, size: f64) -> TriangleMesh {
-    let mesh = load_mesh(&mesh_path(name), &LoadOptions::default())
-        .unwrap_or_else(|e| panic!("{name}: {e}"))
-        .mesh;
-    let scale = size / mesh.aabb().extents().max();
-    TriangleMesh::new(
-        mesh.vertices.iter().map(|v| v * scale).collect(),
-        mesh.triangles.clone(),
-    )
-}
 
 fn resolution() -> GeometryResolution {
     GeometryResolution {
@@ -34,7 +23,7 @@ fn resolution() -> GeometryResolution {
 }
 
 fn body(name: &str, size: f64, pose: &Isometry3<f64>, mu: f64) -> RigidBody {
-    let mut body = RigidBody::from_mesh(name, &real(name, size), 800.0, pose, &resolution())
+    let mut body = RigidBody::from_mesh(name, &mesh_sized(name, size), 800.0, pose, &resolution())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
     body.static_friction = mu;
     body.dynamic_friction = mu;
@@ -148,7 +137,7 @@ fn a_mug_on_an_incline_obeys_coulomb() {
         floor.motion = Motion::Static;
         floor.static_friction = mu;
         floor.dynamic_friction = mu;
-        let mesh = real("metaworld-mug.stl", 0.08);
+        let mesh = mesh_sized("metaworld-mug.stl", 0.08);
         let bottom = mesh
             .vertices
             .iter()

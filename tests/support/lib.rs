@@ -16,6 +16,7 @@
 //! position, closed meaning every edge is shared by exactly two triangles.
 //! Every closed mesh is consistently oriented with positive signed volume.
 
+use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use std::path::PathBuf;
 
 const FETCH_HINT: &str = "run scripts/fetch-test-data";
@@ -204,6 +205,19 @@ fn existing(relative: &str) -> PathBuf {
 /// Path of `meshes/<name>` (a name from [`MESHES`]); panics if not fetched.
 pub fn mesh_path(name: &str) -> PathBuf {
     existing(&format!("meshes/{name}"))
+}
+
+/// The fetched mesh `name`, scaled so that its longest side is `size`
+/// metres; panics if it is missing or does not load.
+pub fn mesh_sized(name: &str, size: f64) -> TriangleMesh {
+    let mesh = load_mesh(&mesh_path(name), &LoadOptions::default())
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .mesh;
+    let scale = size / mesh.aabb().extents().max();
+    TriangleMesh::new(
+        mesh.vertices.iter().map(|v| v * scale).collect(),
+        mesh.triangles.clone(),
+    )
 }
 
 /// Path of `malformed/<name>` (a name from [`MALFORMED`]); panics if not fetched.

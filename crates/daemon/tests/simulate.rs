@@ -6,6 +6,7 @@
 
 use haptic_config::{Overrides, Scene};
 use haptic_daemon::{simulate, SIMULATION_HEADER};
+use haptic_testkit::simulation::Recording;
 use std::f64::consts::PI;
 use std::path::Path;
 
@@ -32,27 +33,6 @@ motion = {{ segments = [{{ type = "hold", duration_s = 1.0 }}] }}
     let path = dir.join(name);
     std::fs::write(&path, text).unwrap();
     Scene::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// The recording: its header lines, its column names and its rows.
-fn read(path: &Path) -> (Vec<String>, Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines();
-    let comments: Vec<String> = lines.by_ref().take(2).map(str::to_owned).collect();
-    let columns: Vec<String> = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_owned)
-        .collect();
-    let rows = lines
-        .map(|l| {
-            l.split(',')
-                .map(|v| v.parse().unwrap())
-                .collect::<Vec<f64>>()
-        })
-        .collect();
-    (comments, columns, rows)
 }
 
 const CUBE_ON_TABLE: &str = r#"
@@ -88,7 +68,11 @@ fn the_recording_holds_every_step_of_the_bodies() {
     assert_eq!(report.physics.steps, steps);
     assert_eq!(report.physics.bodies.len(), 1);
 
-    let (comments, columns, rows) = read(&out);
+    let Recording {
+        header: comments,
+        columns,
+        rows,
+    } = Recording::read(&out);
     assert_eq!(comments, [SIMULATION_HEADER, "# dt_s: 0.005"]);
     assert_eq!(
         columns[..8],
@@ -228,7 +212,7 @@ axis = [0.0, 1.0, 0.0]
     let dt = 0.001;
     let out = dir.path().join("pendulum.csv");
     simulate(&config, dt, 1500, &out, |_| {}).unwrap();
-    let (_, columns, rows) = read(&out);
+    let Recording { columns, rows, .. } = Recording::read(&out);
     let column = |name: &str| columns.iter().position(|c| c == name).unwrap();
     let (x, z) = (column("rod_x"), column("rod_z"));
 

@@ -4,6 +4,7 @@
 //! name the file, line and field. `hapticd inspect` gives the centres of
 //! mass the recordings must start from.
 
+use haptic_testkit::simulation::Recording;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -30,22 +31,6 @@ fn assert_success(output: &Output) {
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// The recording's column names and rows.
-fn read(path: &Path) -> (Vec<String>, Vec<Vec<f64>>) {
-    let text = std::fs::read_to_string(path).unwrap();
-    let mut lines = text.lines().skip(2);
-    let columns = lines
-        .next()
-        .unwrap()
-        .split(',')
-        .map(str::to_owned)
-        .collect();
-    let rows = lines
-        .map(|l| l.split(',').map(|v| v.parse().unwrap()).collect())
-        .collect();
-    (columns, rows)
 }
 
 fn simulate(scene: &Path, duration: &str, out: &Path) -> Output {
@@ -75,7 +60,7 @@ fn the_pile_falls_and_is_recorded_step_by_step() {
     }
     // Off a terminal the progress bar draws nothing.
     assert_eq!(text(&output.stderr), "");
-    let (columns, rows) = read(&out);
+    let Recording { columns, rows, .. } = Recording::read(&out);
     assert_eq!(columns.len(), 6 + 5 * 13);
     assert_eq!(rows.len(), 61);
     assert!(rows.iter().flatten().all(|v| v.is_finite()));
@@ -159,7 +144,7 @@ motion = { segments = [{ type = "hold", duration_s = 1.0 }] }
     let output = simulate(&scene, "2.5", &out);
     assert_success(&output);
     eprintln!("{}", text(&output.stdout));
-    let (columns, rows) = read(&out);
+    let Recording { columns, rows, .. } = Recording::read(&out);
     let column = |name: &str| columns.iter().position(|c| c == name).unwrap();
     let (first, last) = (&rows[0], rows.last().unwrap());
     for (name, file, at) in &bodies {

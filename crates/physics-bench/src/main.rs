@@ -18,7 +18,7 @@ use clap::{Parser, Subcommand};
 use haptic_physics::{Integrator, World, WorldParameters};
 use ours::{Ours, Ruler};
 use peer::{peer_shapes, Peer, LENGTH_UNIT};
-use run::{cost_fit, largest_stable_step, run, Criteria, Engine, Plan, Run, Search};
+use run::{cost_fit, largest_stable_step, run, trial, Criteria, Engine, Plan, Run, Search};
 use scene::{mesh_directory, Geometry, Mix, Scene};
 use std::path::PathBuf;
 use std::time::Instant;
@@ -283,18 +283,7 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
                         ..setup.1
                     },
                 );
-                run(
-                    &mut engine,
-                    &scene,
-                    &mut ruler,
-                    &criteria,
-                    Plan {
-                        step: h,
-                        duration: size.duration,
-                        trial: true,
-                    },
-                    None,
-                )
+                trial(&mut engine, &scene, &mut ruler, &criteria, h, size.duration)
             },
             1e-4,
             1e-2,
@@ -346,18 +335,7 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
     print_parameters(&scene, &setup, &criteria, &size);
     let mut ruler = Ruler::new(bodies.clone());
     let mut engine = Ours::from_bodies(bodies, scene.len(), setup.1);
-    let r = run(
-        &mut engine,
-        &scene,
-        &mut ruler,
-        &criteria,
-        Plan {
-            step,
-            duration,
-            trial: true,
-        },
-        None,
-    );
+    let r = trial(&mut engine, &scene, &mut ruler, &criteria, step, duration);
     let fit = cost_fit(&r.samples);
     println!("{} after {} steps", r.verdict, r.steps);
     let t = engine.totals;
@@ -484,17 +462,13 @@ fn versus_rapier(
         println!("{}:", c.name);
         let search = largest_stable_step(
             |h| {
-                run(
+                trial(
                     (c.build)().as_mut(),
                     &scene,
                     &mut ruler,
                     &criteria,
-                    Plan {
-                        step: h,
-                        duration: size.duration,
-                        trial: true,
-                    },
-                    None,
+                    h,
+                    size.duration,
                 )
             },
             c.start,

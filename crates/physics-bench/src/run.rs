@@ -275,6 +275,30 @@ pub fn run(
     result
 }
 
+/// A bisection trial: `engine` run at `step` for `duration` simulated
+/// seconds, stopping at the first violation, without the ruler or a trace.
+pub fn trial(
+    engine: &mut dyn Engine,
+    scene: &Scene,
+    ruler: &mut Ruler,
+    criteria: &Criteria,
+    step: f64,
+    duration: f64,
+) -> Run {
+    run(
+        engine,
+        scene,
+        ruler,
+        criteria,
+        Plan {
+            step,
+            duration,
+            trial: true,
+        },
+        None,
+    )
+}
+
 /// The largest stable step found by bisection, and every trial run.
 pub struct Search {
     /// The largest step found stable (s).
