@@ -42,13 +42,14 @@ pub struct MaterialPatch {
 /// Declares the patch of `[rendering]`, one optional field per field of
 /// [`Rendering`], and how it applies.
 macro_rules! rendering_fields_patch {
-    ($($field:ident: $ty:ty),* $(,)?) => {
+    ($($(#[$attribute:meta])* $field:ident: $ty:ty),* $(,)?) => {
         /// Some fields of `[rendering]`.
         #[derive(Clone, Copy, Debug, Default, PartialEq, Deserialize, Serialize, ToSchema)]
         #[serde(deny_unknown_fields)]
         pub struct RenderingFieldsPatch {
             $(
                 #[serde(default, skip_serializing_if = "Option::is_none")]
+                $(#[$attribute])*
                 pub $field: Option<$ty>,
             )*
         }
@@ -69,6 +70,9 @@ rendering_fields_patch! {
     coupling_stiffness_n_per_m: f64,
     coupling_torsional_stiffness_n_m_per_rad: f64,
     static_damping: f64,
+    // The range validation accepts (MAX_PYRAMID_SIDES), in the schema too:
+    // a schema-valid integer must fit the field.
+    #[schema(minimum = 3, maximum = 32)]
     pyramid_sides: usize,
     stiffness_scaling_contacts: f64,
     anti_stickiness: bool,

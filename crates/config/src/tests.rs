@@ -1,5 +1,6 @@
 use super::*;
 use crate::schema::Solver;
+use crate::validate::MAX_PYRAMID_SIDES;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
 use nalgebra::{Matrix3, Vector3};
@@ -812,6 +813,15 @@ fn the_patch_schema_names_the_file_s_fields() {
     for name in ["static_damping", "pyramid_sides", "friction", "solver"] {
         assert!(fields.contains(&format!("\"{name}\"")), "{fields}");
     }
+    // Integers carry the range validation accepts, so that every
+    // schema-valid value fits the field.
+    let fields: serde_json::Value = serde_json::from_str(&fields).unwrap();
+    let sides = &fields["properties"]["pyramid_sides"];
+    assert_eq!(
+        (sides["minimum"].as_f64(), sides["maximum"].as_f64()),
+        (Some(3.0), Some(MAX_PYRAMID_SIDES as f64)),
+        "{sides}"
+    );
     let friction = serde_json::to_string(&Friction::schema()).unwrap();
     assert!(friction.contains("yamane_springs"), "{friction}");
 }

@@ -25,7 +25,7 @@ pub struct Valid {
 }
 
 /// The most sides a friction pyramid may have (`rendering.pyramid_sides`).
-const MAX_PYRAMID_SIDES: usize = 32;
+pub(crate) const MAX_PYRAMID_SIDES: usize = 32;
 
 pub(crate) fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
     Err(Invalid {
