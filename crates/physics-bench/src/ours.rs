@@ -56,20 +56,6 @@ impl Engine for Ours {
         self.report = self.world.step(h, &[]);
         let (t, r) = (&mut self.totals, &self.report);
         t.steps += 1;
-        if std::env::var_os("DBG").is_some() && t.steps % 25 == 0 {
-            let w = &self.world;
-            let (i, b) = w
-                .bodies()
-                .iter()
-                .enumerate()
-                .filter(|(_, b)| b.is_dynamic())
-                .max_by(|a, b| {
-                    (a.1.velocity.norm() + a.1.angular_velocity.norm() * 0.05)
-                        .total_cmp(&(b.1.velocity.norm() + b.1.angular_velocity.norm() * 0.05))
-                })
-                .unwrap();
-            eprintln!("DBG step {} substeps {} contacts {} ke {:.3e} fastest {} {} v {:.3} w {:.3} z {:.3}", t.steps, r.substeps, r.contacts, r.kinetic_energy, i, b.name, b.velocity.norm(), b.angular_velocity.norm(), b.pose.translation.z);
-        }
         t.substeps += r.substeps;
         t.undone += r.undone;
         t.lookups += r.lookups;
