@@ -42,7 +42,7 @@
 
 use crate::body::RigidBody;
 use crate::forces::Forces;
-use foldhash::HashMap;
+use foldhash::{HashMap, HashSet};
 use haptic_contact::StiffnessScaling;
 use haptic_core::{skew, Vector6};
 use haptic_pointshell::{Contact, PointTreeTraversal, TraversalBudget};
@@ -636,12 +636,19 @@ pub fn pair_friction(a: &RigidBody, b: &RigidBody) -> (f64, f64) {
     )
 }
 
+/// A contact's friction anchor: `(shell body, field body, point)`.
+pub type AnchorKey = (usize, usize, u32);
+
 /// Per-contact friction anchors, kept from step to step.
 #[derive(Clone, Default)]
 pub struct FrictionAnchors {
-    /// `(shell body, field body, point)` → the anchor in the field body's frame.
-    anchors: HashMap<(usize, usize, u32), Point3<f64>>,
-    seen: HashMap<(usize, usize, u32), Point3<f64>>,
+    /// The anchor in the field body's frame.
+    anchors: HashMap<AnchorKey, Point3<f64>>,
+    seen: HashMap<AnchorKey, Point3<f64>>,
+    /// The last [`FrictionAnchors::add_friction`]'s sliding contacts: the
+    /// contact's index, the tangential direction it slid in (world) and
+    /// the spring's stretch at the cone's edge, `μ_d F_n / k_f` (m).
+    sliding: Vec<(usize, Vector3<f64>, f64)>,
 }
 
 /// What the friction springs did in a step.
@@ -659,6 +666,12 @@ impl FrictionAnchors {
     /// explicit springs over a resting face must stay below `m/h²`, or the
     /// body creeps); the sliding force `μ_d F_n` is explicit. `stiffnesses[i]` is contact `i`'s normal
     /// stiffness, so its normal force is `k_i |d_i|`.
+    ///
+    /// The contacts in `stopping` stick, anchored where they are: their
+    /// explicit sliding force reversed their slip within the step (see
+    /// [`FrictionAnchors::reversed`]), so the step is to be taken again
+    /// with the slip stopped by the implicit spring instead.
+    #[allow(clippy::too_many_arguments)]
     pub fn add_friction(
         &mut self,
         contacts: &[PairContact],
@@ -666,18 +679,24 @@ impl FrictionAnchors {
         bodies: &[RigidBody],
         friction_stiffness: f64,
         dt: f64,
+        stopping: &HashSet<AnchorKey>,
         forces: &mut Forces,
     ) -> FrictionStats {
         let mut stats = FrictionStats::default();
         self.seen.clear();
-        for (contact, &k) in contacts.iter().zip(stiffnesses) {
+        self.sliding.clear();
+        for (index, (contact, &k)) in contacts.iter().zip(stiffnesses).enumerate() {
             let key = (contact.shell_body, contact.field_body, contact.point);
             let field_pose = bodies[contact.field_body].pose;
             let (mu_s, mu_d) =
                 pair_friction(&bodies[contact.shell_body], &bodies[contact.field_body]);
             let kf = friction_stiffness * contact.weight as f64;
             let p = contact.position;
-            let anchor = self.anchors.get(&key).map_or(p, |local| field_pose * local);
+            let stops = stopping.contains(&key);
+            let anchor = match self.anchors.get(&key) {
+                Some(local) if !stops => field_pose * local,
+                _ => p,
+            };
             let m = contact.normal;
             // The spring's stretch at the end of the step if the contact
             // keeps its relative velocity: a contact about to leave the
@@ -689,7 +708,7 @@ impl FrictionAnchors {
             let tangential = s - m * m.dot(&s);
             let normal_force = k * (-contact.distance);
             let spring = kf * tangential.norm();
-            let anchor = if spring <= mu_s * normal_force {
+            let anchor = if stops || spring <= mu_s * normal_force {
                 stats.sticking += 1;
                 add_point_force(
                     contact,
@@ -708,12 +727,41 @@ impl FrictionAnchors {
                     velocity: None,
                 };
                 add_point_force(contact, bodies, &sliding, forces);
+                self.sliding.push((index, direction, slide / kf));
                 p - direction * (slide / kf)
             };
             self.seen.insert(key, field_pose.inverse() * anchor);
         }
         std::mem::swap(&mut self.anchors, &mut self.seen);
         stats
+    }
+
+    /// The sliding contacts of the last [`FrictionAnchors::add_friction`]
+    /// (on `contacts`, as then, over a step of `dt`) whose points now move
+    /// back against the way they slid, faster than crosses the friction
+    /// cone in a step: the explicit force `μ_d F_n` took away more than
+    /// their slip, and they would slide back the next step (a block coming
+    /// to rest would otherwise chatter at up to `μ_d g h`, about 1 cm/s at
+    /// 5 ms steps).
+    pub fn reversed(
+        &self,
+        contacts: &[PairContact],
+        bodies: &[RigidBody],
+        dt: f64,
+    ) -> HashSet<AnchorKey> {
+        self.sliding
+            .iter()
+            .filter(|(index, direction, cone)| {
+                let c = &contacts[*index];
+                let u = bodies[c.shell_body].point_velocity(&c.position)
+                    - bodies[c.field_body].point_velocity(&c.position);
+                -u.dot(direction) * dt > *cone
+            })
+            .map(|(index, _, _)| {
+                let c = &contacts[*index];
+                (c.shell_body, c.field_body, c.point)
+            })
+            .collect()
     }
 
     /// Anchors held now.

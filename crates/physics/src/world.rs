@@ -4,8 +4,8 @@
 
 use crate::body::RigidBody;
 use crate::contact::{
-    add_contact_forces, contact_stiffnesses, overlapping_pairs, ContactDetector, ContactParameters,
-    FrictionAnchors, PairContact,
+    add_contact_forces, contact_stiffnesses, overlapping_pairs, AnchorKey, ContactDetector,
+    ContactParameters, FrictionAnchors, PairContact,
 };
 use crate::forces::{ConstraintRow, Forces};
 use crate::island::Islands;
@@ -13,6 +13,7 @@ use crate::joints::{Joint, JointError};
 use crate::pid::{PidContacts, PidParameters};
 use crate::system::{apply_momentum_change, solve_island, Factorizations, IslandProblem};
 use crate::ParameterError;
+use foldhash::HashSet;
 use haptic_core::Vector6;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use std::time::Instant;
@@ -189,6 +190,10 @@ pub struct StepReport {
     pub max_near_motion: f64,
     /// Substeps undone because a body moved too far in them.
     pub undone: usize,
+    /// Sliding contacts whose slip the explicit sliding force reversed
+    /// within a substep, which was then taken again with them sticking
+    /// (see [`FrictionAnchors::reversed`]), over the substeps.
+    pub stopped: usize,
     /// Wall time of the contact detection (broad and narrow phases), over
     /// the substeps taken (s).
     pub detection_seconds: f64,
@@ -359,7 +364,25 @@ impl World {
                 .collect();
             let (anchors, pid) = (self.anchors.clone(), self.pid.clone());
             let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
-            let report = self.substep(h, dt, external_impulses, &poses);
+            let mut stopping = HashSet::default();
+            let report = loop {
+                let report = self.substep(h, dt, external_impulses, &poses, &stopping);
+                let reversed = if stopping.is_empty()
+                    && self.parameters.contact_model == ContactModel::ImplicitPenalty
+                {
+                    self.anchors.reversed(&self.contacts, &self.bodies, h)
+                } else {
+                    HashSet::default()
+                };
+                if reversed.is_empty() {
+                    break StepReport {
+                        stopped: stopping.len(),
+                        ..report
+                    };
+                }
+                self.restore(&before, anchors.clone(), pid.clone());
+                stopping = reversed;
+            };
             let moved = self
                 .bodies
                 .iter()
@@ -375,14 +398,7 @@ impl World {
                 })
                 .fold(0.0, f64::max);
             if max_travel > 0.0 && moved > REJECTED_TRAVEL * max_travel && parts < left {
-                for (body, &(pose, velocity, angular_velocity)) in
-                    self.bodies.iter_mut().zip(&before)
-                {
-                    body.pose = pose;
-                    body.velocity = velocity;
-                    body.angular_velocity = angular_velocity;
-                }
-                (self.anchors, self.pid) = (anchors, pid);
+                self.restore(&before, anchors, pid);
                 at_least = (parts * (moved / max_travel).ceil() as usize).min(left);
                 total.undone += 1;
                 continue;
@@ -397,6 +413,7 @@ impl World {
                 max_near_motion: total.max_near_motion.max(moved),
                 substeps: total.substeps + 1,
                 undone: total.undone,
+                stopped: total.stopped + report.stopped,
                 detection_seconds: total.detection_seconds + report.detection_seconds,
                 dynamics_seconds: total.dynamics_seconds + report.dynamics_seconds,
                 ..report
@@ -406,6 +423,22 @@ impl World {
         }
         self.factorizations.prune();
         total
+    }
+
+    /// Puts the bodies' poses and velocities and the contacts' state back
+    /// to what they were before a substep.
+    fn restore(
+        &mut self,
+        before: &[(Isometry3<f64>, Vector3<f64>, Vector3<f64>)],
+        anchors: FrictionAnchors,
+        pid: PidContacts,
+    ) {
+        for (body, &(pose, velocity, angular_velocity)) in self.bodies.iter_mut().zip(before) {
+            body.pose = pose;
+            body.velocity = velocity;
+            body.angular_velocity = angular_velocity;
+        }
+        (self.anchors, self.pid) = (anchors, pid);
     }
 
     /// For each dynamic body that may touch another within `dt` (its
@@ -430,13 +463,14 @@ impl World {
     }
 
     /// One step of `h`, the external impulses spread over `dt`, from the
-    /// poses `before`.
+    /// poses `before`, the contacts in `stopping` sticking where they are.
     fn substep(
         &mut self,
         h: f64,
         dt: f64,
         external_impulses: &[Vector6],
         before: &[Isometry3<f64>],
+        stopping: &HashSet<AnchorKey>,
     ) -> StepReport {
         let started = Instant::now();
         self.detect();
@@ -467,6 +501,7 @@ impl World {
                     &self.bodies,
                     self.parameters.contact.friction_stiffness,
                     h,
+                    stopping,
                     &mut explicit,
                 );
                 report.sticking = stats.sticking;

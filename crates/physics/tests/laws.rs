@@ -277,7 +277,7 @@ fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
 /// A block sent sliding across the floor at 0.5 m/s decelerates at μ g
 /// and stops after `v/(μ g)`, at 1 ms and at the physics thread's 5 ms
 /// (its distance, `v²/(2 μ g)` less the step's `v h/2`, is semi-implicit
-/// Euler's), and at 1 ms it then rests.
+/// Euler's), and then rests.
 #[test]
 fn a_sliding_block_stops_with_the_friction_deceleration() {
     let (mu, v0) = (0.4, 0.5);
@@ -335,15 +335,14 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
             v0 * h / 2.0
         );
         assert!((deceleration - mu * G).abs() < 0.01 * mu * G);
-        assert!((time - expected_time).abs() < 0.02 * expected_time + h);
+        // The last slip is taken up by the anchors' springs, in a step
+        // more (at 5 ms, from 9.3 mm/s to 1.6 mm/s, then at rest).
+        assert!((time - expected_time).abs() < 0.02 * expected_time + 2.0 * h);
         let discrete = expected_distance - v0 * h / 2.0;
         assert!((distance - discrete).abs() < 0.02 * expected_distance);
-        // At 5 ms the stopped block keeps creeping at about 1 cm/s, every
-        // contact sliding (docs/physics.md, "Known limits").
-        if h < 2e-3 {
-            let rest = world.bodies()[1].velocity.norm();
-            assert!(rest < 1e-4, "still moving at {rest:e} m/s");
-        }
+        let rest = world.bodies()[1].velocity.norm();
+        eprintln!("h = {h}: {rest:e} m/s at the end");
+        assert!(rest < 1e-4, "still moving at {rest:e} m/s");
     }
 }
 
