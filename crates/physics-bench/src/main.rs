@@ -341,9 +341,10 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
     let t = engine.totals;
     let per_step = |v: usize| v as f64 / t.steps.max(1) as f64;
     println!(
-        "per step: {:.2} substeps ({:.2} more undone), {:.0} contacts, {:.0} field lookups, {:.1} tree traversals",
+        "per step: {:.2} substeps ({:.2} more undone, {:.2} retaken to stop slips), {:.0} contacts, {:.0} field lookups, {:.1} tree traversals",
         per_step(t.substeps),
         per_step(t.undone),
+        per_step(t.retaken),
         per_step(t.contacts),
         per_step(t.lookups),
         per_step(t.traversals)

@@ -23,6 +23,7 @@ pub struct Totals {
     pub steps: usize,
     pub substeps: usize,
     pub undone: usize,
+    pub retaken: usize,
     pub lookups: usize,
     pub traversals: usize,
     pub contacts: usize,
@@ -58,6 +59,7 @@ impl Engine for Ours {
         t.steps += 1;
         t.substeps += r.substeps;
         t.undone += r.undone;
+        t.retaken += r.retaken;
         t.lookups += r.lookups;
         t.traversals += r.traversals;
         t.contacts += r.contacts;

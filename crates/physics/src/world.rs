@@ -5,7 +5,7 @@
 use crate::body::RigidBody;
 use crate::contact::{
     add_contact_forces, contact_stiffnesses, overlapping_pairs, AnchorKey, ContactDetector,
-    ContactParameters, FrictionAnchors, PairContact,
+    ContactParameters, DetectionStats, FrictionAnchors, PairContact,
 };
 use crate::forces::{ConstraintRow, Forces};
 use crate::island::Islands;
@@ -194,6 +194,8 @@ pub struct StepReport {
     /// within a substep, which was then taken again with them sticking
     /// (see [`FrictionAnchors::reversed`]), over the substeps.
     pub stopped: usize,
+    /// Substeps taken again for them.
+    pub retaken: usize,
     /// Wall time of the contact detection (broad and narrow phases), over
     /// the substeps taken (s).
     pub detection_seconds: f64,
@@ -365,9 +367,13 @@ impl World {
             let (anchors, pid) = (self.anchors.clone(), self.pid.clone());
             let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
             let mut stopping = HashSet::default();
+            // A retaken substep starts from the same poses: its contacts
+            // are the first pass's, unless RK4's stages detected anew.
+            let mut first_pass: Option<StepReport> = None;
             let report = loop {
-                let report = self.substep(h, dt, external_impulses, &poses, &stopping);
-                let reversed = if stopping.is_empty()
+                let detect = first_pass.is_none() || self.parameters.integrator == Integrator::Rk4;
+                let report = self.substep(h, dt, external_impulses, &poses, &stopping, detect);
+                let reversed = if first_pass.is_none()
                     && self.parameters.contact_model == ContactModel::ImplicitPenalty
                 {
                     self.anchors.reversed(&self.contacts, &self.bodies, h)
@@ -375,13 +381,22 @@ impl World {
                     HashSet::default()
                 };
                 if reversed.is_empty() {
-                    break StepReport {
-                        stopped: stopping.len(),
-                        ..report
+                    break match first_pass {
+                        None => report,
+                        Some(first) => StepReport {
+                            stopped: stopping.len(),
+                            retaken: 1,
+                            lookups: first.lookups + report.lookups,
+                            traversals: first.traversals + report.traversals,
+                            detection_seconds: first.detection_seconds + report.detection_seconds,
+                            dynamics_seconds: first.dynamics_seconds + report.dynamics_seconds,
+                            ..report
+                        },
                     };
                 }
                 self.restore(&before, anchors.clone(), pid.clone());
                 stopping = reversed;
+                first_pass = Some(report);
             };
             let moved = self
                 .bodies
@@ -414,6 +429,7 @@ impl World {
                 substeps: total.substeps + 1,
                 undone: total.undone,
                 stopped: total.stopped + report.stopped,
+                retaken: total.retaken + report.retaken,
                 detection_seconds: total.detection_seconds + report.detection_seconds,
                 dynamics_seconds: total.dynamics_seconds + report.dynamics_seconds,
                 ..report
@@ -463,7 +479,8 @@ impl World {
     }
 
     /// One step of `h`, the external impulses spread over `dt`, from the
-    /// poses `before`, the contacts in `stopping` sticking where they are.
+    /// poses `before`, the contacts in `stopping` sticking where they are;
+    /// without `detect`, on the last detection's contacts.
     fn substep(
         &mut self,
         h: f64,
@@ -471,11 +488,16 @@ impl World {
         external_impulses: &[Vector6],
         before: &[Isometry3<f64>],
         stopping: &HashSet<AnchorKey>,
+        detect: bool,
     ) -> StepReport {
         let started = Instant::now();
-        self.detect();
+        let detection = if detect {
+            self.detect();
+            self.detector.stats()
+        } else {
+            DetectionStats::default()
+        };
         let detected = Instant::now();
-        let detection = self.detector.stats();
         let mut report = StepReport {
             contacts: self.contacts.len(),
             lookups: detection.lookups,
