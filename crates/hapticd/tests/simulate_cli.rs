@@ -75,6 +75,34 @@ fn the_pile_falls_and_is_recorded_step_by_step() {
     );
 }
 
+/// The pile comes to rest on the tray: after 4 s every body lies within
+/// the rim, above the table, and is still (the ball, last to stop, rolls
+/// into the rim).
+#[test]
+fn the_pile_comes_to_rest_within_the_trays_rim() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("pile.csv");
+    assert_success(&simulate(&repo().join("config/pile.toml"), "4", &out));
+    let Recording { columns, rows, .. } = Recording::read(&out);
+    let last = rows.last().unwrap();
+    let at = |name: &str| last[columns.iter().position(|c| c == name).unwrap()];
+    for body in ["crate", "ball", "ring", "can", "brick"] {
+        let [x, y, z] = ["x", "y", "z"].map(|c| at(&format!("{body}_{c}")));
+        let speed = ["vx", "vy", "vz"]
+            .map(|c| at(&format!("{body}_{c}")))
+            .iter()
+            .map(|v| v * v)
+            .sum::<f64>()
+            .sqrt();
+        // The rim's inner faces stand at ±0.19 m; the table's top at 0.
+        assert!(
+            x.abs() < 0.19 && y.abs() < 0.19 && (0.0..0.1).contains(&z),
+            "{body} at ({x}, {y}, {z})"
+        );
+        assert!(speed < 1e-3, "{body} still moves at {speed} m/s");
+    }
+}
+
 /// A test-data mesh's path; fails naming `scripts/fetch-test-data` when the
 /// test data is missing.
 fn mesh(name: &str) -> String {
@@ -241,7 +269,7 @@ fn bad_input_names_the_file_the_line_and_the_field() {
         + 1;
     for needle in [
         format!("{}:{line}:", scene.display()),
-        "field `objects[3].mesh`".to_owned(),
+        "field `objects[7].mesh`".to_owned(),
         "object `ball`".to_owned(),
         open.display().to_string(),
         "the mesh is open (3 boundary edges)".to_owned(),
