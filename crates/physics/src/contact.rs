@@ -44,7 +44,7 @@ use crate::body::RigidBody;
 use crate::forces::Forces;
 use foldhash::{HashMap, HashSet};
 use haptic_contact::StiffnessScaling;
-use haptic_core::{skew, Vector6};
+use haptic_core::{skew, Matrix6, Vector6};
 use haptic_pointshell::{Contact, PointTreeTraversal, TraversalBudget};
 use nalgebra::{Isometry3, Matrix3, Point3, SMatrix, Vector3};
 
@@ -401,52 +401,45 @@ pub fn add_point_force(
         return;
     };
 
-    // Handle terms of ∂τ/∂(x_S, θ_S, x_A, θ_A) for τ_S = r_S × F and τ_A = −r_A × F.
-    let mut handle_s = ForceGradient::zeros();
-    handle_s
-        .fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(skew_f * skew_rs));
-    let mut handle_a = ForceGradient::zeros();
-    // −[F_A]× δr_A with F_A = −F: [F]× δr_A.
-    handle_a.fixed_view_mut::<3, 3>(0, 0).copy_from(&skew_f);
-    handle_a
-        .fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(-skew_f * skew_rs));
-    handle_a.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-skew_f));
-
-    // Rows (F, τ) on S and on A, columns (S, A), added in place.
-    let on_s = |g: &ForceGradient, handles: Option<&ForceGradient>| {
-        let mut rows = SMatrix::<f64, 6, 12>::zeros();
-        rows.fixed_view_mut::<3, 12>(0, 0).copy_from(g);
-        let mut torque = skew_rs * g;
-        if let Some(h) = handles {
-            torque += h;
-        }
-        rows.fixed_view_mut::<3, 12>(3, 0).copy_from(&torque);
-        rows
-    };
-    let on_a = |g: &ForceGradient, handles: Option<&ForceGradient>| {
-        let mut rows = SMatrix::<f64, 6, 12>::zeros();
-        rows.fixed_view_mut::<3, 12>(0, 0).copy_from(&(-g));
-        let mut torque = -skew_ra * g;
-        if let Some(h) = handles {
-            torque += h;
-        }
-        rows.fixed_view_mut::<3, 12>(3, 0).copy_from(&torque);
-        rows
-    };
-    let blocks = forces.pair_blocks(s, a);
-    let position = [
-        on_s(position_gradient, Some(&handle_s)),
-        on_a(position_gradient, Some(&handle_a)),
-    ];
-    let velocity = velocity_gradient.map(|g| [on_s(g, None), on_a(g, None)]);
+    // Rows (F, τ) on S and on A, columns (S, A), added in place where both
+    // bodies move: the force rows are ±∂F, the torque rows the arm times
+    // ∂F (τ_S = r_S × F, τ_A = −r_A × F) plus the handle terms of
+    // ∂τ/∂(x_S, θ_S, x_A, θ_A).
+    let moving = [bodies[s].is_dynamic(), bodies[a].is_dynamic()];
+    let blocks = forces.pair_blocks(s, a, moving);
+    let sign = [1.0, -1.0];
+    let arm = [skew_rs, -skew_ra];
+    // [F]×[r_S]×: τ_S's handle term by θ_S, and −τ_A's.
+    let turn = skew_f * skew_rs;
     for (on, row_blocks) in blocks.iter().enumerate() {
-        for (by, &k) in row_blocks.iter().enumerate() {
+        for (by, k) in row_blocks.iter().enumerate() {
+            let Some(k) = *k else {
+                continue;
+            };
             let block = &mut forces.gradients[k];
-            block.position += position[on].fixed_view::<6, 6>(0, 6 * by);
-            if let Some(velocity) = &velocity {
-                block.velocity += velocity[on].fixed_view::<6, 6>(0, 6 * by);
+            let add = |to: &mut Matrix6, g: &ForceGradient, handles: bool| {
+                let g = g.fixed_view::<3, 6>(0, 6 * by);
+                let mut torque = arm[on] * g;
+                if handles {
+                    let (mut by_x, mut by_theta) = torque.columns_range_pair_mut(0..3, 3..6);
+                    match (on, by) {
+                        (0, 0) => by_theta += &turn,
+                        (1, 0) => {
+                            by_x += &skew_f;
+                            by_theta -= &turn;
+                        }
+                        (1, 1) => by_x -= &skew_f,
+                        _ => {}
+                    }
+                }
+                let mut force_rows = to.fixed_view_mut::<3, 6>(0, 0);
+                force_rows += g * sign[on];
+                let mut torque_rows = to.fixed_view_mut::<3, 6>(3, 0);
+                torque_rows += torque;
+            };
+            add(&mut block.position, position_gradient, true);
+            if let Some(velocity_gradient) = velocity_gradient {
+                add(&mut block.velocity, velocity_gradient, false);
             }
         }
     }

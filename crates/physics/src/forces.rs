@@ -12,8 +12,9 @@ use foldhash::HashMap;
 use haptic_core::{Matrix6, Vector6};
 
 /// Indices in [`Forces::gradients`] of the blocks between two bodies `a`
-/// and `b`: `[[(a, a), (a, b)], [(b, a), (b, b)]]`.
-pub type PairBlocks = [[usize; 2]; 2];
+/// and `b`: `[[(a, a), (a, b)], [(b, a), (b, b)]]`; `None` where either
+/// body does not move (the integrators solve for moving bodies only).
+pub type PairBlocks = [[Option<usize>; 2]; 2];
 
 /// `∂(wrench on body `on`)/∂(state of body `by`)`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -79,17 +80,23 @@ impl Forces {
         k
     }
 
-    /// The blocks between bodies `a` and `b`, made zero if new.
-    pub fn pair_blocks(&mut self, a: usize, b: usize) -> PairBlocks {
+    /// The blocks between bodies `a` and `b`, made zero if new, of those
+    /// that `moving` (`[a, b]`'s).
+    pub fn pair_blocks(&mut self, a: usize, b: usize, moving: [bool; 2]) -> PairBlocks {
         if let Some((pair, blocks)) = self.last_pair {
             if pair == (a, b) {
                 return blocks;
             }
         }
-        let blocks = [
-            [self.block(a, a), self.block(a, b)],
-            [self.block(b, a), self.block(b, b)],
-        ];
+        let bodies = [a, b];
+        let mut blocks = [[None; 2]; 2];
+        for on in 0..2 {
+            for by in 0..2 {
+                if moving[on] && moving[by] {
+                    blocks[on][by] = Some(self.block(bodies[on], bodies[by]));
+                }
+            }
+        }
         self.last_pair = Some(((a, b), blocks));
         blocks
     }
