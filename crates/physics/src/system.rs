@@ -48,7 +48,7 @@ use crate::body::RigidBody;
 use crate::forces::{ConstraintRow, Forces};
 use faer::prelude::*;
 use faer::sparse::linalg::solvers::{Lu, SymbolicLu};
-use faer::sparse::{SparseColMat, Triplet};
+use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use foldhash::HashMap;
 use haptic_core::{skew, Matrix6};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
@@ -62,6 +62,8 @@ pub const PSEUDO_INVERSE_TOLERANCE: f64 = 1e-10;
 pub struct IslandProblem<'a> {
     /// The island's dynamic bodies (indices into the world's bodies).
     pub bodies: &'a [usize],
+    /// The indices in the forces' `gradients` of the blocks between them.
+    pub gradients: &'a [usize],
     /// Its constraint rows (bodies outside the island are static).
     pub rows: &'a [ConstraintRow],
     /// Whether to use the gradients (semi-implicit) or drop them (`G = I`:
@@ -144,7 +146,7 @@ pub fn solve_island(
         .map(|&b| bodies[b].world_inverse_inertia())
         .collect();
 
-    // G blocks and the right-hand side h Z.
+    // G blocks by (column, row) and the right-hand side h Z.
     let mut blocks: BTreeMap<(usize, usize), Matrix6> = BTreeMap::new();
     let mut rhs = DVector::<f64>::zeros(6 * n);
     for (k, &b) in problem.bodies.iter().enumerate() {
@@ -153,7 +155,7 @@ pub fn solve_island(
             .copy_from(&(forces.wrench[b] * h));
     }
     if problem.implicit {
-        for g in &forces.gradients {
+        for g in problem.gradients.iter().map(|&k| &forces.gradients[k]) {
             let (Some(&i), Some(&j)) = (local.get(&g.on), local.get(&g.by)) else {
                 continue;
             };
@@ -173,25 +175,39 @@ pub fn solve_island(
             block
                 .fixed_view_mut::<6, 3>(0, 3)
                 .copy_from(&((dw + kt * h) * inverse_inertias[j] * (-h)));
-            *blocks.entry((i, j)).or_insert_with(Matrix6::zeros) += block;
+            *blocks.entry((j, i)).or_insert_with(Matrix6::zeros) += block;
         }
     }
-    // Every entry of every block, zeros included: the pattern is the
-    // blocks', so a factorization's symbolic part can be reused.
-    let mut triplets = Vec::with_capacity(blocks.len() * 36);
-    for (&(i, j), block) in &blocks {
-        for r in 0..6 {
-            for c in 0..6 {
-                triplets.push(Triplet::new(6 * i + r, 6 * j + c, block[(r, c)]));
+    // Compressed columns, every entry of every block, zeros included: the
+    // pattern is the blocks', so a factorization's symbolic part can be
+    // reused. The blocks come by column, then row.
+    let mut column_starts = Vec::with_capacity(6 * n + 1);
+    let mut row_indices = Vec::with_capacity(blocks.len() * 36);
+    let mut values = Vec::with_capacity(blocks.len() * 36);
+    column_starts.push(0);
+    let mut from = blocks.iter().peekable();
+    for j in 0..n {
+        let column: Vec<(usize, &Matrix6)> = std::iter::from_fn(|| {
+            from.next_if(|((bj, _), _)| *bj == j)
+                .map(|(&(_, i), block)| (i, block))
+        })
+        .collect();
+        for c in 0..6 {
+            for &(i, block) in &column {
+                row_indices.extend((0..6).map(|r| 6 * i + r));
+                values.extend(block.column(c).iter());
             }
+            column_starts.push(row_indices.len());
         }
     }
     let singular = |e: &dyn std::fmt::Debug| SolveError::Singular(format!("{e:?}"));
-    let g = SparseColMat::<usize, f64>::try_new_from_triplets(6 * n, 6 * n, &triplets)
-        .map_err(|e| singular(&e))?;
+    let g = SparseColMatRef::new(
+        SymbolicSparseColMatRef::new_checked(6 * n, 6 * n, &column_starts, None, &row_indices),
+        &values,
+    );
     let pattern: BlockPattern = blocks
         .keys()
-        .map(|&(i, j)| (problem.bodies[i], problem.bodies[j]))
+        .map(|&(j, i)| (problem.bodies[i], problem.bodies[j]))
         .collect();
     let symbolic = match factorizations.symbolic.get_mut(&pattern) {
         Some((symbolic, used)) => {
@@ -206,7 +222,7 @@ pub fn solve_island(
             symbolic
         }
     };
-    let lu = Lu::try_new_with_symbolic(symbolic, g.as_ref()).map_err(|e| singular(&e))?;
+    let lu = Lu::try_new_with_symbolic(symbolic, g).map_err(|e| singular(&e))?;
     let solve = |columns: &DMatrix<f64>| -> DMatrix<f64> {
         let mut m = Mat::<f64>::from_fn(columns.nrows(), columns.ncols(), |r, c| columns[(r, c)]);
         lu.solve_in_place(m.as_mut());

@@ -644,15 +644,39 @@ impl World {
             .collect()
     }
 
+    /// For each of `islands`, the indices in `forces.gradients` of the
+    /// blocks between its bodies.
+    fn island_gradients(&self, islands: &[Vec<usize>]) -> Vec<Vec<usize>> {
+        let mut island_of = vec![None; self.bodies.len()];
+        for (k, island) in islands.iter().enumerate() {
+            for &b in island {
+                island_of[b] = Some(k);
+            }
+        }
+        let mut gradients = vec![Vec::new(); islands.len()];
+        for (index, g) in self.forces.gradients.iter().enumerate() {
+            if let Some(k) = island_of[g.on].filter(|&k| island_of[g.by] == Some(k)) {
+                gradients[k].push(index);
+            }
+        }
+        gradients
+    }
+
     /// Solves each island's momentum change from `forces` and `rows` and
     /// applies it over `dt`; an island whose solve fails keeps its bodies
     /// where they were, at rest, and counts them quarantined.
     fn advance(&mut self, dt: f64, implicit: bool, report: &mut StepReport) -> Vec<Vec<usize>> {
         let islands = self.islands();
-        for island in &islands {
+        let gradients = if implicit {
+            self.island_gradients(&islands)
+        } else {
+            vec![Vec::new(); islands.len()]
+        };
+        for (island, gradients) in islands.iter().zip(&gradients) {
             let rows = self.island_rows(island);
             let problem = IslandProblem {
                 bodies: island,
+                gradients,
                 rows: &rows,
                 implicit,
                 baumgarte_alpha: self.parameters.baumgarte_alpha,
@@ -694,6 +718,7 @@ impl World {
             let rows = self.island_rows(&island);
             let problem = IslandProblem {
                 bodies: &island,
+                gradients: &[],
                 rows: &rows,
                 implicit: false,
                 baumgarte_alpha: self.parameters.baumgarte_alpha,
