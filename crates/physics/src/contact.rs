@@ -171,6 +171,10 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
     out.sort_unstable();
 }
 
+/// Distance (m) far above the rounding of a point's transform and lookup,
+/// far below any penetration that matters.
+const ROUNDING_SLACK: f64 = 1e-12;
+
 /// The narrow phase: each pair's shells in the other's field.
 ///
 /// A role (one body's shell in the other's field) is traversed down its
@@ -186,7 +190,9 @@ pub fn overlapping_pairs(bodies: &[RigidBody], margin: f64, out: &mut Vec<(usize
 /// reach, times `L` stays below `δ`, no point left out can be inside the
 /// field, and only the kept points are looked up: the contacts are exactly
 /// a full traversal's, in the same order. Resting and slowly moving pairs
-/// are traversed once in many steps.
+/// are traversed once in many steps. Nor are the kept points whose value
+/// at the traversal exceeded `L` times the motion since looked up again:
+/// they cannot be inside.
 #[derive(Default)]
 pub struct ContactDetector {
     margin: f64,
@@ -274,7 +280,9 @@ impl ContactDetector {
                 points: Vec::new(),
                 used: false,
             });
-        let still_valid = near.pose.is_some_and(|found_at| {
+        // How far, times `L`, a point may have come towards the surface
+        // since the last traversal.
+        let approach = near.pose.map(|found_at| {
             let angle = found_at.rotation.angle_to(&field_from_shell.rotation);
             // Turned about the shell's origin, or about the field's (only
             // points now inside its positive box can be inside it).
@@ -288,32 +296,41 @@ impl ContactDetector {
                     .norm()
                     + angle * r
             });
-            field.lipschitz_bound() * about_shell.min(about_field) < self.margin
+            field.lipschitz_bound() * about_shell.min(about_field)
         });
         self.stats.roles += 1;
-        if still_valid {
-            self.stats.lookups += near.points.len();
-        } else {
-            let traversal = self
-                .traversals
-                .entry(shell_body)
-                .or_insert_with(|| PointTreeTraversal::new(sg.shell.tree()));
-            let traversed = traversal.traverse_within(
-                sg.shell.tree(),
-                sg.shell.shell(),
-                field,
-                &field_from_shell,
-                self.margin,
-                TraversalBudget::default(),
-                &mut near.points,
-            );
-            near.pose = Some(field_from_shell);
-            self.stats.traversals += 1;
-            self.stats.lookups += traversed.lookups as usize + near.points.len();
-        }
+        let approach = match approach {
+            Some(approach) if approach < self.margin => approach,
+            _ => {
+                let traversal = self
+                    .traversals
+                    .entry(shell_body)
+                    .or_insert_with(|| PointTreeTraversal::new(sg.shell.tree()));
+                let traversed = traversal.traverse_within(
+                    sg.shell.tree(),
+                    sg.shell.shell(),
+                    field,
+                    &field_from_shell,
+                    self.margin,
+                    TraversalBudget::default(),
+                    &mut near.points,
+                );
+                near.pose = Some(field_from_shell);
+                self.stats.traversals += 1;
+                self.stats.lookups += traversed.lookups as usize;
+                0.0
+            }
+        };
         near.used = true;
         let shell = sg.shell.shell();
         for c in &near.points {
+            // A point that was farther out than it can have come since
+            // cannot be inside now (the slack covers the rounding between
+            // the traversal's transform and this one).
+            if c.distance > approach + ROUNDING_SLACK {
+                continue;
+            }
+            self.stats.lookups += 1;
             let p = &shell.points[c.point as usize];
             let (distance, gradient) = field.value_gradient(&(field_from_shell * p));
             let normal = s.pose.rotation * shell.outward_normals[c.point as usize];
