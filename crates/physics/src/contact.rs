@@ -118,7 +118,7 @@ impl Default for ContactParameters {
             damping_mode: DampingMode::Normal,
             scaling: StiffnessScaling::NONE,
             friction_stiffness: 2.0e3,
-            detection_margin: 1.0e-3,
+            detection_margin: 3.0e-3,
         }
     }
 }
