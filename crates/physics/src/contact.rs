@@ -655,6 +655,9 @@ pub struct FrictionAnchors {
     /// The anchor in the field body's frame.
     anchors: HashMap<AnchorKey, Point3<f64>>,
     seen: HashMap<AnchorKey, Point3<f64>>,
+    /// Whether `seen` holds the anchors from before the last
+    /// [`FrictionAnchors::add_friction`] (see [`FrictionAnchors::undo`]).
+    undoable: bool,
     /// The last [`FrictionAnchors::add_friction`]'s sliding contacts: the
     /// contact's index, the tangential direction it slid in (world) and
     /// the spring's stretch at the cone's edge, `μ_d F_n / k_f` (m).
@@ -743,7 +746,17 @@ impl FrictionAnchors {
             self.seen.insert(key, field_pose.inverse() * anchor);
         }
         std::mem::swap(&mut self.anchors, &mut self.seen);
+        self.undoable = true;
         stats
+    }
+
+    /// Puts back the anchors from before the last
+    /// [`FrictionAnchors::add_friction`] (once; a step taken again starts
+    /// from them).
+    pub fn undo(&mut self) {
+        if std::mem::take(&mut self.undoable) {
+            std::mem::swap(&mut self.anchors, &mut self.seen);
+        }
     }
 
     /// The sliding contacts of the last [`FrictionAnchors::add_friction`]

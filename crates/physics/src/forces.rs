@@ -52,6 +52,14 @@ impl Forces {
         self.last_pair = None;
     }
 
+    /// Makes these forces `other`'s, reusing the buffers.
+    pub fn copy_from(&mut self, other: &Forces) {
+        self.wrench.clone_from(&other.wrench);
+        self.gradients.clone_from(&other.gradients);
+        self.index.clone_from(&other.index);
+        self.last_pair = None;
+    }
+
     /// Adds `wrench` to body `on`.
     pub fn add_wrench(&mut self, on: usize, wrench: &Vector6) {
         self.wrench[on] += wrench;

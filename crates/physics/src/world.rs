@@ -364,7 +364,7 @@ impl World {
                 .iter()
                 .map(|b| (b.pose, b.velocity, b.angular_velocity))
                 .collect();
-            let (anchors, pid) = (self.anchors.clone(), self.pid.clone());
+            let pid = self.pid.clone();
             let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
             let mut stopping = HashSet::default();
             // A retaken substep starts from the same poses: its contacts
@@ -394,7 +394,7 @@ impl World {
                         },
                     };
                 }
-                self.restore(&before, anchors.clone(), pid.clone());
+                self.restore(&before, pid.clone());
                 stopping = reversed;
                 first_pass = Some(report);
             };
@@ -413,7 +413,7 @@ impl World {
                 })
                 .fold(0.0, f64::max);
             if max_travel > 0.0 && moved > REJECTED_TRAVEL * max_travel && parts < left {
-                self.restore(&before, anchors, pid);
+                self.restore(&before, pid);
                 at_least = (parts * (moved / max_travel).ceil() as usize).min(left);
                 total.undone += 1;
                 continue;
@@ -446,7 +446,6 @@ impl World {
     fn restore(
         &mut self,
         before: &[(Isometry3<f64>, Vector3<f64>, Vector3<f64>)],
-        anchors: FrictionAnchors,
         pid: PidContacts,
     ) {
         for (body, &(pose, velocity, angular_velocity)) in self.bodies.iter_mut().zip(before) {
@@ -454,7 +453,8 @@ impl World {
             body.velocity = velocity;
             body.angular_velocity = angular_velocity;
         }
-        (self.anchors, self.pid) = (anchors, pid);
+        self.anchors.undo();
+        self.pid = pid;
     }
 
     /// For each dynamic body that may touch another within `dt` (its
@@ -589,11 +589,7 @@ impl World {
     /// gradients at the current state (contacts from the last `detect`), the
     /// joints' controllers and the constraint rows.
     fn evaluate_forces(&mut self, constant: &Forces) {
-        self.forces.reset(self.bodies.len());
-        self.forces.wrench.copy_from_slice(&constant.wrench);
-        for g in &constant.gradients {
-            self.forces.add_gradient(g.on, g.by, g.position, g.velocity);
-        }
+        self.forces.copy_from(constant);
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
             let c = &self.parameters.contact;
             for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
