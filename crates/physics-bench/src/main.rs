@@ -517,8 +517,7 @@ fn versus_rapier(
                 tracing,
             );
             walls.push(measured.wall_per_second());
-            if c
-                .measured
+            if c.measured
                 .as_ref()
                 .is_none_or(|fastest| measured.wall < fastest.wall)
             {
@@ -581,7 +580,11 @@ fn versus_rapier(
             "{} wall per simulated s over {} interleaved rounds: {}",
             c.name,
             walls.len(),
-            walls.iter().map(|w| format!("{w:.3}")).collect::<Vec<_>>().join(", ")
+            walls
+                .iter()
+                .map(|w| format!("{w:.3}"))
+                .collect::<Vec<_>>()
+                .join(", ")
         );
     }
     println!(
