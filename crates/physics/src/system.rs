@@ -55,7 +55,7 @@ use faer::sparse::linalg::SupernodalThreshold;
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::Par;
 use foldhash::HashMap;
-use haptic_core::{skew, Matrix6};
+use haptic_core::{skew, Matrix6, Vector6};
 use nalgebra::{DMatrix, DVector, Matrix3, Vector3};
 use std::collections::BTreeMap;
 
@@ -183,80 +183,97 @@ pub fn solve_island(
             *blocks.entry((j, i)).or_insert_with(Matrix6::zeros) += block;
         }
     }
-    // Compressed columns, every entry of every block, zeros included: the
-    // pattern is the blocks', so a factorization's symbolic part can be
-    // reused. The blocks come by column, then row.
-    let mut column_starts = Vec::with_capacity(6 * n + 1);
-    let mut row_indices = Vec::with_capacity(blocks.len() * 36);
-    let mut values = Vec::with_capacity(blocks.len() * 36);
-    column_starts.push(0);
-    let mut from = blocks.iter().peekable();
-    for j in 0..n {
-        let column: Vec<(usize, &Matrix6)> = std::iter::from_fn(|| {
-            from.next_if(|((bj, _), _)| *bj == j)
-                .map(|(&(_, i), block)| (i, block))
-        })
-        .collect();
-        for c in 0..6 {
-            for &(i, block) in &column {
-                row_indices.extend((0..6).map(|r| 6 * i + r));
-                values.extend(block.column(c).iter());
-            }
-            column_starts.push(row_indices.len());
-        }
-    }
     let singular = |e: &dyn std::fmt::Debug| SolveError::Singular(format!("{e:?}"));
-    let g = SparseColMatRef::new(
-        SymbolicSparseColMatRef::new_checked(6 * n, 6 * n, &column_starts, None, &row_indices),
-        &values,
-    );
-    let pattern: BlockPattern = blocks
-        .keys()
-        .map(|&(j, i)| (problem.bodies[i], problem.bodies[j]))
-        .collect();
-    let symbolic = match factorizations.symbolic.get_mut(&pattern) {
-        Some((symbolic, used)) => {
-            *used = true;
-            symbolic
+    let mut numeric = NumericLu::<usize, f64>::new();
+    let solve: Box<dyn Fn(&DMatrix<f64>) -> DMatrix<f64>> = if n == 1 {
+        // One body: its 6 × 6 block, factored densely.
+        let lu = blocks[&(0, 0)].lu();
+        if !lu.is_invertible() {
+            return Err(SolveError::Singular("a body's 6 × 6 system".to_string()));
         }
-        None => {
-            let symbolic = factorize_symbolic_lu(
-                g.symbolic(),
-                LuSymbolicParams {
-                    supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
-                    ..Default::default()
-                },
+        Box::new(move |columns: &DMatrix<f64>| {
+            let mut solved = columns.clone();
+            for mut column in solved.column_iter_mut() {
+                let x = lu.solve(&Vector6::from_iterator(column.iter().copied()));
+                column.copy_from(&x.unwrap_or_else(Vector6::zeros));
+            }
+            solved
+        })
+    } else {
+        // Compressed columns, every entry of every block, zeros included:
+        // the pattern is the blocks', so a factorization's symbolic part
+        // can be reused. The blocks come by column, then row.
+        let mut column_starts = Vec::with_capacity(6 * n + 1);
+        let mut row_indices = Vec::with_capacity(blocks.len() * 36);
+        let mut values = Vec::with_capacity(blocks.len() * 36);
+        column_starts.push(0);
+        let mut from = blocks.iter().peekable();
+        for j in 0..n {
+            let column: Vec<(usize, &Matrix6)> = std::iter::from_fn(|| {
+                from.next_if(|((bj, _), _)| *bj == j)
+                    .map(|(&(_, i), block)| (i, block))
+            })
+            .collect();
+            for c in 0..6 {
+                for &(i, block) in &column {
+                    row_indices.extend((0..6).map(|r| 6 * i + r));
+                    values.extend(block.column(c).iter());
+                }
+                column_starts.push(row_indices.len());
+            }
+        }
+        let g = SparseColMatRef::new(
+            SymbolicSparseColMatRef::new_checked(6 * n, 6 * n, &column_starts, None, &row_indices),
+            &values,
+        );
+        let pattern: BlockPattern = blocks
+            .keys()
+            .map(|&(j, i)| (problem.bodies[i], problem.bodies[j]))
+            .collect();
+        let symbolic: &SymbolicLu<usize> = match factorizations.symbolic.get_mut(&pattern) {
+            Some((symbolic, used)) => {
+                *used = true;
+                symbolic
+            }
+            None => {
+                let symbolic = factorize_symbolic_lu(
+                    g.symbolic(),
+                    LuSymbolicParams {
+                        supernodal_flop_ratio_threshold: SupernodalThreshold::FORCE_SUPERNODAL,
+                        ..Default::default()
+                    },
+                )
+                .map_err(|e| singular(&e))?;
+                &factorizations
+                    .symbolic
+                    .entry(pattern)
+                    .or_insert((symbolic, true))
+                    .0
+            }
+        };
+        let lu = symbolic
+            .factorize_numeric_lu(
+                &mut numeric,
+                g,
+                Par::Seq,
+                MemStack::new(&mut MemBuffer::new(
+                    symbolic.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
+                )),
+                Default::default(),
             )
             .map_err(|e| singular(&e))?;
-            &mut factorizations
-                .symbolic
-                .entry(pattern)
-                .or_insert((symbolic, true))
-                .0
-        }
-    };
-    let mut numeric = NumericLu::<usize, f64>::new();
-    let lu = symbolic
-        .factorize_numeric_lu(
-            &mut numeric,
-            g,
-            Par::Seq,
-            MemStack::new(&mut MemBuffer::new(
-                symbolic.factorize_numeric_lu_scratch::<f64>(Par::Seq, Default::default()),
-            )),
-            Default::default(),
-        )
-        .map_err(|e| singular(&e))?;
-    let solve = |columns: &DMatrix<f64>| -> DMatrix<f64> {
-        let mut m = Mat::<f64>::from_fn(columns.nrows(), columns.ncols(), |r, c| columns[(r, c)]);
-        let scratch = symbolic.solve_in_place_scratch::<f64>(columns.ncols(), Par::Seq);
-        lu.solve_in_place_with_conj(
-            faer::Conj::No,
-            m.as_mut(),
-            Par::Seq,
-            MemStack::new(&mut MemBuffer::new(scratch)),
-        );
-        DMatrix::from_fn(columns.nrows(), columns.ncols(), |r, c| m[(r, c)])
+        Box::new(move |columns: &DMatrix<f64>| {
+            let mut m =
+                Mat::<f64>::from_fn(columns.nrows(), columns.ncols(), |r, c| columns[(r, c)]);
+            let scratch = symbolic.solve_in_place_scratch::<f64>(columns.ncols(), Par::Seq);
+            lu.solve_in_place_with_conj(
+                faer::Conj::No,
+                m.as_mut(),
+                Par::Seq,
+                MemStack::new(&mut MemBuffer::new(scratch)),
+            );
+            DMatrix::from_fn(columns.nrows(), columns.ncols(), |r, c| m[(r, c)])
+        })
     };
     let y = solve(&DMatrix::from_column_slice(6 * n, 1, rhs.as_slice()));
     let mut delta = y.column(0).into_owned();
