@@ -101,6 +101,9 @@ pub fn rotation_velocity_map(body: &RigidBody, h: f64) -> Matrix3<f64> {
         .unwrap_or_else(Matrix3::identity)
 }
 
+/// `G⁻¹` applied to each column of a matrix.
+type Solve<'a> = dyn Fn(&DMatrix<f64>) -> DMatrix<f64> + 'a;
+
 /// An island system's nonzero blocks as `(body, body)` pairs.
 type BlockPattern = Vec<(usize, usize)>;
 
@@ -185,7 +188,7 @@ pub fn solve_island(
     }
     let singular = |e: &dyn std::fmt::Debug| SolveError::Singular(format!("{e:?}"));
     let mut numeric = NumericLu::<usize, f64>::new();
-    let solve: Box<dyn Fn(&DMatrix<f64>) -> DMatrix<f64>> = if n == 1 {
+    let solve: Box<Solve> = if n == 1 {
         // One body: its 6 × 6 block, factored densely.
         let lu = blocks[&(0, 0)].lu();
         if !lu.is_invertible() {
