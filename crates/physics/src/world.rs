@@ -365,46 +365,14 @@ impl World {
                 .map(|b| (b.pose, b.velocity, b.angular_velocity))
                 .collect();
             let pid = self.pid.clone();
-            let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
-            let mut stopping = HashSet::default();
-            // A retaken substep starts from the same poses: its contacts
-            // are the first pass's, unless RK4's stages detected anew.
-            let mut first_pass: Option<StepReport> = None;
-            let report = loop {
-                let detect = first_pass.is_none() || self.parameters.integrator == Integrator::Rk4;
-                let report = self.substep(h, dt, external_impulses, &poses, &stopping, detect);
-                let reversed = if first_pass.is_none()
-                    && self.parameters.contact_model == ContactModel::ImplicitPenalty
-                {
-                    self.anchors.reversed(&self.contacts, &self.bodies, h)
-                } else {
-                    HashSet::default()
-                };
-                if reversed.is_empty() {
-                    break match first_pass {
-                        None => report,
-                        Some(first) => StepReport {
-                            stopped: stopping.len(),
-                            retaken: 1,
-                            lookups: first.lookups + report.lookups,
-                            traversals: first.traversals + report.traversals,
-                            detection_seconds: first.detection_seconds + report.detection_seconds,
-                            dynamics_seconds: first.dynamics_seconds + report.dynamics_seconds,
-                            ..report
-                        },
-                    };
-                }
-                self.restore(&before, pid.clone());
-                stopping = reversed;
-                first_pass = Some(report);
-            };
+            let report = self.substep_stopping_slips(h, dt, external_impulses, &before, &pid);
             let moved = self
                 .bodies
                 .iter()
-                .zip(&poses)
+                .zip(&before)
                 .zip(&near_travel)
                 .filter(|(_, near)| near.is_some())
-                .filter_map(|((body, pose), _)| {
+                .filter_map(|((body, (pose, _, _)), _)| {
                     let reach = body.geometry.as_ref()?.reach();
                     Some(
                         (body.pose.translation.vector - pose.translation.vector).norm()
@@ -439,6 +407,53 @@ impl World {
         }
         self.factorizations.prune();
         total
+    }
+
+    /// A substep of `h` from `before` (poses and velocities; `pid` the PID
+    /// state then), taken again with the stopped contacts sticking if its
+    /// explicit sliding forces reversed some slips
+    /// ([`FrictionAnchors::reversed`]). A retaken substep starts from the
+    /// same poses: its contacts are the first pass's, unless RK4's stages
+    /// detected anew.
+    fn substep_stopping_slips(
+        &mut self,
+        h: f64,
+        dt: f64,
+        external_impulses: &[Vector6],
+        before: &[(Isometry3<f64>, Vector3<f64>, Vector3<f64>)],
+        pid: &PidContacts,
+    ) -> StepReport {
+        let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
+        let mut stopping = HashSet::default();
+        let mut first_pass: Option<StepReport> = None;
+        loop {
+            let detect = first_pass.is_none() || self.parameters.integrator == Integrator::Rk4;
+            let report = self.substep(h, dt, external_impulses, &poses, &stopping, detect);
+            let reversed = if first_pass.is_none()
+                && self.parameters.contact_model == ContactModel::ImplicitPenalty
+            {
+                self.anchors.reversed(&self.contacts, &self.bodies, h)
+            } else {
+                HashSet::default()
+            };
+            if reversed.is_empty() {
+                return match first_pass {
+                    None => report,
+                    Some(first) => StepReport {
+                        stopped: stopping.len(),
+                        retaken: 1,
+                        lookups: first.lookups + report.lookups,
+                        traversals: first.traversals + report.traversals,
+                        detection_seconds: first.detection_seconds + report.detection_seconds,
+                        dynamics_seconds: first.dynamics_seconds + report.dynamics_seconds,
+                        ..report
+                    },
+                };
+            }
+            self.restore(before, pid.clone());
+            stopping = reversed;
+            first_pass = Some(report);
+        }
     }
 
     /// Puts the bodies' poses and velocities and the contacts' state back
