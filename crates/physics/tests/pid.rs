@@ -133,24 +133,30 @@ impl Simulation {
     fn step(&mut self, dt: f64, push: Option<(Point3<f64>, Vector3<f64>)>) {
         plane_contacts(&self.bodies, &self.shell, &mut self.contacts);
         self.pid.apply_impacts(&mut self.bodies, &self.contacts);
-        self.forces.reset(self.bodies.len());
-        self.pid
-            .add_forces(&self.bodies, &self.contacts, dt, &mut self.forces);
+        let [a, alpha] = self.accelerations(dt, push);
         let block = &mut self.bodies[BLOCK];
-        let mut wrench = self.forces.wrench[BLOCK];
-        wrench[2] -= block.mass * GRAVITY;
-        if let Some((point, force)) = push {
-            let arm = block.pose.rotation * point.coords;
-            let torque = arm.cross(&force);
-            wrench += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
-        }
+        block.velocity += a * dt;
+        block.angular_velocity += alpha * dt;
+        block.advance_pose(dt);
+    }
+
+    /// The block's linear and angular accelerations at its current state
+    /// under [`Simulation::wrench`], the gyroscopic term included.
+    fn accelerations(
+        &mut self,
+        dt: f64,
+        push: Option<(Point3<f64>, Vector3<f64>)>,
+    ) -> [Vector3<f64>; 2] {
+        let wrench = self.wrench(dt, push);
+        let block = &self.bodies[BLOCK];
         let force = wrench.fixed_rows::<3>(0).into_owned();
         let torque = wrench.fixed_rows::<3>(3).into_owned();
         let w = block.angular_velocity;
         let gyroscopic = w.cross(&(block.world_inertia() * w));
-        block.velocity += force * (dt / block.mass);
-        block.angular_velocity += block.world_inverse_inertia() * (torque - gyroscopic) * dt;
-        block.advance_pose(dt);
+        [
+            force / block.mass,
+            block.world_inverse_inertia() * (torque - gyroscopic),
+        ]
     }
 
     /// The block's wrench at its current state: the PID forces on the
@@ -204,13 +210,8 @@ impl Simulation {
             block.pose = Isometry3::from_parts(Translation3::from(x), q);
             block.velocity = v;
             block.angular_velocity = w;
-            let wrench = self.wrench(dt, push);
-            let block = &self.bodies[BLOCK];
-            let force = wrench.fixed_rows::<3>(0).into_owned();
-            let torque = wrench.fixed_rows::<3>(3).into_owned();
-            let gyroscopic = w.cross(&(block.world_inertia() * w));
-            let alpha = block.world_inverse_inertia() * (torque - gyroscopic);
-            rates.push([v, w, force / block.mass, alpha]);
+            let [a, alpha] = self.accelerations(dt, push);
+            rates.push([v, w, a, alpha]);
         }
         let sum =
             |k: usize| (rates[0][k] + rates[1][k] * 2.0 + rates[2][k] * 2.0 + rates[3][k]) / 6.0;
