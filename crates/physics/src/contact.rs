@@ -323,6 +323,14 @@ impl ContactDetector {
         };
         near.used = true;
         let shell = sg.shell.shell();
+        let (to_field, field_offset) = (
+            field_from_shell.rotation.to_rotation_matrix(),
+            field_from_shell.translation.vector,
+        );
+        let (shell_rotation, field_rotation) = (
+            s.pose.rotation.to_rotation_matrix(),
+            a.pose.rotation.to_rotation_matrix(),
+        );
         for c in &near.points {
             // A point that was farther out than it can have come since
             // cannot be inside now (the slack covers the rounding between
@@ -332,9 +340,9 @@ impl ContactDetector {
             }
             self.stats.lookups += 1;
             let p = &shell.points[c.point as usize];
-            let (distance, gradient) = field.value_gradient(&(field_from_shell * p));
-            let normal = s.pose.rotation * shell.outward_normals[c.point as usize];
-            let distance_gradient = a.pose.rotation * gradient;
+            let (distance, gradient) = field.value_gradient(&(to_field * p + field_offset));
+            let normal = shell_rotation * shell.outward_normals[c.point as usize];
+            let distance_gradient = field_rotation * gradient;
             if distance >= 0.0 || normal.dot(&distance_gradient) > -FACING_COSINE {
                 continue;
             }
@@ -367,19 +375,19 @@ pub struct PointForce {
     pub velocity: Option<ForceGradient>,
 }
 
-impl std::ops::Add for PointForce {
-    type Output = PointForce;
-
-    fn add(self, other: PointForce) -> PointForce {
-        let sum = |a: Option<ForceGradient>, b: Option<ForceGradient>| match (a, b) {
-            (Some(a), Some(b)) => Some(a + b),
-            (a, b) => a.or(b),
+impl std::ops::AddAssign<&PointForce> for PointForce {
+    fn add_assign(&mut self, other: &PointForce) {
+        let add = |to: &mut Option<ForceGradient>, from: &Option<ForceGradient>| match (to, from) {
+            (Some(to), Some(from)) => *to += from,
+            (to, from) => {
+                if to.is_none() {
+                    *to = *from;
+                }
+            }
         };
-        PointForce {
-            force: self.force + other.force,
-            position: sum(self.position, other.position),
-            velocity: sum(self.velocity, other.velocity),
-        }
+        self.force += other.force;
+        add(&mut self.position, &other.position);
+        add(&mut self.velocity, &other.velocity);
     }
 }
 
@@ -498,7 +506,7 @@ pub fn add_contact_forces(
 ) {
     let mut total = penalty(contact, bodies, k);
     if c > 0.0 {
-        total = total + damping(contact, bodies, c, mode);
+        total += &damping(contact, bodies, c, mode);
     }
     add_point_force(contact, bodies, &total, forces);
 }
