@@ -2,10 +2,12 @@
 //! contact in both roles at once (each body's shell in the other's field):
 //! momentum through a frictional collision of two free bodies, and
 //! Coulomb's law for a mug on an incline, sticking below `tan⁻¹ μ` and
-//! sliding above it with `g (sin θ − μ cos θ)`.
+//! sliding above it with `g (sin θ − μ cos θ)`, and for a mug sent sliding,
+//! decelerating at `μ g` and then resting.
 
 use haptic_acceptance::mesh_sized;
 use haptic_mesh::shapes::box_mesh;
+use haptic_testkit::simulation::slope;
 
 use haptic_physics::{
     ContactParameters, GeometryResolution, Integrator, Motion, RigidBody, World, WorldParameters,
@@ -118,6 +120,93 @@ fn a_frictional_collision_of_two_free_bodies_keeps_momentum() {
     }
 }
 
+/// A static floor and the mug (its frame at its centre of mass) standing
+/// on its base 0.2 mm above it, yawed, both with friction `mu`.
+fn mug_on_floor(mu: f64) -> Vec<RigidBody> {
+    let mut floor = RigidBody::from_mesh(
+        "floor",
+        &box_mesh(Vector3::new(0.5, 0.5, 0.05)),
+        1000.0,
+        &Isometry3::translation(0.0, 0.0, -0.05),
+        &resolution(),
+    )
+    .unwrap();
+    floor.motion = Motion::Static;
+    floor.static_friction = mu;
+    floor.dynamic_friction = mu;
+    let mesh = mesh_sized("metaworld-mug.stl", 0.08);
+    let bottom = mesh
+        .vertices
+        .iter()
+        .map(|v| v.z)
+        .fold(f64::INFINITY, f64::min);
+    let mug = body(
+        "metaworld-mug.stl",
+        0.08,
+        &Isometry3::from_parts(
+            Translation3::new(0.0, 0.0, -bottom - 2e-4),
+            UnitQuaternion::from_euler_angles(0.0, 0.0, 0.61),
+        ),
+        mu,
+    );
+    vec![floor, mug]
+}
+
+/// The mug-on-floor contact: soft enough for the mug's 1,500 points.
+fn mug_contact() -> ContactParameters {
+    ContactParameters {
+        stiffness: 2e3,
+        damping: 4.0,
+        friction_stiffness: 200.0,
+        ..ContactParameters::default()
+    }
+}
+
+/// The mug of [`mug_on_floor`] sent sliding at 0.4 m/s along a direction
+/// off its axes, at the physics thread's 5 ms steps: it decelerates at
+/// μ g and, stopped, rests (an explicit sliding force held over the last
+/// step would send it back and forth).
+#[test]
+fn a_sliding_mug_stops_at_the_friction_deceleration_and_rests() {
+    let (mu, v0, h) = (0.4, 0.4, 5e-3);
+    let parameters = WorldParameters {
+        gravity: Vector3::new(0.0, 0.0, -G),
+        contact: mug_contact(),
+        ..WorldParameters::default()
+    };
+    let mut world = World::new(mug_on_floor(mu), Vec::new(), parameters).unwrap();
+    for _ in 0..60 {
+        world.step(h, &[]);
+    }
+    let direction = Vector3::new(0.3_f64.cos(), 0.3_f64.sin(), 0.0);
+    world.bodies_mut()[1].velocity = direction * v0;
+    let mut samples = Vec::new();
+    for k in 1..=100 {
+        assert_eq!(world.step(h, &[]).quarantined, 0);
+        let speed = world.bodies()[1].velocity.dot(&direction);
+        if (0.1..0.35).contains(&speed) {
+            samples.push((k as f64 * h, speed));
+        }
+    }
+    let roles: Vec<usize> = world.contacts().iter().map(|c| c.shell_body).collect();
+    assert!(
+        roles.contains(&0) && roles.contains(&1),
+        "both roles in contact"
+    );
+    let deceleration = -slope(&samples);
+    let rest = world.bodies()[1].velocity.norm();
+    eprintln!(
+        "deceleration {deceleration:.4} m/s² (μ g = {:.4}) over {} steps; {rest:e} m/s 0.4 s after the stop",
+        mu * G,
+        samples.len()
+    );
+    assert!(
+        (deceleration - mu * G).abs() < 0.02 * mu * G,
+        "{deceleration}"
+    );
+    assert!(rest < 1e-4, "still moving at {rest:e} m/s");
+}
+
 /// The mug (its frame at its centre of mass) standing on its base on a
 /// floor, yawed, with gravity tilted by θ: below tan⁻¹ 0.4 = 21.8° it
 /// stays, above it slides at Coulomb's acceleration.
@@ -126,43 +215,12 @@ fn a_mug_on_an_incline_obeys_coulomb() {
     let mu = 0.4;
     for (angle, slides) in [(15.0_f64, false), (30.0, true)] {
         let theta = angle.to_radians();
-        let mut floor = RigidBody::from_mesh(
-            "floor",
-            &box_mesh(Vector3::new(0.5, 0.5, 0.05)),
-            1000.0,
-            &Isometry3::translation(0.0, 0.0, -0.05),
-            &resolution(),
-        )
-        .unwrap();
-        floor.motion = Motion::Static;
-        floor.static_friction = mu;
-        floor.dynamic_friction = mu;
-        let mesh = mesh_sized("metaworld-mug.stl", 0.08);
-        let bottom = mesh
-            .vertices
-            .iter()
-            .map(|v| v.z)
-            .fold(f64::INFINITY, f64::min);
-        let mug = body(
-            "metaworld-mug.stl",
-            0.08,
-            &Isometry3::from_parts(
-                Translation3::new(0.0, 0.0, -bottom - 2e-4),
-                UnitQuaternion::from_euler_angles(0.0, 0.0, 0.61),
-            ),
-            mu,
-        );
         let parameters = WorldParameters {
             gravity: Vector3::new(G * theta.sin(), 0.0, -G * theta.cos()),
-            contact: ContactParameters {
-                stiffness: 2e3,
-                damping: 4.0,
-                friction_stiffness: 200.0,
-                ..ContactParameters::default()
-            },
+            contact: mug_contact(),
             ..WorldParameters::default()
         };
-        let mut world = World::new(vec![floor, mug], Vec::new(), parameters).unwrap();
+        let mut world = World::new(mug_on_floor(mu), Vec::new(), parameters).unwrap();
         let h = 1e-3;
         let x: Vec<f64> = (0..600)
             .map(|_| {

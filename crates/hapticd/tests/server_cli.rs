@@ -4,6 +4,7 @@
 
 mod common;
 
+use haptic_testkit::simulation::slope;
 use serde_json::Value;
 use std::io::{Read, Write};
 use std::net::TcpStream;
@@ -341,15 +342,7 @@ fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
         .take_while(|&(_, v)| v > 0.2 * peak)
         .collect();
     assert!(sliding.len() >= 6, "{sliding:?}");
-    // Least-squares slope of v(t).
-    let n = sliding.len() as f64;
-    let (mt, mv) = sliding
-        .iter()
-        .fold((0.0, 0.0), |(a, b), &(t, v)| (a + t / n, b + v / n));
-    let (stv, stt) = sliding.iter().fold((0.0, 0.0), |(a, b), &(t, v)| {
-        (a + (t - mt) * (v - mv), b + (t - mt) * (t - mt))
-    });
-    let deceleration = -stv / stt;
+    let deceleration = -slope(&sliding);
     println!("peak {peak:.3} m/s, deceleration {deceleration:.4} m/s² against μg = {MU_G:.4}");
     assert!(
         (deceleration - MU_G).abs() < 0.05 * MU_G,

@@ -377,12 +377,9 @@ pub struct PointForce {
 
 impl std::ops::AddAssign<&PointForce> for PointForce {
     fn add_assign(&mut self, other: &PointForce) {
-        let add = |to: &mut Option<ForceGradient>, from: &Option<ForceGradient>| match (to, from) {
-            (Some(to), Some(from)) => *to += from,
-            (to, from) => {
-                if to.is_none() {
-                    *to = *from;
-                }
+        let add = |to: &mut Option<ForceGradient>, from: &Option<ForceGradient>| {
+            if let Some(from) = from {
+                *to = Some(to.map_or(*from, |to| to + from));
             }
         };
         self.force += other.force;

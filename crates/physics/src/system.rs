@@ -198,7 +198,8 @@ pub fn solve_island(
             let mut solved = columns.clone();
             for mut column in solved.column_iter_mut() {
                 let x = lu.solve(&Vector6::from_iterator(column.iter().copied()));
-                column.copy_from(&x.unwrap_or_else(Vector6::zeros));
+                // Invertible, as checked: a failure would come out non-finite.
+                column.copy_from(&x.unwrap_or_else(|| Vector6::repeat(f64::NAN)));
             }
             solved
         })

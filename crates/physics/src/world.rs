@@ -222,6 +222,9 @@ pub struct World {
     quarantined: u64,
 }
 
+/// A body's pose, velocity and angular velocity, as a substep found them.
+type BodyState = (Isometry3<f64>, Vector3<f64>, Vector3<f64>);
+
 /// The most substeps one step is split into.
 pub const MAX_SUBSTEPS: usize = 32;
 
@@ -359,7 +362,7 @@ impl World {
             } else {
                 remaining / parts as f64
             };
-            let before: Vec<(Isometry3<f64>, Vector3<f64>, Vector3<f64>)> = self
+            let before: Vec<BodyState> = self
                 .bodies
                 .iter()
                 .map(|b| (b.pose, b.velocity, b.angular_velocity))
@@ -420,7 +423,7 @@ impl World {
         h: f64,
         dt: f64,
         external_impulses: &[Vector6],
-        before: &[(Isometry3<f64>, Vector3<f64>, Vector3<f64>)],
+        before: &[BodyState],
         pid: &PidContacts,
     ) -> StepReport {
         let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
@@ -458,11 +461,7 @@ impl World {
 
     /// Puts the bodies' poses and velocities and the contacts' state back
     /// to what they were before a substep.
-    fn restore(
-        &mut self,
-        before: &[(Isometry3<f64>, Vector3<f64>, Vector3<f64>)],
-        pid: PidContacts,
-    ) {
+    fn restore(&mut self, before: &[BodyState], pid: PidContacts) {
         for (body, &(pose, velocity, angular_velocity)) in self.bodies.iter_mut().zip(before) {
             body.pose = pose;
             body.velocity = velocity;

@@ -8,6 +8,7 @@ use haptic_physics::world::MAX_SUBSTEPS;
 use haptic_physics::{
     ContactParameters, GeometryResolution, Integrator, Motion, RigidBody, World, WorldParameters,
 };
+use haptic_testkit::simulation::slope;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
 const G: f64 = 9.81;
@@ -314,18 +315,7 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
             }
         }
         let distance = world.bodies()[1].pose.translation.x - start;
-        let n = samples.len() as f64;
-        let (mt, mv) = samples
-            .iter()
-            .fold((0.0, 0.0), |(a, b), (t, v)| (a + t / n, b + v / n));
-        let deceleration = -samples
-            .iter()
-            .map(|(t, v)| (t - mt) * (v - mv))
-            .sum::<f64>()
-            / samples
-                .iter()
-                .map(|(t, _)| (t - mt) * (t - mt))
-                .sum::<f64>();
+        let deceleration = -slope(&samples);
         let time = stopped.expect("the block stops");
         let (expected_time, expected_distance) = (v0 / (mu * G), v0 * v0 / (2.0 * mu * G));
         eprintln!(

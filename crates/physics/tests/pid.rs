@@ -140,8 +140,8 @@ impl Simulation {
         block.advance_pose(dt);
     }
 
-    /// The block's linear and angular accelerations at its current state
-    /// under [`Simulation::wrench`], the gyroscopic term included.
+    /// The block's linear and angular accelerations under
+    /// [`Simulation::wrench`], the gyroscopic term included.
     fn accelerations(
         &mut self,
         dt: f64,
@@ -159,10 +159,9 @@ impl Simulation {
         ]
     }
 
-    /// The block's wrench at its current state: the PID forces on the
-    /// contacts found there, gravity and `push`.
+    /// The block's wrench: the PID forces on the contacts last found
+    /// (at its current state), gravity and `push`.
     fn wrench(&mut self, dt: f64, push: Option<(Point3<f64>, Vector3<f64>)>) -> Vector6 {
-        plane_contacts(&self.bodies, &self.shell, &mut self.contacts);
         self.forces.reset(self.bodies.len());
         self.pid
             .add_forces(&self.bodies, &self.contacts, dt, &mut self.forces);
@@ -206,10 +205,13 @@ impl Simulation {
                     )
                 }
             };
-            let block = &mut self.bodies[BLOCK];
-            block.pose = Isometry3::from_parts(Translation3::from(x), q);
-            block.velocity = v;
-            block.angular_velocity = w;
+            if stage > 0 {
+                let block = &mut self.bodies[BLOCK];
+                block.pose = Isometry3::from_parts(Translation3::from(x), q);
+                block.velocity = v;
+                block.angular_velocity = w;
+                plane_contacts(&self.bodies, &self.shell, &mut self.contacts);
+            }
             let [a, alpha] = self.accelerations(dt, push);
             rates.push([v, w, a, alpha]);
         }

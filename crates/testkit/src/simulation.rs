@@ -1,5 +1,6 @@
 //! `hapticd simulate` recordings read back: two `#` header lines, a row of
-//! column names, then one row of numbers per step.
+//! column names, then one row of numbers per step; and the least-squares
+//! slope of a simulated quantity over time.
 
 use std::path::Path;
 
@@ -37,4 +38,17 @@ impl Recording {
             rows,
         }
     }
+}
+
+/// The least-squares slope of `(t, y)` samples (at least two distinct
+/// `t`): a body's acceleration from its velocities.
+pub fn slope(samples: &[(f64, f64)]) -> f64 {
+    let n = samples.len() as f64;
+    let (mt, my) = samples
+        .iter()
+        .fold((0.0, 0.0), |(a, b), &(t, y)| (a + t / n, b + y / n));
+    let (sty, stt) = samples.iter().fold((0.0, 0.0), |(a, b), &(t, y)| {
+        (a + (t - mt) * (y - my), b + (t - mt) * (t - mt))
+    });
+    sty / stt
 }
