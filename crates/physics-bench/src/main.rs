@@ -15,7 +15,7 @@ mod scene;
 mod trace;
 
 use clap::{Parser, Subcommand};
-use haptic_physics::{Integrator, World, WorldParameters};
+use haptic_physics::{Integrator, RigidBody, World, WorldParameters};
 use ours::{Ours, Ruler};
 use peer::{peer_shapes, Peer, LENGTH_UNIT};
 use run::{cost_fit, largest_stable_step, run, trial, Criteria, Engine, Plan, Run, Search};
@@ -261,9 +261,10 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
     let scene = Scene::pile(Mix::Mugs, size.bodies, size.columns, &mesh_directory())?;
     let setup = tuning.apply()?;
     let bodies = scene.bodies(&setup.0);
+    let rulers = Rulers::of(&scene, &setup.0, &bodies);
     let criteria = Criteria::of(&scene);
     print_parameters(&scene, &setup, &criteria, &size);
-    let mut ruler = Ruler::new(bodies.clone());
+    let mut ruler = rulers.ruler();
     // One detection and one integrator step per step: the integrators'
     // own stability, without substeps.
     let setup = (
@@ -288,6 +289,7 @@ fn stable_step(size: Size, tuning: &Tuning) -> Result<(), String> {
                         integrator,
                         ..setup.1
                     },
+                    rulers.ours(),
                 );
                 trial(&mut engine, &scene, &mut ruler, &criteria, h, size.duration)
             },
@@ -338,10 +340,11 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
     let scene = mixed_pile(&size)?;
     let setup = tuning.apply()?;
     let bodies = scene.bodies(&setup.0);
+    let rulers = Rulers::of(&scene, &setup.0, &bodies);
     let criteria = Criteria::of(&scene);
     print_parameters(&scene, &setup, &criteria, &size);
-    let mut ruler = Ruler::new(bodies.clone());
-    let mut engine = Ours::from_bodies(bodies, scene.len(), setup.1);
+    let mut ruler = rulers.ruler();
+    let mut engine = Ours::from_bodies(bodies, scene.len(), setup.1, rulers.ours());
     let r = trial(&mut engine, &scene, &mut ruler, &criteria, step, duration);
     let fit = cost_fit(&r.samples);
     println!("{} after {} steps", r.verdict, r.steps);
@@ -387,6 +390,39 @@ fn pile(step: f64, duration: f64, tuning: &Tuning) -> Result<(), String> {
     Ok(())
 }
 
+/// The bodies penetration is measured with: the scene's at the default
+/// geometry (1,000 shell points a body), whatever geometry our world runs.
+struct Rulers {
+    bodies: Vec<RigidBody>,
+    /// Our world's shells are not the ruler's, so it needs its own ruler.
+    separate: bool,
+}
+
+impl Rulers {
+    /// For our world's `bodies`, built at `geometry`.
+    fn of(scene: &Scene, geometry: &Geometry, bodies: &[RigidBody]) -> Rulers {
+        let separate = *geometry != Geometry::default();
+        Rulers {
+            bodies: if separate {
+                scene.bodies(&Geometry::default())
+            } else {
+                bodies.to_vec()
+            },
+            separate,
+        }
+    }
+
+    /// A ruler for the engines' poses.
+    fn ruler(&self) -> Ruler {
+        Ruler::new(self.bodies.clone())
+    }
+
+    /// Our world's own ruler, if its shells are not the ruler's.
+    fn ours(&self) -> Option<Ruler> {
+        self.separate.then(|| self.ruler())
+    }
+}
+
 fn print_search(name: &str, search: &Search) {
     match search.unstable {
         Some(u) => println!(
@@ -422,6 +458,7 @@ fn versus_rapier(
     let setup = tuning.apply()?;
     let built = Instant::now();
     let bodies = scene.bodies(&setup.0);
+    let rulers = Rulers::of(&scene, &setup.0, &bodies);
     let ours_setup = built.elapsed().as_secs_f64();
     let built = Instant::now();
     let shapes = peer_shapes(&scene);
@@ -436,13 +473,18 @@ fn versus_rapier(
          rapier length_unit {LENGTH_UNIT} m, sleeping on (its default), contact recycling on (its default) and off; \
          both single-threaded"
     );
-    let mut ruler = Ruler::new(bodies.clone());
-    let (bodies, scene_ref, shapes_ref) = (&bodies, &scene, &shapes);
+    let mut ruler = rulers.ruler();
+    let (bodies, scene_ref, shapes_ref, rulers_ref) = (&bodies, &scene, &shapes, &rulers);
     let mut contenders = [
         Contender {
             name: "ours",
             build: Box::new(move || {
-                Box::new(Ours::from_bodies(bodies.clone(), scene_ref.len(), setup.1))
+                Box::new(Ours::from_bodies(
+                    bodies.clone(),
+                    scene_ref.len(),
+                    setup.1,
+                    rulers_ref.ours(),
+                ))
             }),
             start: 1e-4,
             cap: 0.05,
@@ -693,6 +735,7 @@ mod tests {
                 bodies.clone(),
                 scene.len(),
                 scene::world_parameters(),
+                None,
             )),
             Box::new(Peer::new(&scene, &shapes, false)),
         ];

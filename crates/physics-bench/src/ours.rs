@@ -13,6 +13,9 @@ pub struct Ours {
     world: World,
     dynamic: usize,
     report: StepReport,
+    /// The ruler's finer shells, when ours are coarser: they measure our
+    /// penetration after each step (untimed), for the stability test too.
+    ruler: Option<Ruler>,
     /// Sums over the steps so far.
     pub totals: Totals,
 }
@@ -35,11 +38,13 @@ pub struct Totals {
 
 impl Ours {
     /// A world of `bodies` (built once by [`Scene::bodies`] and cloned: the
-    /// contact geometry is shared), the first `dynamic` of them dynamic.
+    /// contact geometry is shared), the first `dynamic` of them dynamic;
+    /// `ruler`, if its shells are not ours, measures our penetration.
     pub fn from_bodies(
         bodies: Vec<RigidBody>,
         dynamic: usize,
         parameters: WorldParameters,
+        ruler: Option<Ruler>,
     ) -> Ours {
         let world = World::new(bodies, Vec::new(), parameters)
             .expect("the scene's bodies and parameters are valid");
@@ -47,6 +52,7 @@ impl Ours {
             world,
             dynamic,
             report: StepReport::default(),
+            ruler,
             totals: Totals::default(),
         }
     }
@@ -68,11 +74,16 @@ impl Engine for Ours {
     }
 
     fn observe(&mut self) -> Stepped {
+        let poses = self.poses();
+        let ruler_penetration = match self.ruler.as_mut() {
+            Some(ruler) => ruler.penetration(&poses),
+            None => self.report.max_penetration,
+        };
         let report = &self.report;
         Stepped {
             contacts: report.contacts,
-            ruler_penetration: Some(report.max_penetration),
-            own_penetration: report.max_penetration,
+            ruler_penetration: Some(ruler_penetration),
+            own_penetration: report.max_penetration.max(ruler_penetration),
             motion_between_detections: Some(report.max_near_motion),
             dynamics_per_detection: Some(report.dynamics_seconds / report.substeps.max(1) as f64),
             failed: report.quarantined > 0,

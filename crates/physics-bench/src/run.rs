@@ -30,9 +30,12 @@ pub struct Stepped {
     /// Contact points the step handled (ours: penetrating shell points;
     /// rapier: its solver contacts).
     pub contacts: usize,
-    /// The ruler's penetration, when the engine's own measure is the ruler.
+    /// The ruler's penetration, when the engine measures it itself (ours:
+    /// its own detection when its shells are the ruler's).
     pub ruler_penetration: Option<f64>,
-    /// The engine's own deepest penetration (m).
+    /// The engine's own deepest penetration, for the stability test (m);
+    /// ours with shells coarser than the ruler's: the deeper of its own
+    /// and the ruler's.
     pub own_penetration: f64,
     /// The farthest a surface point of a body that could touch another
     /// moved between two of the engine's contact detections, when the

@@ -245,7 +245,7 @@ impl Scene {
 }
 
 /// How finely the bodies and the floor are sampled.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Geometry {
     pub body: GeometryResolution,
     pub floor: GeometryResolution,

@@ -404,7 +404,7 @@ pub fn add_point_force(
     let (s, a) = (contact.shell_body, contact.field_body);
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
-    let (skew_rs, skew_ra, skew_f) = (skew(&rs), skew(&ra), skew(force));
+    let skew_f = skew(force);
     let torque_s = rs.cross(force);
     let torque_a = -ra.cross(force);
     forces.add_wrench(
@@ -430,9 +430,10 @@ pub fn add_point_force(
     let moving = [bodies[s].is_dynamic(), bodies[a].is_dynamic()];
     let blocks = forces.pair_blocks(s, a, moving);
     let sign = [1.0, -1.0];
-    let arm = [skew_rs, -skew_ra];
-    // [F]×[r_S]×: τ_S's handle term by θ_S, and −τ_A's.
-    let turn = skew_f * skew_rs;
+    // τ's arm: [r_S]× on S, −[r_A]× on A.
+    let arm = [rs, -ra];
+    // [F]×[r_S]× = r_S Fᵀ − (F · r_S) I: τ_S's handle term by θ_S, and −τ_A's.
+    let turn = rs * force.transpose() - Matrix3::identity() * force.dot(&rs);
     for (on, row_blocks) in blocks.iter().enumerate() {
         for (by, k) in row_blocks.iter().enumerate() {
             let Some(k) = *k else {
@@ -441,7 +442,10 @@ pub fn add_point_force(
             let block = &mut forces.gradients[k];
             let add = |to: &mut Matrix6, g: &ForceGradient, handles: bool| {
                 let g = g.fixed_view::<3, 6>(0, 6 * by);
-                let mut torque = arm[on] * g;
+                let mut torque = SMatrix::<f64, 3, 6>::zeros();
+                for (mut column, g) in torque.column_iter_mut().zip(g.column_iter()) {
+                    column.copy_from(&arm[on].cross(&g));
+                }
                 if handles {
                     let (mut by_x, mut by_theta) = torque.columns_range_pair_mut(0..3, 3..6);
                     match (on, by) {
@@ -474,16 +478,18 @@ pub fn penalty(contact: &PairContact, bodies: &[RigidBody], k: f64) -> PointForc
     let (d, m, a) = (contact.distance, contact.normal, contact.distance_gradient);
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
-    let kma: Matrix3<f64> = m * a.transpose() * k;
+    // k m aᵀ, and k m aᵀ[r]× = k m (a × r)ᵀ.
+    let km = m * k;
+    let kma: Matrix3<f64> = km * a.transpose();
     let mut gradient = ForceGradient::zeros();
     gradient.fixed_view_mut::<3, 3>(0, 0).copy_from(&kma);
     gradient
         .fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(-kma * skew(&rs) - skew(&m) * (k * d)));
+        .copy_from(&(-km * a.cross(&rs).transpose() - skew(&m) * (k * d)));
     gradient.fixed_view_mut::<3, 3>(0, 6).copy_from(&(-kma));
     gradient
         .fixed_view_mut::<3, 3>(0, 9)
-        .copy_from(&(kma * skew(&ra)));
+        .copy_from(&(km * a.cross(&ra).transpose()));
     PointForce {
         force: m * (k * d),
         position: Some(gradient),
@@ -620,22 +626,26 @@ pub fn sticking_spring(
     let m = contact.normal;
     let s = contact.position - anchor;
     let projector = Matrix3::identity() - m * m.transpose();
-    let force = -kf * projector * s;
+    let force = -kf * (s - m * m.dot(&s));
     let rs = contact.shell_handle(bodies);
     let qa = anchor - Point3::from(bodies[contact.field_body].pose.translation.vector);
-    let mut ds = ForceGradient::zeros();
-    ds.fixed_view_mut::<3, 3>(0, 0)
-        .copy_from(&Matrix3::identity());
-    ds.fixed_view_mut::<3, 3>(0, 3).copy_from(&(-skew(&rs)));
-    ds.fixed_view_mut::<3, 3>(0, 6)
-        .copy_from(&(-Matrix3::identity()));
-    ds.fixed_view_mut::<3, 3>(0, 9).copy_from(&skew(&qa));
-    let mut gradient = projector * ds * (-kf);
+    // −k_f (I − m mᵀ) ∂s, with (I − m mᵀ)[r]× = [r]× − m (m × r)ᵀ.
+    let projected_skew = |r: &Vector3<f64>| skew(r) - m * m.cross(r).transpose();
     // −δ(m mᵀ) s = (m·s)[m]× δθ_S − m (m × s)ᵀ δθ_S.
     let rotating = skew(&m) * m.dot(&s) - m * m.cross(&s).transpose();
-    let mut block = gradient.fixed_view::<3, 3>(0, 3).into_owned();
-    block -= rotating * kf;
-    gradient.fixed_view_mut::<3, 3>(0, 3).copy_from(&block);
+    let mut gradient = ForceGradient::zeros();
+    gradient
+        .fixed_view_mut::<3, 3>(0, 0)
+        .copy_from(&(projector * -kf));
+    gradient
+        .fixed_view_mut::<3, 3>(0, 3)
+        .copy_from(&((projected_skew(&rs) - rotating) * kf));
+    gradient
+        .fixed_view_mut::<3, 3>(0, 6)
+        .copy_from(&(projector * kf));
+    gradient
+        .fixed_view_mut::<3, 3>(0, 9)
+        .copy_from(&(projected_skew(&qa) * -kf));
     PointForce {
         force,
         position: Some(gradient),
