@@ -507,11 +507,27 @@ pub fn add_contact_forces(
     mode: DampingMode,
     forces: &mut Forces,
 ) {
+    add_point_force(
+        contact,
+        bodies,
+        &contact_force(contact, bodies, k, c, mode),
+        forces,
+    );
+}
+
+/// The penalty force of one contact and, for `c > 0`, its damping, summed.
+pub fn contact_force(
+    contact: &PairContact,
+    bodies: &[RigidBody],
+    k: f64,
+    c: f64,
+    mode: DampingMode,
+) -> PointForce {
     let mut total = penalty(contact, bodies, k);
     if c > 0.0 {
         total += &damping(contact, bodies, c, mode);
     }
-    add_point_force(contact, bodies, &total, forces);
+    total
 }
 
 /// Contact damping (§4.2) of one contact and its gradients with respect to
@@ -687,7 +703,8 @@ pub struct FrictionStats {
 }
 
 impl FrictionAnchors {
-    /// Adds each contact's friction force over a step of `dt` and moves the
+    /// Hands each contact's friction force over a step of `dt` to
+    /// `add(index, force)`, in the contacts' order, and moves the
     /// anchors; anchors of contacts that ended are released. Sticking springs come with their
     /// gradients, so the semi-implicit step takes them implicitly (the
     /// paper steps friction explicitly and notes it could be added to eq 15:
@@ -708,7 +725,7 @@ impl FrictionAnchors {
         friction_stiffness: f64,
         dt: f64,
         stopping: &HashSet<AnchorKey>,
-        forces: &mut Forces,
+        mut add: impl FnMut(usize, &PointForce),
     ) -> FrictionStats {
         let mut stats = FrictionStats::default();
         self.seen.clear();
@@ -738,12 +755,7 @@ impl FrictionAnchors {
             let spring = kf * tangential.norm();
             let anchor = if stops || spring <= mu_s * normal_force {
                 stats.sticking += 1;
-                add_point_force(
-                    contact,
-                    bodies,
-                    &sticking_spring(contact, bodies, &anchor, kf),
-                    forces,
-                );
+                add(index, &sticking_spring(contact, bodies, &anchor, kf));
                 anchor
             } else {
                 stats.sliding += 1;
@@ -754,7 +766,7 @@ impl FrictionAnchors {
                     position: None,
                     velocity: None,
                 };
-                add_point_force(contact, bodies, &sliding, forces);
+                add(index, &sliding);
                 self.sliding.push((index, direction, slide / kf));
                 p - direction * (slide / kf)
             };

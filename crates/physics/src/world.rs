@@ -4,8 +4,9 @@
 
 use crate::body::RigidBody;
 use crate::contact::{
-    add_contact_forces, contact_stiffnesses, overlapping_pairs, AnchorKey, ContactDetector,
-    ContactParameters, DetectionStats, FrictionAnchors, PairContact,
+    add_point_force, contact_force, contact_stiffnesses, overlapping_pairs, AnchorKey,
+    ContactDetector, ContactParameters, DetectionStats, FrictionAnchors, FrictionStats,
+    PairContact, PointForce,
 };
 use crate::forces::{ConstraintRow, Forces};
 use crate::island::Islands;
@@ -525,24 +526,27 @@ impl World {
         };
         // What is evaluated once per step, at its start: the friction
         // anchors (sticking springs with their gradients, which the
-        // semi-implicit step takes implicitly) or the PID forces, gravity
-        // and the external impulses.
+        // semi-implicit step takes implicitly; but for RK4's stages, with
+        // each contact's other forces) or the PID forces, gravity and the
+        // external impulses.
         let mut explicit = Forces::default();
         explicit.reset(self.bodies.len());
+        let rk4 = self.parameters.integrator == Integrator::Rk4;
+        let mut friction = FrictionStats::default();
         match self.parameters.contact_model {
-            ContactModel::ImplicitPenalty => {
-                let stats = self.anchors.add_friction(
-                    &self.contacts,
+            ContactModel::ImplicitPenalty if rk4 => {
+                let (contacts, bodies) = (&self.contacts, &self.bodies);
+                friction = self.anchors.add_friction(
+                    contacts,
                     &self.stiffnesses,
-                    &self.bodies,
+                    bodies,
                     self.parameters.contact.friction_stiffness,
                     h,
                     stopping,
-                    &mut explicit,
+                    |i, f| add_point_force(&contacts[i], bodies, f, &mut explicit),
                 );
-                report.sticking = stats.sticking;
-                report.sliding = stats.sliding;
             }
+            ContactModel::ImplicitPenalty => {}
             ContactModel::PidPenalty => {
                 self.pid.apply_impacts(&mut self.bodies, &self.contacts);
                 self.pid
@@ -563,11 +567,13 @@ impl World {
         let islands = match self.parameters.integrator {
             Integrator::SemiImplicit | Integrator::SymplecticEuler => {
                 let implicit = self.parameters.integrator == Integrator::SemiImplicit;
-                self.evaluate_forces(&explicit);
+                friction = self.evaluate_forces(&explicit, Some((h, stopping)));
                 self.advance(h, implicit, &mut report)
             }
             Integrator::Rk4 => self.step_rk4(h, &explicit),
         };
+        report.sticking = friction.sticking;
+        report.sliding = friction.sliding;
         report.islands = islands.len();
         report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
 
@@ -600,21 +606,52 @@ impl World {
 
     /// Fills `forces` with `constant` (wrenches and gradients) plus, for the
     /// implicit penalty model, the penalty and damping forces with their
-    /// gradients at the current state (contacts from the last `detect`), the
-    /// joints' controllers and the constraint rows.
-    fn evaluate_forces(&mut self, constant: &Forces) {
+    /// gradients at the current state (contacts from the last `detect`),
+    /// the joints' controllers and the constraint rows. With `friction` (a
+    /// step's length and the contacts stopped in it), each contact's
+    /// friction force over that step joins its penalty and damping, and
+    /// the anchors move (see [`FrictionAnchors::add_friction`]).
+    fn evaluate_forces(
+        &mut self,
+        constant: &Forces,
+        friction: Option<(f64, &HashSet<AnchorKey>)>,
+    ) -> FrictionStats {
         self.forces.copy_from(constant);
+        let mut stats = FrictionStats::default();
         if self.parameters.contact_model == ContactModel::ImplicitPenalty {
-            let c = &self.parameters.contact;
-            for (contact, &k) in self.contacts.iter().zip(&self.stiffnesses) {
-                add_contact_forces(
-                    contact,
-                    &self.bodies,
-                    k,
-                    c.damping * contact.weight as f64,
-                    c.damping_mode,
-                    &mut self.forces,
-                );
+            let World {
+                bodies,
+                parameters,
+                anchors,
+                contacts,
+                stiffnesses,
+                forces,
+                ..
+            } = self;
+            let c = &parameters.contact;
+            let mut add = |i: usize, friction: Option<&PointForce>| {
+                let contact = &contacts[i];
+                let damping = c.damping * contact.weight as f64;
+                let mut total =
+                    contact_force(contact, bodies, stiffnesses[i], damping, c.damping_mode);
+                if let Some(friction) = friction {
+                    total += friction;
+                }
+                add_point_force(contact, bodies, &total, forces);
+            };
+            match friction {
+                Some((dt, stopping)) => {
+                    stats = anchors.add_friction(
+                        contacts,
+                        stiffnesses,
+                        bodies,
+                        c.friction_stiffness,
+                        dt,
+                        stopping,
+                        |i, f| add(i, Some(f)),
+                    );
+                }
+                None => (0..contacts.len()).for_each(|i| add(i, None)),
             }
         }
         self.rows.clear();
@@ -622,6 +659,7 @@ impl World {
             joint.add_control_forces(&self.bodies, &mut self.forces);
             joint.rows(&self.bodies, &mut self.rows);
         }
+        stats
     }
 
     /// The islands of the current contacts and joints.
@@ -722,7 +760,7 @@ impl World {
         if detect {
             self.detect();
         }
-        self.evaluate_forces(constant);
+        self.evaluate_forces(constant, None);
         let mut rates = vec![[Vector3::zeros(); 2]; self.bodies.len()];
         for island in self.islands() {
             let rows = self.island_rows(&island);
