@@ -35,6 +35,8 @@ impl Default for DenseOptions {
 #[derive(Clone, Debug)]
 pub struct DenseField {
     grid: GridSpec,
+    /// `grid.bounds()`, kept for the lookups.
+    grid_bounds: Aabb,
     values: Slab<f32>,
     lipschitz: f64,
     mesh_bounds: Aabb,
@@ -110,6 +112,7 @@ impl DenseField {
         let lipschitz = dense_lipschitz(&grid, &values);
         Self {
             grid,
+            grid_bounds: grid.bounds(),
             values: Slab::from_vec(values),
             lipschitz,
             mesh_bounds,
@@ -150,6 +153,7 @@ impl DenseField {
         }
         Ok(Self {
             grid,
+            grid_bounds: grid.bounds(),
             values,
             lipschitz,
             mesh_bounds,
@@ -202,13 +206,13 @@ impl DistanceField for DenseField {
     /// (`query_with_conservative_outside`).
     #[inline]
     fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
-        query_with_conservative_outside(&self.grid.bounds(), &self.mesh_bounds, p, |q| {
+        query_with_conservative_outside(&self.grid_bounds, &self.mesh_bounds, p, |q| {
             self.interpolate(q)
         })
     }
 
     fn bounds(&self) -> Aabb {
-        self.grid.bounds()
+        self.grid_bounds
     }
 
     fn lipschitz_bound(&self) -> f64 {
@@ -218,7 +222,7 @@ impl DistanceField for DenseField {
     /// The grid's box: beyond it a value is at least the distance to the
     /// mesh's box inside it (`query_with_conservative_outside`).
     fn positive_beyond(&self) -> Option<Aabb> {
-        Some(self.grid.bounds())
+        Some(self.grid_bounds)
     }
 }
 

@@ -75,12 +75,13 @@ impl GridSpec {
     pub fn locate(&self, p: &Point3<f64>) -> ([u32; 3], Vector3<f64>) {
         let mut cell = [0u32; 3];
         let mut fraction = Vector3::zeros();
+        let per_voxel = 1.0 / self.voxel_size;
         for axis in 0..3 {
-            let x = (p[axis] - self.origin[axis]) / self.voxel_size;
-            let last_cell = (self.dims[axis] - 2) as f64;
-            let c = x.floor().clamp(0.0, last_cell);
-            cell[axis] = c as u32;
-            fraction[axis] = (x - c).clamp(0.0, 1.0);
+            let x = (p[axis] - self.origin[axis]) * per_voxel;
+            // Truncation is the floor where it is not clamped to 0.
+            let c = (x.max(0.0) as u32).min(self.dims[axis] - 2);
+            cell[axis] = c;
+            fraction[axis] = (x - c as f64).clamp(0.0, 1.0);
         }
         (cell, fraction)
     }
@@ -143,7 +144,7 @@ pub fn trilinear(c: &[f32; 8], t: &Vector3<f64>, h: f64) -> (f64, Vector3<f64>) 
     let dvdx = dx0 + (dx1 - dx0) * z;
     let dvdy = (e10 - e00) + ((e11 - e01) - (e10 - e00)) * z;
     let dvdz = f1 - f0;
-    (value, Vector3::new(dvdx, dvdy, dvdz) / h)
+    (value, Vector3::new(dvdx, dvdy, dvdz) * (1.0 / h))
 }
 
 /// An upper bound on the gradient norm of the trilinear interpolant inside a
@@ -181,6 +182,27 @@ mod tests {
         assert!((value - f(0.15, 0.35, 0.05)).abs() < 1e-6);
         assert!((gradient - Vector3::new(1.5, -2.0, 0.25)).norm() < 1e-5);
         assert!(cell_gradient_bound(&corners, h) >= gradient.norm() - 1e-6);
+    }
+
+    #[test]
+    fn locate_finds_the_cell_and_clamps_outside_the_grid() {
+        let grid = GridSpec {
+            origin: Point3::new(-1.0, 0.0, 2.0),
+            voxel_size: 0.5,
+            dims: [5, 3, 4],
+        };
+        let (cell, t) = grid.locate(&Point3::new(-0.2, 0.6, 3.25));
+        assert_eq!(cell, [1, 1, 2]);
+        assert!((t - Vector3::new(0.6, 0.2, 0.5)).norm() < 1e-12);
+        // Below the origin and beyond the last node: the first and last
+        // cells, at their near and far faces.
+        let (cell, t) = grid.locate(&Point3::new(-3.0, 7.0, 2.0 - 1e-9));
+        assert_eq!(cell, [0, 1, 0]);
+        assert_eq!(t, Vector3::new(0.0, 1.0, 0.0));
+        // On the last node itself.
+        let (cell, t) = grid.locate(&Point3::new(1.0, 1.0, 3.5));
+        assert_eq!(cell, [3, 1, 2]);
+        assert_eq!(t, Vector3::new(1.0, 1.0, 1.0));
     }
 
     #[test]
