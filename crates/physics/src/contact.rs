@@ -45,7 +45,7 @@ use crate::forces::Forces;
 use foldhash::{HashMap, HashSet};
 use haptic_contact::StiffnessScaling;
 use haptic_core::{skew, Matrix6, Vector6};
-use haptic_pointshell::{Contact, PointTreeTraversal, TraversalBudget};
+use haptic_pointshell::{Contact, NodeBounds, PointTreeTraversal, TraversalBudget};
 use nalgebra::{Isometry3, Matrix3, Point3, SMatrix, Vector3};
 
 /// One shell point of `shell_body` inside the field of `field_body`.
@@ -192,7 +192,9 @@ const ROUNDING_SLACK: f64 = 1e-12;
 /// a full traversal's, in the same order. Resting and slowly moving pairs
 /// are traversed once in many steps. Nor are the kept points whose value
 /// at the traversal exceeded `L` times the motion since looked up again:
-/// they cannot be inside.
+/// they cannot be inside. A traversal, in turn, passes over the tree nodes
+/// whose values at the role's earlier traversals, less `L` times the
+/// motion since, still put their subtrees outside ([`NodeBounds`]).
 #[derive(Default)]
 pub struct ContactDetector {
     margin: f64,
@@ -205,6 +207,8 @@ pub struct ContactDetector {
 struct NearPoints {
     /// `field_from_shell` then (`None` before the first).
     pose: Option<Isometry3<f64>>,
+    /// The field values its traversals looked up.
+    bounds: NodeBounds,
     /// In traversal order.
     points: Vec<Contact>,
     /// Whether the current detection has used them.
@@ -277,15 +281,16 @@ impl ContactDetector {
             .entry((shell_body, field_body))
             .or_insert_with(|| NearPoints {
                 pose: None,
+                bounds: NodeBounds::default(),
                 points: Vec::new(),
                 used: false,
             });
         // How far, times `L`, a point may have come towards the surface
-        // since the last traversal.
+        // since the last traversal: any point, and the points now inside
+        // the field's positive box (only they can be inside the field).
         let approach = near.pose.map(|found_at| {
             let angle = found_at.rotation.angle_to(&field_from_shell.rotation);
-            // Turned about the shell's origin, or about the field's (only
-            // points now inside its positive box can be inside it).
+            // Turned about the shell's origin, or about the field's.
             let about_shell = (field_from_shell.translation.vector - found_at.translation.vector)
                 .norm()
                 + angle * reach;
@@ -296,11 +301,15 @@ impl ContactDetector {
                     .norm()
                     + angle * r
             });
-            field.lipschitz_bound() * about_shell.min(about_field)
+            let lipschitz = field.lipschitz_bound();
+            (
+                lipschitz * about_shell,
+                lipschitz * about_shell.min(about_field),
+            )
         });
         self.stats.roles += 1;
         let approach = match approach {
-            Some(approach) if approach < self.margin => approach,
+            Some((_, near_field)) if near_field < self.margin => near_field,
             _ => {
                 let traversal = self
                     .traversals
@@ -313,6 +322,7 @@ impl ContactDetector {
                     &field_from_shell,
                     self.margin,
                     TraversalBudget::default(),
+                    Some((&mut near.bounds, approach.map_or(0.0, |(any, _)| any))),
                     &mut near.points,
                 );
                 near.pose = Some(field_from_shell);

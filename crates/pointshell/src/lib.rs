@@ -18,6 +18,6 @@ mod tree;
 
 pub use sampling::{sample_point_shell, spacing_for_count, PointShell, POISSON_DISK_DENSITY};
 pub use traversal::{
-    contacts_brute_force, Contact, PointTreeTraversal, TraversalBudget, TraversalStats,
+    contacts_brute_force, Contact, NodeBounds, PointTreeTraversal, TraversalBudget, TraversalStats,
 };
 pub use tree::{NestedPointTree, TreeError};
