@@ -555,40 +555,45 @@ pub fn damping(
     let ra = contact.field_handle(bodies);
     let (ws, wa) = (bs.angular_velocity, ba.angular_velocity);
     let u = bs.velocity + ws.cross(&rs) - ba.velocity - wa.cross(&ra);
-
-    // ∂u/∂(v_S, ω_S, v_A, ω_A), and ∂P_A/∂(x_S, θ_S, x_A, θ_A): how the
-    // point moves relative to the field body (δd = aᵀ of it).
-    let mut du_dvel = ForceGradient::zeros();
-    du_dvel
-        .fixed_view_mut::<3, 3>(0, 0)
-        .copy_from(&Matrix3::identity());
-    du_dvel
-        .fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(-skew(&rs)));
-    du_dvel
-        .fixed_view_mut::<3, 3>(0, 6)
-        .copy_from(&(-Matrix3::identity()));
-    du_dvel.fixed_view_mut::<3, 3>(0, 9).copy_from(&skew(&ra));
-    let relative_motion = du_dvel;
-    // ∂u/∂(x_S, θ_S, x_A, θ_A): the handles move.
-    let (skew_ws, skew_wa, skew_rs) = (skew(&ws), skew(&wa), skew(&rs));
-    let mut du_dpos = ForceGradient::zeros();
-    du_dpos.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-skew_wa));
-    du_dpos
-        .fixed_view_mut::<3, 3>(0, 3)
-        .copy_from(&(-skew_ws * skew_rs + skew_wa * skew_rs));
-    du_dpos.fixed_view_mut::<3, 3>(0, 6).copy_from(&skew_wa);
+    // ∂u/∂(v_S, ω_S, v_A, ω_A) = [I, −[r_S]×, −I, [r_A]×], and
+    // ∂u/∂(x_S, θ_S, x_A, θ_A) = [−[ω_A]×, ([ω_A]× − [ω_S]×)[r_S]×, [ω_A]×, 0]
+    // (the handles move), both times `scale`.
+    let relative_motion = |scale: f64| {
+        let mut du = ForceGradient::zeros();
+        du.fixed_view_mut::<3, 3>(0, 0)
+            .copy_from(&(Matrix3::identity() * scale));
+        du.fixed_view_mut::<3, 3>(0, 3)
+            .copy_from(&(skew(&rs) * -scale));
+        du.fixed_view_mut::<3, 3>(0, 6)
+            .copy_from(&(Matrix3::identity() * -scale));
+        du.fixed_view_mut::<3, 3>(0, 9)
+            .copy_from(&(skew(&ra) * scale));
+        du
+    };
+    let moving_handles = |scale: f64| {
+        // [ω]×[r]× = r ωᵀ − (ω · r) I, with ω = ω_A − ω_S.
+        let w = wa - ws;
+        let turning = rs * w.transpose() - Matrix3::identity() * w.dot(&rs);
+        let skew_wa = skew(&wa) * scale;
+        let mut du = ForceGradient::zeros();
+        du.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-skew_wa));
+        du.fixed_view_mut::<3, 3>(0, 3)
+            .copy_from(&(turning * scale));
+        du.fixed_view_mut::<3, 3>(0, 6).copy_from(&skew_wa);
+        du
+    };
 
     let (force, velocity_gradient, position_gradient) = match mode {
         DampingMode::Normal => {
             // F_S = −c ḋ a, ḋ = aᵀ u: only the rate of penetration is
             // damped, along the field's gradient, so F_S · u = −c ḋ² ≤ 0.
+            let (du_dvel, du_dpos) = (relative_motion(1.0), moving_handles(1.0));
             let rate = a.dot(&u);
             let force = a * (-c * rate);
             let velocity_gradient = a * (a.transpose() * du_dvel) * (-c);
             // δa = H_w δP_A − [a]× δθ_A, H_w the field's world Hessian.
             let hessian = field_hessian(contact, bodies);
-            let mut da = hessian * relative_motion;
+            let mut da = hessian * du_dvel;
             let mut block = da.fixed_view::<3, 3>(0, 9).into_owned();
             block -= skew(&a);
             da.fixed_view_mut::<3, 3>(0, 9).copy_from(&block);
@@ -597,7 +602,7 @@ pub fn damping(
                 * (-c);
             (force, velocity_gradient, position_gradient)
         }
-        DampingMode::Full => (-c * u, du_dvel * (-c), du_dpos * (-c)),
+        DampingMode::Full => (-c * u, relative_motion(-c), moving_handles(-c)),
     };
     PointForce {
         force,
