@@ -46,7 +46,7 @@ use foldhash::{HashMap, HashSet};
 use haptic_contact::StiffnessScaling;
 use haptic_core::{skew, Matrix6, Vector6};
 use haptic_pointshell::{Contact, NodeBounds, PointTreeTraversal, TraversalBudget};
-use nalgebra::{Isometry3, Matrix3, Point3, SMatrix, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, SMatrix, Vector3};
 
 /// One shell point of `shell_body` inside the field of `field_body`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -692,6 +692,28 @@ pub fn pair_friction(a: &RigidBody, b: &RigidBody) -> (f64, f64) {
     )
 }
 
+/// What a role's friction springs share: its bodies `(shell, field)`, their
+/// Coulomb coefficients and the field body's frame.
+#[derive(Clone, Copy)]
+struct RoleFrame {
+    bodies: (usize, usize),
+    friction: (f64, f64),
+    rotation: Rotation3<f64>,
+    origin: Vector3<f64>,
+}
+
+impl RoleFrame {
+    fn of(bodies: &[RigidBody], shell: usize, field: usize) -> RoleFrame {
+        let pose = &bodies[field].pose;
+        RoleFrame {
+            bodies: (shell, field),
+            friction: pair_friction(&bodies[shell], &bodies[field]),
+            rotation: pose.rotation.to_rotation_matrix(),
+            origin: pose.translation.vector,
+        }
+    }
+}
+
 /// A contact's friction anchor: `(shell body, field body, point)`.
 pub type AnchorKey = (usize, usize, u32);
 
@@ -745,16 +767,26 @@ impl FrictionAnchors {
         let mut stats = FrictionStats::default();
         self.seen.clear();
         self.sliding.clear();
+        // The contacts come role by role: the role's friction and the field
+        // body's frame, as a matrix, are worked out once for each.
+        let mut role: Option<RoleFrame> = None;
         for (index, (contact, &k)) in contacts.iter().zip(stiffnesses).enumerate() {
             let key = (contact.shell_body, contact.field_body, contact.point);
-            let field_pose = bodies[contact.field_body].pose;
-            let (mu_s, mu_d) =
-                pair_friction(&bodies[contact.shell_body], &bodies[contact.field_body]);
+            let frame = match role {
+                Some(frame) if frame.bodies == (key.0, key.1) => frame,
+                _ => *role.insert(RoleFrame::of(bodies, key.0, key.1)),
+            };
+            let RoleFrame {
+                friction: (mu_s, mu_d),
+                rotation,
+                origin,
+                ..
+            } = frame;
             let kf = friction_stiffness * contact.weight as f64;
             let p = contact.position;
             let stops = stopping.contains(&key);
             let anchor = match self.anchors.get(&key) {
-                Some(local) if !stops => field_pose * local,
+                Some(local) if !stops => rotation * local + origin,
                 _ => p,
             };
             let m = contact.normal;
@@ -785,7 +817,8 @@ impl FrictionAnchors {
                 self.sliding.push((index, direction, slide / kf));
                 p - direction * (slide / kf)
             };
-            self.seen.insert(key, field_pose.inverse() * anchor);
+            self.seen
+                .insert(key, rotation.inverse_transform_point(&(anchor - origin)));
         }
         std::mem::swap(&mut self.anchors, &mut self.seen);
         self.undoable = true;
