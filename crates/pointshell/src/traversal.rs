@@ -207,34 +207,6 @@ impl PointTreeTraversal {
             bounds.begin(approach);
             bounds
         });
-        let stats = self.descend(
-            tree,
-            shell,
-            field,
-            field_from_shell,
-            margin,
-            budget,
-            known.as_deref_mut(),
-            contacts,
-        );
-        if let Some(bounds) = known {
-            bounds.end();
-        }
-        stats
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn descend<F: DistanceField + ?Sized>(
-        &mut self,
-        tree: &NestedPointTree,
-        shell: &PointShell,
-        field: &F,
-        field_from_shell: &Isometry3<f64>,
-        margin: f64,
-        budget: TraversalBudget,
-        mut known: Option<&mut NodeBounds>,
-        contacts: &mut Vec<Contact>,
-    ) -> TraversalStats {
         assert_eq!(shell.len(), tree.shell_len(), "shell and tree disagree");
         contacts.clear();
         let levels = tree.levels();
@@ -256,7 +228,7 @@ impl PointTreeTraversal {
         for level in 0..levels {
             if self.current.is_empty() {
                 stats.levels_completed = levels as u32;
-                return stats;
+                break;
             }
             if budget
                 .max_lookups
@@ -338,6 +310,9 @@ impl PointTreeTraversal {
                     weight: leaf_counts[c.node as usize],
                 }),
         );
+        if let Some(bounds) = known {
+            bounds.end();
+        }
         stats
     }
 }
@@ -434,6 +409,29 @@ mod tests {
             assert_eq!(contacts.capacity(), self.shell.len(), "contacts never grow");
             contacts.sort_by_key(|c| c.point);
             (contacts, stats)
+        }
+
+        /// The points within `margin`, in traversal order, with `known`
+        /// bounds if given.
+        fn within<F: DistanceField + ?Sized>(
+            &mut self,
+            field: &F,
+            pose: &Isometry3<f64>,
+            margin: f64,
+            known: Option<(&mut NodeBounds, f64)>,
+        ) -> (Vec<Contact>, TraversalStats) {
+            let mut found = Vec::new();
+            let stats = self.traversal.traverse_within(
+                &self.tree,
+                &self.shell,
+                field,
+                pose,
+                margin,
+                TraversalBudget::default(),
+                known,
+                &mut found,
+            );
+            (found, stats)
         }
 
         fn brute_contacts<F: DistanceField + ?Sized>(
@@ -592,36 +590,14 @@ mod tests {
                 let expected: Vec<u32> = (0..setup.shell.len() as u32)
                     .filter(|&i| field.value(&map.apply(&setup.shell.points[i as usize])) < margin)
                     .collect();
-                let mut found = Vec::new();
-                let stats = setup.traversal.traverse_within(
-                    &setup.tree,
-                    &setup.shell,
-                    &field,
-                    &pose,
-                    margin,
-                    TraversalBudget::default(),
-                    None,
-                    &mut found,
-                );
+                let (found, stats) = setup.within(&field, &pose, margin, None);
                 let mut points: Vec<u32> = found.iter().map(|c| c.point).collect();
                 points.sort_unstable();
                 assert_eq!(points, expected);
                 contacts += points.len();
                 with += stats.lookups;
-                let mut plain = Vec::new();
-                without += setup
-                    .traversal
-                    .traverse_within(
-                        &setup.tree,
-                        &setup.shell,
-                        &WithoutBox(&field),
-                        &pose,
-                        margin,
-                        TraversalBudget::default(),
-                        None,
-                        &mut plain,
-                    )
-                    .lookups;
+                let (plain, plain_stats) = setup.within(&WithoutBox(&field), &pose, margin, None);
+                without += plain_stats.lookups;
                 assert_eq!(plain, found);
             }
         }
@@ -633,15 +609,20 @@ mod tests {
         );
     }
 
+    /// A sphere's 10,000-point shell in 8 levels, and a box's field.
+    fn sphere_and_block() -> (Setup, BoxField) {
+        let block = BoxField {
+            half_extents: Vector3::new(0.1, 0.07, 0.04),
+        };
+        (Setup::new(&icosphere(RADIUS, 5), 10_000, 8), block)
+    }
+
     /// With a margin the traversal finds exactly the points within it, in
     /// an order whose points below 0 are the plain traversal's, in its order.
     #[test]
     fn tree_with_a_margin_finds_exactly_the_points_within_it() {
         let mut rng = Pcg64::seed_from_u64(23);
-        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
-        let block = BoxField {
-            half_extents: Vector3::new(0.1, 0.07, 0.04),
-        };
+        let (mut setup, block) = sphere_and_block();
         let margin = 0.004;
         let mut near_points = 0;
         for pose in shallow_poses(&block, &mut rng, 0.01) {
@@ -649,17 +630,7 @@ mod tests {
             let expected: Vec<u32> = (0..setup.shell.len() as u32)
                 .filter(|&i| block.value(&map.apply(&setup.shell.points[i as usize])) < margin)
                 .collect();
-            let mut near = Vec::new();
-            setup.traversal.traverse_within(
-                &setup.tree,
-                &setup.shell,
-                &block,
-                &pose,
-                margin,
-                TraversalBudget::default(),
-                None,
-                &mut near,
-            );
+            let (near, _) = setup.within(&block, &pose, margin, None);
             let mut plain = Vec::new();
             setup.traversal.traverse(
                 &setup.tree,
@@ -690,10 +661,7 @@ mod tests {
     #[test]
     fn kept_bounds_pass_over_nodes_and_find_the_same_points() {
         let mut rng = Pcg64::seed_from_u64(31);
-        let mut setup = Setup::new(&icosphere(RADIUS, 5), 10_000, 8);
-        let block = BoxField {
-            half_extents: Vector3::new(0.1, 0.07, 0.04),
-        };
+        let (mut setup, block) = sphere_and_block();
         let (margin, lipschitz) = (0.003, block.lipschitz_bound());
         let mut bounds = NodeBounds::default();
         let (mut with, mut without, mut traversals, mut found_points) = (0, 0, 0, 0);
@@ -721,33 +689,14 @@ mod tests {
                 continue;
             }
             last = Some(pose);
-            let mut kept = Vec::new();
-            let stats = setup.traversal.traverse_within(
-                &setup.tree,
-                &setup.shell,
-                &block,
-                &pose,
-                margin,
-                TraversalBudget::default(),
-                Some((&mut bounds, approach)),
-                &mut kept,
-            );
-            let mut fresh = Vec::new();
-            let plain = setup.traversal.traverse_within(
-                &setup.tree,
-                &setup.shell,
-                &block,
-                &pose,
-                margin,
-                TraversalBudget::default(),
-                None,
-                &mut fresh,
-            );
+            let (kept, kept_stats) =
+                setup.within(&block, &pose, margin, Some((&mut bounds, approach)));
+            let (fresh, fresh_stats) = setup.within(&block, &pose, margin, None);
             assert_eq!(kept, fresh);
             traversals += 1;
             found_points += kept.len();
-            with += stats.lookups;
-            without += plain.lookups;
+            with += kept_stats.lookups;
+            without += fresh_stats.lookups;
         }
         println!(
             "{traversals} traversals: {with} lookups with kept bounds, {without} without, {found_points} points"
