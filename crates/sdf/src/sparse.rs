@@ -63,6 +63,8 @@ impl Default for SparseOptions {
 #[derive(Clone, Debug)]
 pub struct SparseField {
     grid: GridSpec,
+    /// `grid.bounds()`, kept for the lookups.
+    grid_bounds: Aabb,
     band_half_width: f64,
     coarse: DenseField,
     brick_dims: [u32; 3],
@@ -161,6 +163,7 @@ impl SparseField {
         }
         Self {
             grid,
+            grid_bounds: grid.bounds(),
             band_half_width: band,
             coarse,
             brick_dims,
@@ -216,6 +219,7 @@ impl SparseField {
         }
         Ok(Self {
             grid,
+            grid_bounds: grid.bounds(),
             band_half_width,
             coarse,
             brick_dims,
@@ -313,13 +317,13 @@ impl DistanceField for SparseField {
 
     #[inline]
     fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
-        query_with_conservative_outside(&self.grid.bounds(), &self.coarse.mesh_bounds(), p, |q| {
+        query_with_conservative_outside(&self.grid_bounds, &self.coarse.mesh_bounds(), p, |q| {
             self.interpolate(q)
         })
     }
 
     fn bounds(&self) -> Aabb {
-        self.grid.bounds()
+        self.grid_bounds
     }
 
     fn lipschitz_bound(&self) -> f64 {
@@ -329,7 +333,7 @@ impl DistanceField for SparseField {
     /// The grid's box: beyond it a value is at least the distance to the
     /// mesh's box inside it (`query_with_conservative_outside`).
     fn positive_beyond(&self) -> Option<Aabb> {
-        Some(self.grid.bounds())
+        Some(self.grid_bounds)
     }
 }
 
