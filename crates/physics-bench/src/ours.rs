@@ -74,9 +74,8 @@ impl Engine for Ours {
     }
 
     fn observe(&mut self) -> Stepped {
-        let poses = self.poses();
-        let ruler_penetration = match self.ruler.as_mut() {
-            Some(ruler) => ruler.penetration(&poses),
+        let ruler_penetration = match &mut self.ruler {
+            Some(ruler) => ruler.penetration(&dynamic_poses(&self.world, self.dynamic)),
             None => self.report.max_penetration,
         };
         let report = &self.report;
@@ -91,15 +90,17 @@ impl Engine for Ours {
     }
 
     fn poses(&self) -> Vec<Isometry3<f64>> {
-        self.world.bodies()[..self.dynamic]
-            .iter()
-            .map(|b| b.pose)
-            .collect()
+        dynamic_poses(&self.world, self.dynamic)
     }
 
     fn kinetic_energy(&self) -> f64 {
         self.world.kinetic_energy()
     }
+}
+
+/// The poses of `world`'s first `dynamic` bodies.
+fn dynamic_poses(world: &World, dynamic: usize) -> Vec<Isometry3<f64>> {
+    world.bodies()[..dynamic].iter().map(|b| b.pose).collect()
 }
 
 /// Deepest penetration of a set of poses by our contact detection.
