@@ -59,6 +59,11 @@ pub struct Physics {
     /// damped (eq 56). Default 200 /s, about `1/dt` at the physics
     /// thread's 200 Hz, which holds joints tightest.
     pub baumgarte_alpha_per_s: f64,
+    /// After each step, move jointed bodies back onto their joints (a
+    /// least-mass-weighted correction of the poses, beyond the paper).
+    /// Default `true`; `false` leaves Baumgarte alone holding them, as the
+    /// paper does.
+    pub joint_post_stabilisation: bool,
     /// The PID penalty model's gains (`contact_model = "pid_penalty"`).
     pub pid: Pid,
 }
@@ -114,6 +119,7 @@ impl Default for Physics {
             detection_margin_m: c.detection_margin,
             max_travel_per_step_m: p.max_travel,
             baumgarte_alpha_per_s: p.baumgarte_alpha,
+            joint_post_stabilisation: p.joint_post_stabilisation,
             pid: Pid::from(p.pid),
         }
     }
@@ -149,6 +155,7 @@ impl Physics {
             pid: self.pid.parameters(),
             max_travel: self.max_travel_per_step_m,
             baumgarte_alpha: self.baumgarte_alpha_per_s,
+            joint_post_stabilisation: self.joint_post_stabilisation,
         }
     }
 }

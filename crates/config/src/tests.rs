@@ -833,7 +833,7 @@ fn the_physics_table_defaults_to_the_world_s_and_is_checked() {
     assert_eq!(defaults, WorldParameters::default());
     assert_eq!(defaults.gravity, Vector3::new(0.0, 0.0, -9.81));
     let text = format!(
-        "{MINIMAL}\n[physics]\ngravity_m_s2 = [0.0, -1.62, 0.0]\nintegrator = \"rk4\"\ncontact_model = \"pid_penalty\"\ncontact_stiffness_n_per_m = 5e4\ncontact_damping_n_s_per_m = 0.0\ndamping_mode = \"full\"\nstiffness_scaling_contacts = 30.0\nfriction_stiffness_n_per_m = 900.0\nbaumgarte_alpha_per_s = 0.0\n[physics.pid]\nkp_per_s2 = 900.0\nforgetting = 0.5\npoints = \"deepest\"\n"
+        "{MINIMAL}\n[physics]\ngravity_m_s2 = [0.0, -1.62, 0.0]\nintegrator = \"rk4\"\ncontact_model = \"pid_penalty\"\ncontact_stiffness_n_per_m = 5e4\ncontact_damping_n_s_per_m = 0.0\ndamping_mode = \"full\"\nstiffness_scaling_contacts = 30.0\nfriction_stiffness_n_per_m = 900.0\nbaumgarte_alpha_per_s = 0.0\njoint_post_stabilisation = false\n[physics.pid]\nkp_per_s2 = 900.0\nforgetting = 0.5\npoints = \"deepest\"\n"
     );
     let p = parse(&text).unwrap().physics().world_parameters();
     assert_eq!(p.gravity, Vector3::new(0.0, -1.62, 0.0));
@@ -845,6 +845,7 @@ fn the_physics_table_defaults_to_the_world_s_and_is_checked() {
     assert_eq!(p.contact.scaling.reference_contacts, 30.0);
     assert_eq!(p.contact.friction_stiffness, 900.0);
     assert_eq!(p.baumgarte_alpha, 0.0);
+    assert!(defaults.joint_post_stabilisation && !p.joint_post_stabilisation);
     assert_eq!(p.pid.kp, 900.0);
     assert_eq!(p.pid.forgetting, 0.5);
     assert_eq!(p.pid.ki, WorldParameters::default().pid.ki);

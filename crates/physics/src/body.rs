@@ -273,9 +273,14 @@ impl RigidBody {
     /// Advances the pose by `dt` at the current velocities:
     /// `x ← x + dt v`, `R ← exp(dt ω) R`.
     pub fn advance_pose(&mut self, dt: f64) {
-        let translation = self.pose.translation.vector + dt * self.velocity;
-        let rotation =
-            UnitQuaternion::from_scaled_axis(dt * self.angular_velocity) * self.pose.rotation;
+        self.displace(&(dt * self.velocity), &(dt * self.angular_velocity));
+    }
+
+    /// Moves the pose by `x ← x + δx`, `R ← exp([δθ]×) R` (the perturbation
+    /// the joints' and contacts' gradients are taken under).
+    pub fn displace(&mut self, dx: &Vector3<f64>, dtheta: &Vector3<f64>) {
+        let translation = self.pose.translation.vector + dx;
+        let rotation = UnitQuaternion::from_scaled_axis(*dtheta) * self.pose.rotation;
         self.pose = Isometry3::from_parts(Translation3::from(translation), rotation);
     }
 

@@ -1054,4 +1054,106 @@ mod tests {
             Err(JointError::BodyOutOfRange { body: 7, .. })
         ));
     }
+
+    fn largest_value(joint: &Joint, bodies: &[RigidBody]) -> f64 {
+        rows(joint, bodies)
+            .iter()
+            .map(|r| r.value.abs())
+            .fold(0.0, f64::max)
+    }
+
+    #[test]
+    fn post_stabilisation_converges_quadratically_and_keeps_the_centre_of_mass() {
+        let mut rng = Pcg64::seed_from_u64(11);
+        let island = [0, 1];
+        for _ in 0..10 {
+            let (assembled, joints) = assembly(&mut rng);
+            for joint in &joints {
+                let mut bodies = assembled.clone();
+                for body in &mut bodies {
+                    body.pose = displaced(
+                        &body.pose,
+                        &six(&vector(&mut rng, 1e-3), &vector(&mut rng, 1e-3)),
+                    );
+                }
+                let centre = |b: &[RigidBody]| {
+                    b.iter()
+                        .map(|body| body.mass * body.pose.translation.vector)
+                        .sum::<Vector3<f64>>()
+                };
+                let start_centre = centre(&bodies);
+                let mut residuals = vec![largest_value(joint, &bodies)];
+                for _ in 0..crate::world::POST_STABILISATION_PASSES {
+                    let correction = crate::system::constraint_correction(
+                        &bodies,
+                        &island,
+                        &rows(joint, &bodies),
+                    )
+                    .unwrap();
+                    for (body, [dx, dtheta]) in bodies.iter_mut().zip(&correction) {
+                        body.displace(dx, dtheta);
+                    }
+                    residuals.push(largest_value(joint, &bodies));
+                }
+                let (r0, r1) = (residuals[0], residuals[1]);
+                assert!(r0 > 1e-5, "{}: not displaced ({r0:e})", joint.name);
+                assert!(r1 < 10.0 * r0 * r0, "{}: {residuals:?}", joint.name);
+                assert!(
+                    residuals.last().is_some_and(|&r| r < 1e-14),
+                    "{}: {residuals:?}",
+                    joint.name
+                );
+                if joint.b.is_some() {
+                    // Internal rows' linear parts are equal and opposite.
+                    assert!(
+                        (centre(&bodies) - start_centre).norm() < 1e-15,
+                        "{}: the centre of mass moved",
+                        joint.name
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn removing_angular_momentum_keeps_momentum_and_the_joints() {
+        let mut rng = Pcg64::seed_from_u64(12);
+        let island = [0, 1];
+        let (mut bodies, joints) = assembly(&mut rng);
+        // A rigid turn of both bodies moves them together: only the joints
+        // between them stay satisfied.
+        let internal: Vec<&Joint> = joints.iter().filter(|j| j.b.is_some()).collect();
+        for body in &mut bodies {
+            body.velocity = vector(&mut rng, 1.0);
+            body.angular_velocity = vector(&mut rng, 2.0);
+        }
+        let momentum = |b: &[RigidBody]| {
+            b.iter()
+                .map(|body| body.mass * body.velocity)
+                .sum::<Vector3<f64>>()
+        };
+        let rates = |b: &[RigidBody]| -> Vec<f64> {
+            internal
+                .iter()
+                .flat_map(|j| rows(j, b))
+                .map(|r| constraint_rate(&r, b))
+                .collect()
+        };
+        let (linear, angular, before) = (
+            momentum(&bodies),
+            crate::system::angular_momentum(&bodies, &island),
+            rates(&bodies),
+        );
+        let excess = vector(&mut rng, 0.1);
+        crate::system::remove_angular_momentum(&mut bodies, &island, &excess);
+        let change = crate::system::angular_momentum(&bodies, &island) - angular;
+        assert!(
+            (change + excess).norm() < 1e-14,
+            "{change} against −{excess}"
+        );
+        assert!((momentum(&bodies) - linear).norm() < 1e-14);
+        for (after, before) in rates(&bodies).iter().zip(&before) {
+            assert!((after - before).abs() < 1e-12, "Ċ {before} → {after}");
+        }
+    }
 }

@@ -275,6 +275,119 @@ pub fn solve_island(
         .collect())
 }
 
+/// Post-stabilisation of the joints, beyond the paper (Cline & Pai,
+/// "Post-stabilization for rigid body simulation with contact and
+/// constraints", 2003): the displacement `(δx, δθ) = M⁻¹ Jᵀ λ` with
+/// `J M⁻¹ Jᵀ λ = −C`, the smallest in the mass metric that takes the
+/// island's constraints `rows` to zero to first order. Redundant rows are
+/// dropped by eq 64's SVD pseudo-inverse. Returns each of `island`'s bodies'
+/// `(δx, δθ)`, for [`RigidBody::displace`].
+pub fn constraint_correction(
+    bodies: &[RigidBody],
+    island: &[usize],
+    rows: &[ConstraintRow],
+) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
+    let n = island.len();
+    let m = rows.len();
+    // M⁻¹ Jᵀ (6n × m) and −C.
+    let mut inverse_jt = DMatrix::<f64>::zeros(6 * n, m);
+    let mut target = DVector::<f64>::zeros(m);
+    for (r, row) in rows.iter().enumerate() {
+        target[r] = -row.value;
+        for (body, jacobian) in [(Some(row.a), row.jacobian_a), (row.b, row.jacobian_b)] {
+            let Some(k) = body.and_then(|b| island.binary_search(&b).ok()) else {
+                continue;
+            };
+            let state = &bodies[island[k]];
+            let linear = jacobian.fixed_rows::<3>(0) / state.mass;
+            let angular = state.world_inverse_inertia() * jacobian.fixed_rows::<3>(3);
+            for c in 0..3 {
+                inverse_jt[(6 * k + c, r)] += linear[c];
+                inverse_jt[(6 * k + 3 + c, r)] += angular[c];
+            }
+        }
+    }
+    let mut schur = DMatrix::<f64>::zeros(m, m);
+    for (r, row) in rows.iter().enumerate() {
+        for (body, jacobian) in [(Some(row.a), row.jacobian_a), (row.b, row.jacobian_b)] {
+            let Some(k) = body.and_then(|b| island.binary_search(&b).ok()) else {
+                continue;
+            };
+            let block = inverse_jt.rows(6 * k, 6);
+            for col in 0..m {
+                schur[(r, col)] += jacobian.dot(&block.column(col));
+            }
+        }
+    }
+    let svd = schur.svd(true, true);
+    let largest = svd.singular_values.max();
+    let lambda = svd
+        .solve(
+            &target,
+            PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE),
+        )
+        .map_err(|e| SolveError::Singular(e.to_string()))?;
+    let delta = inverse_jt * lambda;
+    if delta.iter().any(|v| !v.is_finite()) {
+        return Err(SolveError::NonFinite);
+    }
+    Ok((0..n)
+        .map(|k| {
+            [
+                delta.fixed_rows::<3>(6 * k).into_owned(),
+                delta.fixed_rows::<3>(6 * k + 3).into_owned(),
+            ]
+        })
+        .collect())
+}
+
+/// The angular momentum of `island`'s bodies about the origin,
+/// `Σ x_i × m_i v_i + J_i ω_i` (N·m·s).
+pub fn angular_momentum(bodies: &[RigidBody], island: &[usize]) -> Vector3<f64> {
+    island
+        .iter()
+        .map(|&b| {
+            let body = &bodies[b];
+            body.pose
+                .translation
+                .vector
+                .cross(&(body.mass * body.velocity))
+                + body.angular_momentum()
+        })
+        .sum()
+}
+
+/// Turns `island`'s bodies together by the `Δω` about their centre of mass
+/// `c` that takes `excess` (N·m·s) from their angular momentum:
+/// `I_c Δω = −excess` with `I_c` the island's inertia about `c`, then
+/// `v_i += Δω × (x_i − c)` and `ω_i += Δω`. A rigid motion of the whole
+/// island, it keeps the linear momentum and every joint between its bodies.
+pub fn remove_angular_momentum(bodies: &mut [RigidBody], island: &[usize], excess: &Vector3<f64>) {
+    let mass: f64 = island.iter().map(|&b| bodies[b].mass).sum();
+    let centre = island
+        .iter()
+        .map(|&b| bodies[b].mass * bodies[b].pose.translation.vector)
+        .sum::<Vector3<f64>>()
+        / mass;
+    let inertia: Matrix3<f64> = island
+        .iter()
+        .map(|&b| {
+            let body = &bodies[b];
+            let r = body.pose.translation.vector - centre;
+            body.world_inertia()
+                + body.mass * (Matrix3::identity() * r.norm_squared() - r * r.transpose())
+        })
+        .sum();
+    let Some(turn) = inertia.try_inverse().map(|inverse| -(inverse * excess)) else {
+        return;
+    };
+    for &b in island {
+        let body = &mut bodies[b];
+        body.velocity += turn.cross(&(body.pose.translation.vector - centre));
+        body.angular_velocity += turn;
+    }
+}
+
 /// Applies the momentum change `(ΔP, ΔL)` and advances the pose:
 /// `v ← v + ΔP/m`, `L ← L + ΔL`, `x ← x + h v`, `R ← exp(Δθ) R` with
 /// `Δθ = h V (ω + J⁻¹ ΔL)` as linearised, then `ω = J⁻¹ L` at the new `R`
