@@ -252,20 +252,27 @@ pub fn solve_island(
         let f = solve(&jt);
         let schur = &jm * &f;
         let target = &jm * &delta + d * h;
-        let svd = schur.svd(true, true);
-        let largest = svd.singular_values.max();
-        let mu = svd
-            .solve(
-                &target,
-                PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE),
-            )
-            .map_err(|e| SolveError::Singular(e.to_string()))?;
-        delta -= f * mu;
+        delta -= f * pseudo_inverse_solve(schur, &target)?;
     }
+    per_body(&delta)
+}
+
+/// `S⁺ b` with the singular values of `S` below [`PSEUDO_INVERSE_TOLERANCE`]
+/// of the largest truncated (eq 64).
+fn pseudo_inverse_solve(s: DMatrix<f64>, b: &DVector<f64>) -> Result<DVector<f64>, SolveError> {
+    let svd = s.svd(true, true);
+    let largest = svd.singular_values.max();
+    svd.solve(b, PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE))
+        .map_err(|e| SolveError::Singular(e.to_string()))
+}
+
+/// A `6n` vector split into its bodies' linear and angular parts, refused
+/// if any is not finite.
+fn per_body(delta: &DVector<f64>) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
     if delta.iter().any(|v| !v.is_finite()) {
         return Err(SolveError::NonFinite);
     }
-    Ok((0..n)
+    Ok((0..delta.len() / 6)
         .map(|k| {
             [
                 delta.fixed_rows::<3>(6 * k).into_owned(),
@@ -319,26 +326,7 @@ pub fn constraint_correction(
             }
         }
     }
-    let svd = schur.svd(true, true);
-    let largest = svd.singular_values.max();
-    let lambda = svd
-        .solve(
-            &target,
-            PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE),
-        )
-        .map_err(|e| SolveError::Singular(e.to_string()))?;
-    let delta = inverse_jt * lambda;
-    if delta.iter().any(|v| !v.is_finite()) {
-        return Err(SolveError::NonFinite);
-    }
-    Ok((0..n)
-        .map(|k| {
-            [
-                delta.fixed_rows::<3>(6 * k).into_owned(),
-                delta.fixed_rows::<3>(6 * k + 3).into_owned(),
-            ]
-        })
-        .collect())
+    per_body(&(inverse_jt * pseudo_inverse_solve(schur, &target)?))
 }
 
 /// The angular momentum of `island`'s bodies about the origin,
