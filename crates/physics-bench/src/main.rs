@@ -440,13 +440,43 @@ fn print_search(name: &str, search: &Search) {
 }
 
 /// One engine set-up of the comparison: how to build it, where its
-/// bisection starts and stops, its search and its measured run.
+/// bisection starts and stops, what its runs must meet, and its measured
+/// run.
 struct Contender<'a> {
     name: &'static str,
     build: Box<dyn Fn() -> Box<dyn Engine> + 'a>,
     start: f64,
     cap: f64,
+    criteria: Criteria,
     measured: Option<Run>,
+}
+
+impl Contender<'_> {
+    /// The largest step at which this set-up meets its criteria, printed.
+    fn search(&self, scene: &Scene, ruler: &mut Ruler, size: &Size) -> Option<Search> {
+        println!("{}:", self.name);
+        let search = largest_stable_step(
+            |h| {
+                trial(
+                    (self.build)().as_mut(),
+                    scene,
+                    ruler,
+                    &self.criteria,
+                    h,
+                    size.duration,
+                )
+            },
+            self.start,
+            self.cap,
+            size.resolution,
+            log_trial(self.name),
+        );
+        match &search {
+            Ok(search) => print_search(self.name, search),
+            Err(e) => println!("  {}: {e}", self.name),
+        }
+        search.ok()
+    }
 }
 
 fn versus_rapier(
@@ -475,7 +505,10 @@ fn versus_rapier(
     );
     let mut ruler = rulers.ruler();
     let (bodies, scene_ref, shapes_ref, rulers_ref) = (&bodies, &scene, &shapes, &rulers);
-    let mut contenders = [
+    let rapier = move |recycling| -> Box<dyn Fn() -> Box<dyn Engine> + '_> {
+        Box::new(move || Box::new(Peer::new(scene_ref, shapes_ref, recycling)))
+    };
+    let mut contenders = vec![
         Contender {
             name: "ours",
             build: Box::new(move || {
@@ -488,49 +521,64 @@ fn versus_rapier(
             }),
             start: 1e-4,
             cap: 0.05,
+            criteria,
             measured: None,
         },
         Contender {
             name: "rapier",
-            build: Box::new(move || Box::new(Peer::new(scene_ref, shapes_ref, true))),
+            build: rapier(true),
             start: 1e-3,
             cap: 0.05,
+            criteria,
             measured: None,
         },
         Contender {
             name: "rapier-",
-            build: Box::new(move || Box::new(Peer::new(scene_ref, shapes_ref, false))),
+            build: rapier(false),
             start: 1e-3,
             cap: 0.05,
+            criteria,
             measured: None,
         },
     ];
 
     // The largest stable steps, then the measured runs back to back at them.
-    let mut steps = Vec::new();
-    for c in &contenders {
-        println!("{}:", c.name);
-        let search = largest_stable_step(
-            |h| {
-                trial(
-                    (c.build)().as_mut(),
-                    &scene,
-                    &mut ruler,
-                    &criteria,
-                    h,
-                    size.duration,
-                )
+    let searches: Vec<Option<Search>> = contenders
+        .iter()
+        .map(|c| c.search(&scene, &mut ruler, &size))
+        .collect();
+    let mut steps: Vec<Option<f64>> = searches
+        .iter()
+        .map(|s| s.as_ref().map(|s| s.step))
+        .collect();
+    // rapier with its defaults held to our world's deepest penetration by
+    // the ruler: our stable trial at our step is our measured run (both
+    // are deterministic, and our world measures with the ruler itself).
+    let ours_depth = searches[0].as_ref().and_then(|search| {
+        search
+            .trials
+            .iter()
+            .find(|t| t.step == search.step)
+            .and_then(|t| t.max_penetration)
+    });
+    if let Some(depth) = ours_depth {
+        let equal = Contender {
+            name: "rapier=",
+            build: rapier(true),
+            start: steps[1].unwrap_or(1e-3),
+            cap: 0.05,
+            criteria: Criteria {
+                ruler_penetration_bound: Some(depth),
+                ..criteria
             },
-            c.start,
-            c.cap,
-            size.resolution,
-            log_trial(c.name),
+            measured: None,
+        };
+        println!(
+            "rapier= is rapier with its defaults, held to our world's deepest penetration by the ruler, {:.3} mm:",
+            depth * 1e3
         );
-        match &search {
-            Ok(search) => print_search(c.name, search),
-            Err(e) => println!("  {}: {e}", c.name),
-        }
-        steps.push(search.ok().map(|s| s.step));
+        steps.push(equal.search(&scene, &mut ruler, &size).map(|s| s.step));
+        contenders.push(equal);
     }
     let times: Vec<f64> = [0.0, 0.25, 0.5, 1.0]
         .iter()
@@ -550,7 +598,7 @@ fn versus_rapier(
                 (c.build)().as_mut(),
                 &scene,
                 &mut ruler,
-                &criteria,
+                &c.criteria,
                 Plan {
                     step,
                     duration: size.duration,
@@ -630,7 +678,8 @@ fn versus_rapier(
         );
     }
     println!(
-        "(wall/sim s: the fastest round; rapier: its defaults; rapier-: contact recycling off. max pen: our ruler, each body's shell points in the \
+        "(wall/sim s: the fastest round; rapier: its defaults; rapier-: contact recycling off; rapier=: its defaults \
+         at the largest stable step whose max pen is at most ours. max pen: our ruler, each body's shell points in the \
          others' fields at the engine's poses, which for rapier adds its colliders' departure from the meshes; own \
          pen: the engine's own deepest contact (rapier: parry's exact query on its colliders); gain: largest \
          E(t) − E(0); drift: E(T) − E(3T/4); contacts: mean per step)"
@@ -660,6 +709,7 @@ fn versus_rapier(
         .ok_or("our world has no stable step: no comparison")?;
     let (rapier_name, rapier) = measured[1..]
         .iter()
+        .filter(|(name, _)| *name != "rapier=")
         .min_by(|a, b| a.1.wall_per_second().total_cmp(&b.1.wall_per_second()))
         .copied()
         .ok_or("rapier has no stable step in either set-up: no comparison")?;
@@ -676,6 +726,10 @@ fn versus_rapier(
         ours.wall_per_second() / rapier.wall_per_second()
     );
     println!("ours_max_penetration: {:.3e} m", ours.max_own_penetration);
+    println!(
+        "ours_max_mesh_penetration: {:.3e} m",
+        ours.max_penetration.unwrap_or(f64::NAN)
+    );
     println!(
         "rapier_max_penetration: {:.3e} m",
         rapier.max_own_penetration
@@ -696,6 +750,21 @@ fn versus_rapier(
     println!("ours_cost_fit_r2: {:.3}", fit.r_squared);
     println!("ours_solve_cost_per_contact: {:.3} us", dynamics.slope);
     println!("ours_solve_cost_fit_r2: {:.3}", dynamics.r_squared);
+    if let Some((_, equal)) = measured.iter().find(|(name, _)| *name == "rapier=") {
+        println!("rapier_equal_penetration_step: {:.4e} s", equal.step);
+        println!(
+            "rapier_equal_penetration_wall_per_sim_s: {:.3} s",
+            equal.wall_per_second()
+        );
+        println!(
+            "rapier_equal_penetration_max_mesh_penetration: {:.3e} m",
+            equal.max_penetration.unwrap_or(f64::NAN)
+        );
+        println!(
+            "ratio_ours_over_rapier_at_equal_penetration: {:.2} x",
+            ours.wall_per_second() / equal.wall_per_second()
+        );
+    }
     Ok(())
 }
 
@@ -768,5 +837,56 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A trial held to a depth by the ruler measures every step and fails
+    /// once the ruler finds a body deeper; without the bound a trial skips
+    /// the ruler.
+    #[test]
+    fn a_ruler_bound_holds_a_trial_to_that_depth() {
+        let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
+        let geometry = Geometry {
+            body: GeometryResolution {
+                shell_points: 300,
+                tree_levels: 3,
+                field_resolution: 24,
+            },
+            floor: GeometryResolution {
+                shell_points: 2000,
+                tree_levels: 4,
+                field_resolution: 24,
+            },
+        };
+        let mut ruler = Ruler::new(scene.bodies(&geometry));
+        let shapes = peer_shapes(&scene);
+        let criteria = Criteria::of(&scene);
+        let free = trial(
+            &mut Peer::new(&scene, &shapes, true),
+            &scene,
+            &mut ruler,
+            &criteria,
+            1e-3,
+            0.3,
+        );
+        assert!(free.verdict.is_stable(), "{}", free.verdict);
+        assert_eq!(free.max_penetration, None);
+        let bound = 1e-5;
+        let held = Criteria {
+            ruler_penetration_bound: Some(bound),
+            ..criteria
+        };
+        let result = trial(
+            &mut Peer::new(&scene, &shapes, true),
+            &scene,
+            &mut ruler,
+            &held,
+            1e-3,
+            0.3,
+        );
+        let run::Verdict::Penetration { depth, .. } = result.verdict else {
+            panic!("{}", result.verdict);
+        };
+        assert!(depth > bound && result.max_penetration == Some(depth));
+        assert!(result.steps < 300, "the trial went on after the bound");
     }
 }

@@ -17,7 +17,9 @@
 //! cannot show its penetration. rapier detects once a step; our world once
 //! a substep, and reports how far such bodies moved in each. Both engines' poses are also
 //! measured with one ruler, our shells in our fields, which for rapier adds
-//! its colliders' departure from the meshes.
+//! its colliders' departure from the meshes. A run may also be held to a
+//! depth by that ruler ([`Criteria::ruler_penetration_bound`]), to compare
+//! engines at equal penetration.
 
 use crate::ours::Ruler;
 use crate::scene::Scene;
@@ -119,6 +121,10 @@ pub struct Criteria {
     pub energy_tolerance: f64,
     /// m.
     pub motion_bound: f64,
+    /// A bound on the ruler's penetration as well (m), for a run asked to
+    /// penetrate no deeper than another engine: the ruler then measures
+    /// every step, bisection trials too.
+    pub ruler_penetration_bound: Option<f64>,
 }
 
 impl Criteria {
@@ -128,6 +134,7 @@ impl Criteria {
             penetration_bound: scene.penetration_bound,
             motion_bound: scene.motion_bound,
             energy_tolerance: 0.01 * scene.potential_energy(&scene.initial_poses),
+            ruler_penetration_bound: None,
         }
     }
 }
@@ -189,7 +196,8 @@ pub fn run(
     plan: Plan,
     mut trace: Option<&mut Trace>,
 ) -> Run {
-    let (h, stop_early, measure) = (plan.step, plan.trial, !plan.trial);
+    let (h, stop_early) = (plan.step, plan.trial);
+    let measure = !plan.trial || criteria.ruler_penetration_bound.is_some();
     let steps = (plan.duration / h).ceil() as usize;
     let settle_from = (steps * 3) / 4;
     let energy =
@@ -260,6 +268,12 @@ pub fn run(
                     time,
                     depth: penetration,
                 }
+            } else if let Some(depth) = measured.filter(|&d| {
+                criteria
+                    .ruler_penetration_bound
+                    .is_some_and(|bound| d > bound)
+            }) {
+                Verdict::Penetration { time, depth }
             } else if motion > criteria.motion_bound {
                 Verdict::TooFast { time, motion }
             } else {
