@@ -699,12 +699,16 @@ impl World {
         for island in islands {
             let member = |b: usize| island.binary_search(&b).is_ok();
             let touching = |j: &&Joint| member(j.a) || j.b.is_some_and(member);
+            if !self.joints.iter().any(|j| touching(&j)) {
+                continue;
+            }
             let internal = self
                 .joints
                 .iter()
                 .filter(touching)
                 .all(|j| member(j.a) && j.b.is_some_and(member));
             let momentum_before = angular_momentum(&self.bodies, island);
+            let mut moved = false;
             for _ in 0..POST_STABILISATION_PASSES {
                 rows.clear();
                 for joint in self.joints.iter().filter(touching) {
@@ -723,8 +727,9 @@ impl World {
                     body.displace(dx, dtheta);
                     body.angular_velocity = body.world_inverse_inertia() * spin;
                 }
+                moved = true;
             }
-            if internal {
+            if moved && internal {
                 let excess = angular_momentum(&self.bodies, island) - momentum_before;
                 remove_angular_momentum(&mut self.bodies, island, &excess);
             }
