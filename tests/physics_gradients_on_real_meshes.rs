@@ -8,7 +8,7 @@ use haptic_acceptance::mesh_sized;
 use haptic_core::{displaced, Matrix6, Vector6};
 
 use haptic_physics::contact::{
-    add_contact_forces, add_point_force, overlapping_pairs, sticking_spring, ContactDetector,
+    add_point_force, contact_force, overlapping_pairs, sticking_spring, ContactDetector,
     DampingMode, PairContact,
 };
 use haptic_physics::{Forces, GeometryResolution, RigidBody};
@@ -64,14 +64,14 @@ fn forces(
     forces.reset(bodies.len());
     for c in contacts {
         let weight = c.weight as f64;
-        add_contact_forces(
+        let total = contact_force(
             c,
             bodies,
             stiffness * weight,
             damping.map_or(0.0, |_| DAMPING * weight),
             damping.unwrap_or_default(),
-            &mut forces,
         );
+        add_point_force(c, bodies, &total, &mut forces);
         if let Some(anchors) = anchors {
             let local = anchors[&(c.shell_body, c.field_body, c.point)];
             let anchor = bodies[c.field_body].pose * local;

@@ -774,6 +774,22 @@ mod tests {
     use haptic_physics::GeometryResolution;
     use scene::GRAVITY;
 
+    /// Shells and fields coarse enough for a quick test.
+    fn coarse_geometry() -> Geometry {
+        Geometry {
+            body: GeometryResolution {
+                shell_points: 300,
+                tree_levels: 3,
+                field_resolution: 24,
+            },
+            floor: GeometryResolution {
+                shell_points: 2000,
+                tree_levels: 4,
+                field_resolution: 24,
+            },
+        }
+    }
+
     /// 20 steps of 1 ms of a mug, a cube and a torus in both engines: the
     /// lowest layer starts 1 cm above the floor, so every body is still in
     /// free fall and has dropped `g h² n(n+1)/2` (first-order integrators;
@@ -781,20 +797,7 @@ mod tests {
     #[test]
     fn a_three_body_pile_falls_freely_in_both_engines() {
         let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
-        let coarse = GeometryResolution {
-            shell_points: 300,
-            tree_levels: 3,
-            field_resolution: 24,
-        };
-        let geometry = Geometry {
-            body: coarse,
-            floor: GeometryResolution {
-                shell_points: 2000,
-                tree_levels: 4,
-                field_resolution: 24,
-            },
-        };
-        let bodies = scene.bodies(&geometry);
+        let bodies = scene.bodies(&coarse_geometry());
         let criteria = Criteria::of(&scene);
         let mut ruler = Ruler::new(bodies.clone());
         let shapes = peer_shapes(&scene);
@@ -845,44 +848,21 @@ mod tests {
     #[test]
     fn a_ruler_bound_holds_a_trial_to_that_depth() {
         let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
-        let geometry = Geometry {
-            body: GeometryResolution {
-                shell_points: 300,
-                tree_levels: 3,
-                field_resolution: 24,
-            },
-            floor: GeometryResolution {
-                shell_points: 2000,
-                tree_levels: 4,
-                field_resolution: 24,
-            },
-        };
-        let mut ruler = Ruler::new(scene.bodies(&geometry));
+        let mut ruler = Ruler::new(scene.bodies(&coarse_geometry()));
         let shapes = peer_shapes(&scene);
         let criteria = Criteria::of(&scene);
-        let free = trial(
-            &mut Peer::new(&scene, &shapes, true),
-            &scene,
-            &mut ruler,
-            &criteria,
-            1e-3,
-            0.3,
-        );
+        let mut rapier_trial = |criteria: &Criteria| {
+            let mut rapier = Peer::new(&scene, &shapes, true);
+            trial(&mut rapier, &scene, &mut ruler, criteria, 1e-3, 0.3)
+        };
+        let free = rapier_trial(&criteria);
         assert!(free.verdict.is_stable(), "{}", free.verdict);
         assert_eq!(free.max_penetration, None);
         let bound = 1e-5;
-        let held = Criteria {
+        let result = rapier_trial(&Criteria {
             ruler_penetration_bound: Some(bound),
             ..criteria
-        };
-        let result = trial(
-            &mut Peer::new(&scene, &shapes, true),
-            &scene,
-            &mut ruler,
-            &held,
-            1e-3,
-            0.3,
-        );
+        });
         let run::Verdict::Penetration { depth, .. } = result.verdict else {
             panic!("{}", result.verdict);
         };

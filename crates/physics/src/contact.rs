@@ -442,8 +442,8 @@ pub fn add_point_force(
     let sign = [1.0, -1.0];
     // τ's arm: [r_S]× on S, −[r_A]× on A.
     let arm = [rs, -ra];
-    // [F]×[r_S]× = r_S Fᵀ − (F · r_S) I: τ_S's handle term by θ_S, and −τ_A's.
-    let turn = rs * force.transpose() - Matrix3::identity() * force.dot(&rs);
+    // [F]×[r_S]×: τ_S's handle term by θ_S, and −τ_A's.
+    let turn = skew_product(force, &rs);
     for (on, row_blocks) in blocks.iter().enumerate() {
         for (by, k) in row_blocks.iter().enumerate() {
             let Some(k) = *k else {
@@ -507,22 +507,9 @@ pub fn penalty(contact: &PairContact, bodies: &[RigidBody], k: f64) -> PointForc
     }
 }
 
-/// The penalty force of one contact and, for `c > 0`, its damping, added
-/// to `forces` together.
-pub fn add_contact_forces(
-    contact: &PairContact,
-    bodies: &[RigidBody],
-    k: f64,
-    c: f64,
-    mode: DampingMode,
-    forces: &mut Forces,
-) {
-    add_point_force(
-        contact,
-        bodies,
-        &contact_force(contact, bodies, k, c, mode),
-        forces,
-    );
+/// `[a]×[b]× = b aᵀ − (a · b) I`, without forming either skew matrix.
+fn skew_product(a: &Vector3<f64>, b: &Vector3<f64>) -> Matrix3<f64> {
+    b * a.transpose() - Matrix3::identity() * a.dot(b)
 }
 
 /// The penalty force of one contact and, for `c > 0`, its damping, summed.
@@ -571,9 +558,7 @@ pub fn damping(
         du
     };
     let moving_handles = |scale: f64| {
-        // [ω]×[r]× = r ωᵀ − (ω · r) I, with ω = ω_A − ω_S.
-        let w = wa - ws;
-        let turning = rs * w.transpose() - Matrix3::identity() * w.dot(&rs);
+        let turning = skew_product(&(wa - ws), &rs);
         let skew_wa = skew(&wa) * scale;
         let mut du = ForceGradient::zeros();
         du.fixed_view_mut::<3, 3>(0, 0).copy_from(&(-skew_wa));

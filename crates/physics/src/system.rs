@@ -212,9 +212,7 @@ pub fn solve_island(
         let m = problem.rows.len();
         let alpha = problem.baumgarte_alpha;
         let beta = alpha * alpha / 4.0;
-        // Jᵀ (6n × m), J M⁻¹ (m × 6n), d.
-        let mut jt = DMatrix::<f64>::zeros(6 * n, m);
-        let mut jm = DMatrix::<f64>::zeros(m, 6 * n);
+        let (jt, jm) = constraint_jacobians(bodies, problem.rows, n, |b| local.get(&b).copied());
         let mut d = DVector::<f64>::zeros(m);
         for (r, row) in problem.rows.iter().enumerate() {
             let mut rate = 0.0;
@@ -223,22 +221,13 @@ pub fn solve_island(
             for (body, jacobian) in sides {
                 let Some(body) = body else { continue };
                 let state = &bodies[body];
-                let jx = jacobian.fixed_rows::<3>(0).into_owned();
-                let jth = jacobian.fixed_rows::<3>(3).into_owned();
-                rate += jx.dot(&state.velocity) + jth.dot(&state.angular_velocity);
+                let jth = jacobian.fixed_rows::<3>(3);
+                rate += jacobian.fixed_rows::<3>(0).dot(&state.velocity)
+                    + jth.dot(&state.angular_velocity);
                 let Some(&k) = local.get(&body) else { continue };
-                let inverse_inertia = inverse_inertias[k];
                 let w = state.angular_velocity;
-                gyroscopic += jth.dot(&(inverse_inertia * w.cross(&(state.world_inertia() * w))));
-                for c in 0..3 {
-                    jt[(6 * k + c, r)] += jx[c];
-                    jt[(6 * k + 3 + c, r)] += jth[c];
-                }
-                let angular = inverse_inertia * jth;
-                for c in 0..3 {
-                    jm[(r, 6 * k + c)] += jx[c] / state.mass;
-                    jm[(r, 6 * k + 3 + c)] += angular[c];
-                }
+                gyroscopic +=
+                    jth.dot(&(inverse_inertias[k] * w.cross(&(state.world_inertia() * w))));
             }
             let lag = if !problem.stepped {
                 0.0
@@ -294,39 +283,42 @@ pub fn constraint_correction(
     island: &[usize],
     rows: &[ConstraintRow],
 ) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
-    let n = island.len();
+    let (jt, jm) = constraint_jacobians(bodies, rows, island.len(), |b| {
+        island.binary_search(&b).ok()
+    });
+    let violation = DVector::from_iterator(rows.len(), rows.iter().map(|r| -r.value));
+    let lambda = pseudo_inverse_solve(&jm * jt, &violation)?;
+    per_body(&(jm.transpose() * lambda))
+}
+
+/// `Jᵀ` (6n × m) and `J M⁻¹` (m × 6n) of `rows` over the `n` bodies that
+/// `index` numbers; a row's side on any other body (static, or the world)
+/// is left out.
+fn constraint_jacobians(
+    bodies: &[RigidBody],
+    rows: &[ConstraintRow],
+    n: usize,
+    index: impl Fn(usize) -> Option<usize>,
+) -> (DMatrix<f64>, DMatrix<f64>) {
     let m = rows.len();
-    // M⁻¹ Jᵀ (6n × m) and −C.
-    let mut inverse_jt = DMatrix::<f64>::zeros(6 * n, m);
-    let mut target = DVector::<f64>::zeros(m);
+    let mut jt = DMatrix::<f64>::zeros(6 * n, m);
+    let mut jm = DMatrix::<f64>::zeros(m, 6 * n);
     for (r, row) in rows.iter().enumerate() {
-        target[r] = -row.value;
         for (body, jacobian) in [(Some(row.a), row.jacobian_a), (row.b, row.jacobian_b)] {
-            let Some(k) = body.and_then(|b| island.binary_search(&b).ok()) else {
+            let Some((body, k)) = body.and_then(|b| Some((b, index(b)?))) else {
                 continue;
             };
-            let state = &bodies[island[k]];
-            let linear = jacobian.fixed_rows::<3>(0) / state.mass;
+            let state = &bodies[body];
             let angular = state.world_inverse_inertia() * jacobian.fixed_rows::<3>(3);
             for c in 0..3 {
-                inverse_jt[(6 * k + c, r)] += linear[c];
-                inverse_jt[(6 * k + 3 + c, r)] += angular[c];
+                jt[(6 * k + c, r)] += jacobian[c];
+                jt[(6 * k + 3 + c, r)] += jacobian[3 + c];
+                jm[(r, 6 * k + c)] += jacobian[c] / state.mass;
+                jm[(r, 6 * k + 3 + c)] += angular[c];
             }
         }
     }
-    let mut schur = DMatrix::<f64>::zeros(m, m);
-    for (r, row) in rows.iter().enumerate() {
-        for (body, jacobian) in [(Some(row.a), row.jacobian_a), (row.b, row.jacobian_b)] {
-            let Some(k) = body.and_then(|b| island.binary_search(&b).ok()) else {
-                continue;
-            };
-            let block = inverse_jt.rows(6 * k, 6);
-            for col in 0..m {
-                schur[(r, col)] += jacobian.dot(&block.column(col));
-            }
-        }
-    }
-    per_body(&(inverse_jt * pseudo_inverse_solve(schur, &target)?))
+    (jt, jm)
 }
 
 /// The angular momentum of `island`'s bodies about the origin,
