@@ -1,11 +1,8 @@
-//! Our world on a pile, and the ruler both engines' penetration is
-//! measured with: every body's point shell in every other body's distance
-//! field, at the poses an engine reached.
+//! Our world on a pile, as an [`Engine`] of the benchmarks.
 
-use crate::run::{Engine, Stepped};
-use crate::scene::Scene;
-use haptic_physics::contact::{overlapping_pairs, ContactDetector};
-use haptic_physics::{PairContact, RigidBody, StepReport, World, WorldParameters};
+use crate::engine::{Engine, Stepped};
+use crate::ruler::Ruler;
+use haptic_physics::{RigidBody, StepReport, World, WorldParameters};
 use nalgebra::Isometry3;
 
 /// Our world, the floor its last body.
@@ -37,7 +34,7 @@ pub struct Totals {
 }
 
 impl Ours {
-    /// A world of `bodies` (built once by [`Scene::bodies`] and cloned: the
+    /// A world of `bodies` (built once by [`crate::scene::Scene::bodies`] and cloned: the
     /// contact geometry is shared), the first `dynamic` of them dynamic;
     /// `ruler`, if its shells are not ours, measures our penetration.
     pub fn from_bodies(
@@ -101,68 +98,4 @@ impl Engine for Ours {
 /// The poses of `world`'s first `dynamic` bodies.
 fn dynamic_poses(world: &World, dynamic: usize) -> Vec<Isometry3<f64>> {
     world.bodies()[..dynamic].iter().map(|b| b.pose).collect()
-}
-
-/// Deepest penetration of a set of poses by our contact detection.
-pub struct Ruler {
-    bodies: Vec<RigidBody>,
-    detector: ContactDetector,
-    pairs: Vec<(usize, usize)>,
-    contacts: Vec<PairContact>,
-}
-
-impl Ruler {
-    /// Measures with `bodies` (the scene's, floor last).
-    pub fn new(bodies: Vec<RigidBody>) -> Ruler {
-        Ruler {
-            bodies,
-            detector: ContactDetector::default(),
-            pairs: Vec::new(),
-            contacts: Vec::new(),
-        }
-    }
-
-    /// The farthest a surface point moved from `before` to `after` over the
-    /// dynamic bodies that could touch another in between: whose bounds at
-    /// `before`, grown by that body's motion, overlap another's (m).
-    pub fn near_motion(
-        &mut self,
-        scene: &Scene,
-        before: &[Isometry3<f64>],
-        after: &[Isometry3<f64>],
-    ) -> f64 {
-        for (body, pose) in self.bodies.iter_mut().zip(before) {
-            body.pose = *pose;
-        }
-        let bounds: Vec<_> = self.bodies.iter().map(RigidBody::world_bounds).collect();
-        (0..before.len())
-            .map(|i| {
-                let motion = scene.surface_motion(i, &before[i], &after[i]);
-                let swept = bounds[i].map(|b| b.dilated(motion));
-                let near = bounds.iter().enumerate().any(|(j, other)| {
-                    j != i && matches!((swept, other), (Some(s), Some(o)) if s.overlaps(o))
-                });
-                if near {
-                    motion
-                } else {
-                    0.0
-                }
-            })
-            .fold(0.0, f64::max)
-    }
-
-    /// `−min d` over every shell point inside another body's field (m), 0
-    /// without contact, with the dynamic bodies at `poses`.
-    pub fn penetration(&mut self, poses: &[Isometry3<f64>]) -> f64 {
-        for (body, pose) in self.bodies.iter_mut().zip(poses) {
-            body.pose = *pose;
-        }
-        overlapping_pairs(&self.bodies, 1e-4, &mut self.pairs);
-        self.detector
-            .detect(&self.bodies, &self.pairs, &mut self.contacts);
-        self.contacts
-            .iter()
-            .map(|c| -c.distance)
-            .fold(0.0, f64::max)
-    }
 }

@@ -7,7 +7,7 @@
 //! default, may be turned off: it skips the contacts of pairs that moved
 //! little, and resting bodies sink further with it.
 
-use crate::run::{Engine, Stepped};
+use crate::engine::{Engine, Stepped};
 use crate::scene::{Scene, FLOOR_HALF_EXTENTS, FRICTION, GRAVITY};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion};
 use rapier3d_f64::math::{Pose3, Rot3, Vec3};

@@ -1,5 +1,5 @@
-//! Running an engine over a fixed physical time, the stability test, the
-//! bisection on the step, and the line fit of step cost against contacts.
+//! Running an engine over a fixed physical time, and the stability test
+//! applied to every step.
 //!
 //! A run at step `h` over `T` seconds is stable when, at every step,
 //! (a) no energy is created: `KE(t) + U(t) ≤ KE(0) + U(0) + ε` with `U` the
@@ -21,45 +21,11 @@
 //! depth by that ruler ([`Criteria::ruler_penetration_bound`]), to compare
 //! engines at equal penetration.
 
-use crate::ours::Ruler;
+use crate::engine::Engine;
+use crate::ruler::Ruler;
 use crate::scene::Scene;
 use crate::trace::Trace;
-use nalgebra::Isometry3;
 use std::time::Instant;
-
-/// What an engine reports after a step, read outside the timed region.
-pub struct Stepped {
-    /// Contact points the step handled (ours: penetrating shell points;
-    /// rapier: its solver contacts).
-    pub contacts: usize,
-    /// The ruler's penetration, when the engine measures it itself (ours:
-    /// its own detection when its shells are the ruler's).
-    pub ruler_penetration: Option<f64>,
-    /// The engine's own deepest penetration, for the stability test (m);
-    /// ours with shells coarser than the ruler's: the deeper of its own
-    /// and the ruler's.
-    pub own_penetration: f64,
-    /// The farthest a surface point of a body that could touch another
-    /// moved between two of the engine's contact detections, when the
-    /// engine detects more often than once a step (m).
-    pub motion_between_detections: Option<f64>,
-    /// The engine's time per detection outside the detection (forces,
-    /// solve, integration), when it measures it (s).
-    pub dynamics_per_detection: Option<f64>,
-    pub failed: bool,
-}
-
-/// A rigid-body engine stepping the scene's dynamic bodies.
-pub trait Engine {
-    /// Advances by `h` seconds (the timed part).
-    fn step(&mut self, h: f64);
-    /// What the last step did.
-    fn observe(&mut self) -> Stepped;
-    /// The dynamic bodies' centre-of-mass frames, in the scene's order.
-    fn poses(&self) -> Vec<Isometry3<f64>>;
-    /// J.
-    fn kinetic_energy(&self) -> f64;
-}
 
 /// The outcome of the stability test.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -162,7 +128,7 @@ pub struct Run {
     pub final_kinetic: f64,
     /// (contacts, step wall time in s) per step.
     pub samples: Vec<(usize, f64)>,
-    /// (contacts, [`Stepped::dynamics_per_detection`]) per step, for the
+    /// (contacts, [`crate::engine::Stepped::dynamics_per_detection`]) per step, for the
     /// engines that measure it.
     pub dynamics_samples: Vec<(usize, f64)>,
 }
@@ -316,176 +282,107 @@ pub fn trial(
     )
 }
 
-/// The largest stable step found by bisection, and every trial run.
-pub struct Search {
-    /// The largest step found stable (s).
-    pub step: f64,
-    /// The smallest step found unstable (s); `None` if `cap` was stable.
-    pub unstable: Option<f64>,
-    pub trials: Vec<Run>,
-}
-
-/// How far below its start the bisection looks for a stable step.
-const MAX_HALVING: f64 = 64.0;
-
-/// Bisects on the step (geometrically) between a stable and an unstable
-/// step until they are within `resolution` (relative), starting from
-/// `start` and doubling or halving to bracket; steps above `cap` are not
-/// tried. `trial(h)` runs at step `h`; `log` sees each trial.
-pub fn largest_stable_step(
-    mut trial: impl FnMut(f64) -> Run,
-    start: f64,
-    cap: f64,
-    resolution: f64,
-    mut log: impl FnMut(&Run),
-) -> Result<Search, String> {
-    let mut trials = Vec::new();
-    let mut attempt = |h: f64, trials: &mut Vec<Run>| {
-        let run = trial(h);
-        log(&run);
-        let stable = run.verdict.is_stable();
-        trials.push(run);
-        stable
-    };
-    let (mut stable, mut unstable);
-    if attempt(start, &mut trials) {
-        stable = start;
-        unstable = None;
-        while stable < cap {
-            let h = (2.0 * stable).min(cap);
-            if attempt(h, &mut trials) {
-                stable = h;
-            } else {
-                unstable = Some(h);
-                break;
-            }
-        }
-    } else {
-        unstable = Some(start);
-        stable = start / 2.0;
-        while !attempt(stable, &mut trials) {
-            unstable = Some(stable);
-            stable /= 2.0;
-            if stable < start / MAX_HALVING {
-                return Err(format!(
-                    "no stable step down to {:.3e} s: the parameters, not the step, fail the test",
-                    stable * 2.0
-                ));
-            }
-        }
-    }
-    while let Some(u) = unstable {
-        if u / stable <= 1.0 + resolution {
-            break;
-        }
-        let h = (stable * u).sqrt();
-        if attempt(h, &mut trials) {
-            stable = h;
-        } else {
-            unstable = Some(h);
-        }
-    }
-    Ok(Search {
-        step: stable,
-        unstable,
-        trials,
-    })
-}
-
-/// Least-squares line `y = a + b x` and its R².
-#[derive(Clone, Copy, Debug)]
-pub struct LineFit {
-    pub intercept: f64,
-    pub slope: f64,
-    pub r_squared: f64,
-}
-
-/// The least-squares line of step cost (µs) against contact count through
-/// `(contacts, seconds)` samples.
-pub fn cost_fit(samples: &[(usize, f64)]) -> LineFit {
-    let points: Vec<(f64, f64)> = samples
-        .iter()
-        .map(|&(contacts, seconds)| (contacts as f64, seconds * 1e6))
-        .collect();
-    fit_line(&points)
-}
-
-pub fn fit_line(points: &[(f64, f64)]) -> LineFit {
-    let n = points.len() as f64;
-    let mean_x = points.iter().map(|p| p.0).sum::<f64>() / n;
-    let mean_y = points.iter().map(|p| p.1).sum::<f64>() / n;
-    let sxx: f64 = points.iter().map(|p| (p.0 - mean_x).powi(2)).sum();
-    let sxy: f64 = points.iter().map(|p| (p.0 - mean_x) * (p.1 - mean_y)).sum();
-    let syy: f64 = points.iter().map(|p| (p.1 - mean_y).powi(2)).sum();
-    let slope = if sxx > 0.0 { sxy / sxx } else { 0.0 };
-    let r_squared = if sxx > 0.0 && syy > 0.0 {
-        sxy * sxy / (sxx * syy)
-    } else {
-        0.0
-    };
-    LineFit {
-        intercept: mean_y - slope * mean_x,
-        slope,
-        r_squared,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::ours::Ours;
+    use crate::peer::{peer_shapes, Peer};
+    use crate::scene::{self, mesh_directory, Geometry, Mix, GRAVITY};
+    use haptic_physics::GeometryResolution;
 
-    /// A run whose verdict is stable exactly up to `limit`.
-    fn synthetic(h: f64, limit: f64) -> Run {
-        Run {
-            step: h,
-            steps: 1,
-            wall: 0.0,
-            verdict: if h <= limit {
-                Verdict::Stable
-            } else {
-                Verdict::Failed { time: h }
+    /// Shells and fields coarse enough for a quick test.
+    fn coarse_geometry() -> Geometry {
+        Geometry {
+            body: GeometryResolution {
+                shell_points: 300,
+                tree_levels: 3,
+                field_resolution: 24,
             },
-            max_penetration: None,
-            max_own_penetration: 0.0,
-            final_penetration: 0.0,
-            max_energy_gain: 0.0,
-            settled_drift: 0.0,
-            final_kinetic: 0.0,
-            samples: Vec::new(),
-            dynamics_samples: Vec::new(),
+            floor: GeometryResolution {
+                shell_points: 2000,
+                tree_levels: 4,
+                field_resolution: 24,
+            },
         }
     }
 
+    /// 20 steps of 1 ms of a mug, a cube and a torus in both engines: the
+    /// lowest layer starts 1 cm above the floor, so every body is still in
+    /// free fall and has dropped `g h² n(n+1)/2` (first-order integrators;
+    /// rapier's substeps bring it towards `g t²/2`); both runs are stable.
     #[test]
-    fn bisection_brackets_the_limit_within_the_resolution() {
-        for (start, limit) in [(1e-3, 3.3e-3), (1e-3, 2.2e-4), (1e-4, 1e-4)] {
-            let search =
-                largest_stable_step(|h| synthetic(h, limit), start, 1.0, 0.1, |_| {}).unwrap();
-            let unstable = search.unstable.unwrap();
-            assert!(
-                search.step <= limit && limit < unstable,
-                "{start} {limit}: {} {unstable}",
-                search.step
+    fn a_three_body_pile_falls_freely_in_both_engines() {
+        let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
+        let bodies = scene.bodies(&coarse_geometry());
+        let criteria = Criteria::of(&scene);
+        let mut ruler = Ruler::new(bodies.clone());
+        let shapes = peer_shapes(&scene);
+        let (h, n) = (1e-3, 20);
+        let engines: [Box<dyn Engine>; 2] = [
+            Box::new(Ours::from_bodies(
+                bodies.clone(),
+                scene.len(),
+                scene::world_parameters(),
+                None,
+            )),
+            Box::new(Peer::new(&scene, &shapes, false)),
+        ];
+        for mut engine in engines {
+            let result = run(
+                engine.as_mut(),
+                &scene,
+                &mut ruler,
+                &criteria,
+                Plan {
+                    step: h,
+                    duration: n as f64 * h,
+                    trial: false,
+                },
+                None,
             );
-            assert!(unstable / search.step <= 1.1 + 1e-12);
+            assert_eq!(result.steps, n);
+            assert!(result.verdict.is_stable(), "{}", result.verdict);
+            assert_eq!(result.max_penetration, Some(0.0));
+            let first_order = GRAVITY * h * h * (n * (n + 1)) as f64 / 2.0;
+            let exact = GRAVITY * (n as f64 * h).powi(2) / 2.0;
+            for (start, end) in scene.initial_poses.iter().zip(engine.poses()) {
+                let drop = start.translation.vector.z - end.translation.vector.z;
+                assert!(
+                    drop >= exact * (1.0 - 1e-9) && drop <= first_order * (1.0 + 1e-9),
+                    "{drop} not in [{exact}, {first_order}]"
+                );
+                assert!(
+                    (start.translation.vector.xy() - end.translation.vector.xy()).norm() < 1e-12
+                );
+            }
         }
-        // Stable up to the cap: the cap, with no unstable step.
-        let search = largest_stable_step(|h| synthetic(h, 1.0), 1e-3, 5e-3, 0.1, |_| {}).unwrap();
-        assert_eq!((search.step, search.unstable), (5e-3, None));
-        // Unstable at every step: an error naming the parameters.
-        let error = largest_stable_step(|h| synthetic(h, 0.0), 1e-3, 1.0, 0.1, |_| {});
-        assert!(error.is_err_and(|e| e.contains("parameters")));
     }
 
+    /// A trial held to a depth by the ruler measures every step and fails
+    /// once the ruler finds a body deeper; without the bound a trial skips
+    /// the ruler.
     #[test]
-    fn line_fit_recovers_a_line_and_its_scatter() {
-        let exact: Vec<(f64, f64)> = (0..10).map(|i| (i as f64, 3.0 + 0.5 * i as f64)).collect();
-        let fit = fit_line(&exact);
-        assert!((fit.intercept - 3.0).abs() < 1e-12 && (fit.slope - 0.5).abs() < 1e-12);
-        assert!((fit.r_squared - 1.0).abs() < 1e-12);
-        // mean x = mean y = 1.5, sxx = 5, sxy = 3, syy = 5.
-        let fit = fit_line(&[(0.0, 1.0), (1.0, 0.0), (2.0, 3.0), (3.0, 2.0)]);
-        assert!((fit.slope - 0.6).abs() < 1e-12 && (fit.intercept - 0.6).abs() < 1e-12);
-        assert!((fit.r_squared - 9.0 / 25.0).abs() < 1e-12);
+    fn a_ruler_bound_holds_a_trial_to_that_depth() {
+        let scene = Scene::pile(Mix::MugsCubesTori, 3, 2, &mesh_directory()).unwrap();
+        let mut ruler = Ruler::new(scene.bodies(&coarse_geometry()));
+        let shapes = peer_shapes(&scene);
+        let criteria = Criteria::of(&scene);
+        let mut rapier_trial = |criteria: &Criteria| {
+            let mut rapier = Peer::new(&scene, &shapes, true);
+            trial(&mut rapier, &scene, &mut ruler, criteria, 1e-3, 0.3)
+        };
+        let free = rapier_trial(&criteria);
+        assert!(free.verdict.is_stable(), "{}", free.verdict);
+        assert_eq!(free.max_penetration, None);
+        let bound = 1e-5;
+        let result = rapier_trial(&Criteria {
+            ruler_penetration_bound: Some(bound),
+            ..criteria
+        });
+        let Verdict::Penetration { depth, .. } = result.verdict else {
+            panic!("{}", result.verdict);
+        };
+        assert!(depth > bound && result.max_penetration == Some(depth));
+        assert!(result.steps < 300, "the trial went on after the bound");
     }
 }
