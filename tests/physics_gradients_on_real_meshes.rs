@@ -7,10 +7,11 @@
 use haptic_acceptance::mesh_sized;
 use haptic_core::{displaced, Matrix6, Vector6};
 
-use haptic_physics::contact::{
-    add_point_force, contact_force, overlapping_pairs, sticking_spring, ContactDetector,
-    DampingMode, PairContact,
-};
+use haptic_physics::broad_phase::overlapping_pairs;
+use haptic_physics::friction_anchors::sticking_spring;
+use haptic_physics::narrow_phase::ContactDetector;
+use haptic_physics::penalty::{add_point_force, contact_force};
+use haptic_physics::{DampingMode, PairContact};
 use haptic_physics::{Forces, GeometryResolution, RigidBody};
 use haptic_testkit::scenes::random_rotation;
 use nalgebra::{Isometry3, Point3, Translation3, Vector3};

@@ -3,7 +3,8 @@
 //! reached.
 
 use crate::scene::{Geometry, Scene};
-use haptic_physics::contact::{overlapping_pairs, ContactDetector};
+use haptic_physics::broad_phase::overlapping_pairs;
+use haptic_physics::narrow_phase::ContactDetector;
 use haptic_physics::{PairContact, RigidBody};
 use nalgebra::Isometry3;
 

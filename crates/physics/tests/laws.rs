@@ -4,7 +4,7 @@
 //! non-finite body is quarantined, not propagated.
 
 use haptic_mesh::shapes::box_mesh;
-use haptic_physics::world::MAX_SUBSTEPS;
+use haptic_physics::substeps::MAX_SUBSTEPS;
 use haptic_physics::{
     ContactParameters, GeometryResolution, Integrator, Motion, RigidBody, World, WorldParameters,
 };
@@ -342,7 +342,8 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
 /// 50 µm and turning 0.5 mrad a step, then jumping 5 mm a step.
 #[test]
 fn kept_points_give_exactly_the_full_traversals_contacts() {
-    use haptic_physics::contact::{overlapping_pairs, ContactDetector};
+    use haptic_physics::broad_phase::overlapping_pairs;
+    use haptic_physics::narrow_phase::ContactDetector;
     let mut bodies = vec![block(0.5), floor()];
     let start = bodies[0].pose;
     let mut kept = ContactDetector::new(1e-3);

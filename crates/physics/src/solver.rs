@@ -248,7 +248,10 @@ pub fn solve_island(
 
 /// `S⁺ b` with the singular values of `S` below [`PSEUDO_INVERSE_TOLERANCE`]
 /// of the largest truncated (eq 64).
-fn pseudo_inverse_solve(s: DMatrix<f64>, b: &DVector<f64>) -> Result<DVector<f64>, SolveError> {
+pub(crate) fn pseudo_inverse_solve(
+    s: DMatrix<f64>,
+    b: &DVector<f64>,
+) -> Result<DVector<f64>, SolveError> {
     let svd = s.svd(true, true);
     let largest = svd.singular_values.max();
     svd.solve(b, PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE))
@@ -257,7 +260,7 @@ fn pseudo_inverse_solve(s: DMatrix<f64>, b: &DVector<f64>) -> Result<DVector<f64
 
 /// A `6n` vector split into its bodies' linear and angular parts, refused
 /// if any is not finite.
-fn per_body(delta: &DVector<f64>) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
+pub(crate) fn per_body(delta: &DVector<f64>) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
     if delta.iter().any(|v| !v.is_finite()) {
         return Err(SolveError::NonFinite);
     }
@@ -271,30 +274,10 @@ fn per_body(delta: &DVector<f64>) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> 
         .collect())
 }
 
-/// Post-stabilisation of the joints, beyond the paper (Cline & Pai,
-/// "Post-stabilization for rigid body simulation with contact and
-/// constraints", 2003): the displacement `(δx, δθ) = M⁻¹ Jᵀ λ` with
-/// `J M⁻¹ Jᵀ λ = −C`, the smallest in the mass metric that takes the
-/// island's constraints `rows` to zero to first order. Redundant rows are
-/// dropped by eq 64's SVD pseudo-inverse. Returns each of `island`'s bodies'
-/// `(δx, δθ)`, for [`RigidBody::displace`].
-pub fn constraint_correction(
-    bodies: &[RigidBody],
-    island: &[usize],
-    rows: &[ConstraintRow],
-) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
-    let (jt, jm) = constraint_jacobians(bodies, rows, island.len(), |b| {
-        island.binary_search(&b).ok()
-    });
-    let violation = DVector::from_iterator(rows.len(), rows.iter().map(|r| -r.value));
-    let lambda = pseudo_inverse_solve(&jm * jt, &violation)?;
-    per_body(&(jm.transpose() * lambda))
-}
-
 /// `Jᵀ` (6n × m) and `J M⁻¹` (m × 6n) of `rows` over the `n` bodies that
 /// `index` numbers; a row's side on any other body (static, or the world)
 /// is left out.
-fn constraint_jacobians(
+pub(crate) fn constraint_jacobians(
     bodies: &[RigidBody],
     rows: &[ConstraintRow],
     n: usize,
@@ -319,76 +302,6 @@ fn constraint_jacobians(
         }
     }
     (jt, jm)
-}
-
-/// The angular momentum of `island`'s bodies about the origin,
-/// `Σ x_i × m_i v_i + J_i ω_i` (N·m·s).
-pub fn angular_momentum(bodies: &[RigidBody], island: &[usize]) -> Vector3<f64> {
-    island
-        .iter()
-        .map(|&b| {
-            let body = &bodies[b];
-            body.pose
-                .translation
-                .vector
-                .cross(&(body.mass * body.velocity))
-                + body.angular_momentum()
-        })
-        .sum()
-}
-
-/// Turns `island`'s bodies together by the `Δω` about their centre of mass
-/// `c` that takes `excess` (N·m·s) from their angular momentum:
-/// `I_c Δω = −excess` with `I_c` the island's inertia about `c`, then
-/// `v_i += Δω × (x_i − c)` and `ω_i += Δω`. A rigid motion of the whole
-/// island, it keeps the linear momentum and every joint between its bodies.
-pub fn remove_angular_momentum(bodies: &mut [RigidBody], island: &[usize], excess: &Vector3<f64>) {
-    let mass: f64 = island.iter().map(|&b| bodies[b].mass).sum();
-    let centre = island
-        .iter()
-        .map(|&b| bodies[b].mass * bodies[b].pose.translation.vector)
-        .sum::<Vector3<f64>>()
-        / mass;
-    let inertia: Matrix3<f64> = island
-        .iter()
-        .map(|&b| {
-            let body = &bodies[b];
-            let r = body.pose.translation.vector - centre;
-            body.world_inertia()
-                + body.mass * (Matrix3::identity() * r.norm_squared() - r * r.transpose())
-        })
-        .sum();
-    let Some(turn) = inertia.try_inverse().map(|inverse| -(inverse * excess)) else {
-        return;
-    };
-    for &b in island {
-        let body = &mut bodies[b];
-        body.velocity += turn.cross(&(body.pose.translation.vector - centre));
-        body.angular_velocity += turn;
-    }
-}
-
-/// Applies the momentum change `(ΔP, ΔL)` and advances the pose:
-/// `v ← v + ΔP/m`, `L ← L + ΔL`, `x ← x + h v`, `R ← exp(Δθ) R` with
-/// `Δθ = h V (ω + J⁻¹ ΔL)` as linearised, then `ω = J⁻¹ L` at the new `R`
-/// (angular momentum kept across the rotation).
-pub fn apply_momentum_change(
-    body: &mut RigidBody,
-    change: &[Vector3<f64>; 2],
-    h: f64,
-    implicit: bool,
-) {
-    let map = if implicit {
-        rotation_velocity_map(body, h)
-    } else {
-        Matrix3::identity()
-    };
-    let momentum = body.angular_momentum() + change[1];
-    let omega = body.angular_velocity + body.world_inverse_inertia() * change[1];
-    body.velocity += change[0] / body.mass;
-    body.angular_velocity = map * omega;
-    body.advance_pose(h);
-    body.angular_velocity = body.world_inverse_inertia() * momentum;
 }
 
 /// `G`'s blocks (by column, then row) as one dense matrix, factored by
