@@ -10,7 +10,9 @@
 
 mod aabb;
 mod error;
+mod format;
 mod load;
+mod plural;
 mod repair;
 mod report;
 pub mod shapes;
@@ -22,7 +24,8 @@ mod unit;
 
 pub use aabb::Aabb;
 pub use error::MeshError;
-pub use load::{load_mesh, load_mesh_from_bytes, LoadOptions, LoadedMesh, MeshFormat};
+pub use format::MeshFormat;
+pub use load::{load_mesh, load_mesh_from_bytes, LoadOptions, LoadedMesh};
 pub use repair::RepairReport;
 pub use report::MeshReport;
 pub use topology::TopologyReport;

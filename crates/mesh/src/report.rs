@@ -1,3 +1,4 @@
+use crate::plural::counted;
 use crate::{MeshFormat, RepairReport, TopologyReport};
 use std::fmt;
 
@@ -41,9 +42,4 @@ impl fmt::Display for MeshReport {
             self.topology,
         )
     }
-}
-
-/// `count` followed by the noun in the right number: `1 vertex`, `2 vertices`.
-pub(crate) fn counted(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }

@@ -317,6 +317,14 @@ mod tests {
     }
 
     #[test]
+    fn torus_has_genus_one() {
+        let report = crate::topology::analyze_topology(&torus(2.0, 1.0, 8, 5));
+        assert!(report.is_watertight());
+        assert_eq!(report.euler_characteristic, 0);
+        assert_eq!(report.genus, Some(1));
+    }
+
+    #[test]
     fn cylinder_and_holed_block_are_watertight_with_the_polygon_volume() {
         use crate::topology::analyze_topology;
         // A regular n-gon of circumradius r has area (n/2) r² sin(2π/n).

@@ -6,47 +6,14 @@ mod ply;
 mod stl;
 mod text;
 
+use crate::format::MeshFormat;
 use crate::repair::clean;
 use crate::topology::analyze_topology;
 use crate::{Aabb, LengthUnit, MeshError, MeshReport, TriangleMesh};
-use std::fmt;
 use std::path::Path;
 
 /// Default weld tolerance as a fraction of the bounding-box diagonal.
 const DEFAULT_RELATIVE_WELD_TOLERANCE: f64 = 1e-9;
-
-/// A mesh file format.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum MeshFormat {
-    Obj,
-    Stl,
-    Ply,
-    Off,
-}
-
-impl MeshFormat {
-    /// The format a file extension (without the dot) names, case-insensitively.
-    pub fn from_extension(extension: &str) -> Option<Self> {
-        match extension.to_ascii_lowercase().as_str() {
-            "obj" => Some(MeshFormat::Obj),
-            "stl" => Some(MeshFormat::Stl),
-            "ply" => Some(MeshFormat::Ply),
-            "off" => Some(MeshFormat::Off),
-            _ => None,
-        }
-    }
-}
-
-impl fmt::Display for MeshFormat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            MeshFormat::Obj => "OBJ",
-            MeshFormat::Stl => "STL",
-            MeshFormat::Ply => "PLY",
-            MeshFormat::Off => "OFF",
-        })
-    }
-}
 
 /// How to turn file coordinates into metres, and how closely to weld.
 #[derive(Clone, Copy, Debug, PartialEq)]
