@@ -2,6 +2,7 @@
 //! §3–§4.2), top to bottom in [`RenderingCycle::step`].
 
 use crate::anchors::ContactAnchors;
+use crate::contact_friction::ContactFriction;
 use crate::yamane::YamaneSprings;
 use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
@@ -143,24 +144,6 @@ pub struct CycleLayout {
     /// [`ContactScene::max_contacts`].
     pub max_contacts: usize,
     pub environment_objects: usize,
-}
-
-/// What the friction stage reports for one contact of the cycle's
-/// [`scene`](RenderingCycle::scene), in the scene's contact order.
-///
-/// The force is the friction stage's own, before static damping: with the
-/// pre-sliding model and the LP, the pyramid force `β_u T_u + β_v T_v` of
-/// the solution's equilibrium (eqs 13, 30); zero where the LP slides (Zhao
-/// et al. slide frictionless), for contacts §4.1 dropped, and when the
-/// solve failed. With Yamane's springs, the spring force.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct ContactFriction {
-    /// Friction force on the tool at the contact, world frame (N).
-    pub force: Vector3<f64>,
-    /// The contact sticks: the cycle is static and the contact is in the
-    /// friction problem, or, with Yamane's springs, its spring was not
-    /// clamped to the cone.
-    pub stuck: bool,
 }
 
 /// The friction solver with the problem and solution buffers it is sized
@@ -401,7 +384,7 @@ impl RenderingCycle {
             friction: FrictionStage::new(&parameters, capacity)?,
             sources: Vec::with_capacity(capacity),
             contact_friction: Vec::with_capacity(capacity),
-            statics: StaticCoupling::of(&parameters),
+            statics: static_coupling(&parameters),
             parameters,
             scene,
             springs,
@@ -449,7 +432,7 @@ impl RenderingCycle {
             self.springs.release_all();
         }
         self.parameters = update.parameters;
-        self.statics = StaticCoupling::of(&self.parameters);
+        self.statics = static_coupling(&self.parameters);
         self.scene.set_parameters(self.parameters.penalty);
         for (index, &mu) in update.friction_coefficients.iter().enumerate() {
             self.scene.set_friction_coefficient(index, mu);
@@ -703,6 +686,15 @@ fn surface_normal(contact: &PenaltyContact) -> Vector3<f64> {
             .try_normalize(0.5)
             .unwrap_or(contact.normal),
         Role::MovingField => contact.normal,
+    }
+}
+
+/// The coupling, mass and gradient of `parameters`.
+fn static_coupling(parameters: &RenderParameters) -> StaticCoupling {
+    StaticCoupling {
+        coupling: parameters.coupling,
+        mass: parameters.mass,
+        gradient: parameters.gradient,
     }
 }
 

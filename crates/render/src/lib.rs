@@ -21,12 +21,14 @@
 //! is the one on the manipulandum, `−(F_vc, τ_vc)` (eqs 5–6).
 
 mod anchors;
+mod contact_friction;
 mod cycle;
 mod static_problem;
 mod yamane;
 
+pub use contact_friction::ContactFriction;
 pub use cycle::{
-    ContactFriction, CycleLayout, CycleReport, FrictionModel, FrictionVerdict, RenderError,
-    RenderParameters, RenderingCycle, RenderingUpdate, SolverChoice, StageTimings,
+    CycleLayout, CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters,
+    RenderingCycle, RenderingUpdate, SolverChoice, StageTimings,
 };
 pub use static_problem::{MassProperties, StaticCoupling};

@@ -3,7 +3,6 @@
 //! friction contacts, assembled without allocating from the contact stage's
 //! output (the update `q ← q + Δq` is [`haptic_core::displaced`]).
 
-use crate::RenderParameters;
 use haptic_contact::{total_stiffness, total_wrench, ContactScene, GradientModel, VirtualCoupling};
 use haptic_core::Matrix6;
 use haptic_friction::{FrictionContact, StaticFrictionProblem};
@@ -41,15 +40,6 @@ pub struct StaticCoupling {
 }
 
 impl StaticCoupling {
-    /// The coupling, mass and gradient of `parameters`.
-    pub(crate) fn of(parameters: &RenderParameters) -> Self {
-        Self {
-            coupling: parameters.coupling,
-            mass: parameters.mass,
-            gradient: parameters.gradient,
-        }
-    }
-
     /// An empty problem with room for every contact `scene` can report, so
     /// that [`assemble`](Self::assemble) never allocates, and friction
     /// pyramids of `pyramid_sides` (`ℓ ≥ 3`, eq 13), which it keeps.

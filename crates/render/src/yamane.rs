@@ -23,7 +23,7 @@
 //! ```
 
 use crate::anchors::ContactAnchors;
-use crate::ContactFriction;
+use crate::contact_friction::ContactFriction;
 use haptic_contact::{ContactScene, EnvironmentObject, Role};
 use haptic_core::{skew, Matrix6, Vector6};
 use haptic_friction::StaticFrictionProblem;
