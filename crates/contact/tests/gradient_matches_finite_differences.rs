@@ -7,7 +7,7 @@ use haptic_contact::{
     PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_core::{skew, Matrix6};
-use haptic_testkit::gradient_check::{block_errors, BLOCKS};
+use haptic_testkit::jacobian_check::{stiffness_errors, STIFFNESS_BLOCKS};
 use haptic_testkit::scenes::*;
 
 use haptic_mesh::shapes::{icosphere, torus};
@@ -24,7 +24,7 @@ const H_THETA: f64 = 1e-6;
 
 /// Checks `poses` random poses of `make(pose)`'s scene; returns the worst
 /// relative error per block.
-fn worst_block_errors(
+fn worst_stiffness_errors(
     seed: u64,
     poses: usize,
     model: GradientModel,
@@ -40,7 +40,7 @@ fn worst_block_errors(
         else {
             continue;
         };
-        for (w, e) in worst.iter_mut().zip(block_errors(&analytic, &fd)) {
+        for (w, e) in worst.iter_mut().zip(stiffness_errors(&analytic, &fd)) {
             *w = w.max(e);
         }
         contacts += scene.contacts().len();
@@ -55,7 +55,7 @@ fn worst_block_errors(
         roles[0] / poses,
         roles[1] / poses
     );
-    for ((name, _, _), e) in BLOCKS.iter().zip(worst) {
+    for (name, e) in STIFFNESS_BLOCKS.iter().zip(worst) {
         println!("  {name}: {e:.2e}");
     }
     worst
@@ -66,7 +66,7 @@ fn exact_gradient_matches_finite_differences_on_analytic_fields() {
     let scaling = StiffnessScaling {
         reference_contacts: 50.0,
     };
-    let worst = worst_block_errors(1, 12, GradientModel::Exact, |pose, rng| {
+    let worst = worst_stiffness_errors(1, 12, GradientModel::Exact, |pose, rng| {
         mixed_scene(pose, rng.gen_range(0.001..0.003), scaling, rng)
     });
     assert!(worst.iter().all(|&e| e < 1e-5), "{worst:?}");
@@ -74,7 +74,7 @@ fn exact_gradient_matches_finite_differences_on_analytic_fields() {
 
 #[test]
 fn normal_direction_gradient_is_only_an_approximation() {
-    let worst = worst_block_errors(2, 4, GradientModel::NormalDirection, |pose, rng| {
+    let worst = worst_stiffness_errors(2, 4, GradientModel::NormalDirection, |pose, rng| {
         mixed_scene(pose, 0.002, StiffnessScaling::NONE, rng)
     });
     assert!(worst.iter().any(|&e| e > 1e-2), "{worst:?}");
@@ -98,7 +98,7 @@ fn exact_gradient_matches_finite_differences_on_dense_fields() {
     let ball_field = dense(&icosphere(0.03, 4));
     let ball_shell = mesh_shell(&icosphere(0.025, 4), 3000, 6);
     let moving_shell = moving_torus().shell;
-    let worst = worst_block_errors(3, 8, GradientModel::Exact, |pose, rng| {
+    let worst = worst_stiffness_errors(3, 8, GradientModel::Exact, |pose, rng| {
         let depth = rng.gen_range(0.001..0.003);
         let mut place = |around: f64, tube: f64, radius: f64| {
             let (s, n) = torus_anchor(
@@ -218,7 +218,7 @@ fn normal_direction_gradient_is_exact_when_the_gradient_is_the_normal_and_normal
         assert!((exact - approximate).norm() < 1e-12 * exact.norm());
         let (analytic, fd) =
             finite_difference_check(&mut scene, &pose, GradientModel::Exact, H_X, H_THETA).unwrap();
-        assert!(block_errors(&analytic, &fd).iter().all(|&e| e < 1e-6));
+        assert!(stiffness_errors(&analytic, &fd).iter().all(|&e| e < 1e-6));
 
         // Role A: the same but the normals turn with the object, which adds
         // exactly Σ k d [N]× to ∂F/∂θ and [r]× k d [N]× to ∂τ/∂θ.
@@ -271,7 +271,7 @@ fn seed_002_eq_3_is_the_form_for_a_static_point_shell() {
     let mut scene = flat_contact_scene(Role::MovingField, &pose, &mut rng);
     let (_, fd) =
         finite_difference_check(&mut scene, &pose, GradientModel::Exact, H_X, H_THETA).unwrap();
-    let errors = block_errors(&literal(&scene), &fd);
+    let errors = stiffness_errors(&literal(&scene), &fd);
     println!(
         "eq 3 literally, role B: {:?}",
         errors.map(|e| format!("{e:.1e}"))
@@ -281,7 +281,7 @@ fn seed_002_eq_3_is_the_form_for_a_static_point_shell() {
     let mut scene = flat_contact_scene(Role::MovingShell, &pose, &mut rng);
     let (_, fd) =
         finite_difference_check(&mut scene, &pose, GradientModel::Exact, H_X, H_THETA).unwrap();
-    let errors = block_errors(&literal(&scene), &fd);
+    let errors = stiffness_errors(&literal(&scene), &fd);
     println!(
         "eq 3 literally, role A: {:?}",
         errors.map(|e| format!("{e:.1e}"))

@@ -2,13 +2,14 @@
 //! with the rank of `W` it promises, and a stiffness that matches finite
 //! differences of the penalty wrench.
 
-use haptic_core::{Matrix6, Vector6};
+use haptic_core::Vector6;
 use haptic_friction::{
     reduce, FrictionContact, FrictionSolution, FrictionState, ReferenceLpSolver,
     StaticFrictionSolver,
 };
 use haptic_testkit::instances::{penalty_stiffness, Family, Instance, InstanceSpec};
-use nalgebra::{Rotation3, Vector3};
+use haptic_testkit::jacobian_check::{central_differences, compare, dynamic, Tolerance};
+use nalgebra::{DVector, Rotation3, Vector3};
 
 #[test]
 fn the_same_spec_gives_the_same_instance() {
@@ -145,17 +146,16 @@ fn the_penalty_stiffness_matches_finite_differences() {
             c.normal_force = k_n * 1e-3 * (0.5 + c.friction_coefficient);
         }
         let h = penalty_stiffness(&contacts, k_n, k_vc, k_tor);
-        let step = 1e-7;
-        let mut numeric = Matrix6::zeros();
-        for j in 0..6 {
-            let mut dq = Vector6::zeros();
-            dq[j] = step;
-            let column = (wrench_at(&dq, &contacts, k_n, k_vc, k_tor)
-                - wrench_at(&-dq, &contacts, k_n, k_vc, k_tor))
-                / (2.0 * step);
-            numeric.set_column(j, &column);
-        }
-        let error = (numeric - h).norm() / h.norm();
-        assert!(error < 1e-7, "{spec:?}: relative error {error:e}");
+        let numeric = central_differences(&[1e-7; 6], |dq| {
+            let dq = Vector6::from_column_slice(dq.as_slice());
+            let wrench = wrench_at(&dq, &contacts, k_n, k_vc, k_tor);
+            Some(DVector::from_column_slice(wrench.as_slice()))
+        })
+        .unwrap();
+        let relative = Tolerance::Relative {
+            bound: 1e-7,
+            floor: 0.0,
+        };
+        compare(&dynamic(&h), &numeric, (6, 6), relative).assert_passes(&format!("{spec:?}"));
     }
 }

@@ -2,9 +2,8 @@
 //! stiffness is the derivative of its wrench.
 
 use haptic_contact::{GradientModel, StiffnessScaling, VirtualCoupling};
-use haptic_core::{displaced, Matrix6, Vector6};
 use haptic_render::{MassProperties, StaticCoupling};
-use haptic_testkit::gradient_check::block_errors;
+use haptic_testkit::jacobian_check::{pose_jacobian, stiffness_errors};
 use haptic_testkit::scenes::*;
 
 use haptic_pointshell::TraversalBudget;
@@ -64,20 +63,13 @@ fn assembled_problem_is_coupling_plus_contacts_with_a_consistent_stiffness() {
     );
 
     // Central differences of f = f_vc + Σ (F_i, τ_i) on the same contact set.
-    let mut fd = Matrix6::zeros();
-    for k in 0..6 {
-        let h = if k < 3 { 1e-7 } else { 1e-6 };
-        let mut at = |sign: f64| {
-            let mut step = Vector6::zeros();
-            step[k] = sign * h;
-            let moved = assembled(&mut scene, &mut problem, &displaced(&pose, &step));
-            assert_eq!(moved, keys, "the stencil changed the contact set");
-            problem.wrench
-        };
-        let (plus, minus) = (at(1.0), at(-1.0));
-        fd.set_column(k, &((plus - minus) / (2.0 * h)));
-    }
-    let errors = block_errors(&stiffness, &fd);
+    let fd = pose_jacobian(&pose, 1e-7, 1e-6, |at| {
+        let moved = assembled(&mut scene, &mut problem, at);
+        assert_eq!(moved, keys, "the stencil changed the contact set");
+        Some(problem.wrench)
+    })
+    .unwrap();
+    let errors = stiffness_errors(&stiffness, &fd);
     println!("H against central differences of f, per block: {errors:?}");
     assert!(errors.iter().all(|&e| e < 1e-6), "{errors:?}");
     assert!(wrench.norm() > 0.0);

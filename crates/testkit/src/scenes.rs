@@ -3,15 +3,15 @@
 //! a scene's stiffness.
 
 use crate::fields::{HalfSpaceField, SphereField};
-use crate::gradient_check::finite_difference_stiffness;
+use crate::jacobian_check::pose_jacobian;
 use haptic_contact::{
-    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    PenaltyParameters, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
+    total_stiffness, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject,
+    GradientModel, PenaltyParameters, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_core::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
 use haptic_mesh::Aabb;
-use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
+use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell, TraversalBudget};
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use rand::Rng;
@@ -218,6 +218,30 @@ fn contact_keys(scene: &ContactScene) -> Vec<(u32, u32)> {
         .collect();
     keys.sort_unstable();
     keys
+}
+
+/// Central differences of the summed contact wrench at `pose` (steps `h_x` m
+/// along x and `h_theta` rad about each axis), or `None` when `signature` of
+/// the scene changes inside the stencil: the analytic gradient holds for a
+/// fixed contact set, and `signature` says what must stay fixed (which
+/// contacts, and perhaps which voxel each lies in). The scene is left
+/// evaluated at `pose`.
+pub fn finite_difference_stiffness<S: PartialEq>(
+    scene: &mut ContactScene,
+    pose: &Isometry3<f64>,
+    h_x: f64,
+    h_theta: f64,
+    signature: impl Fn(&ContactScene) -> S,
+) -> Option<Matrix6> {
+    let budget = TraversalBudget::default();
+    scene.evaluate(pose, budget);
+    let reference = signature(scene);
+    let fd = pose_jacobian(pose, h_x, h_theta, |at| {
+        scene.evaluate(at, budget);
+        (signature(scene) == reference).then(|| total_wrench(scene.contacts()))
+    });
+    scene.evaluate(pose, budget);
+    fd
 }
 
 /// The analytic stiffness at `pose` and central differences of the summed
