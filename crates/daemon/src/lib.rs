@@ -22,14 +22,17 @@
 
 mod control;
 mod device;
+mod error;
 mod lifecycle;
 mod pacer;
 mod physics;
 mod publish;
+mod realtime;
 mod recording;
 mod replay;
 mod run;
 mod scene;
+mod scene_run;
 mod signals;
 mod simulate;
 mod status;
@@ -37,11 +40,12 @@ mod summary;
 mod telemetry;
 
 pub use device::OpenError;
+pub use error::RunError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use physics::{MovableBody, PhysicsReport};
 pub use recording::load_recording;
 pub use replay::{replay, ReplayReport};
-pub use run::{run, RunError, RunOptions};
+pub use run::{run, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
 pub use simulate::{simulate, SimulationReport, SIMULATION_HEADER};

@@ -5,9 +5,9 @@
 //! times out, so equal inputs give byte-identical recordings.
 
 use crate::device::{self, Pacing};
+use crate::error::{io, RunError};
 use crate::physics::PhysicsReport;
 use crate::recording::TickFile;
-use crate::run::{io, RunError};
 use crate::scene::BuiltScene;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};

@@ -1,41 +1,20 @@
-//! A whole daemon run: start the control API's server, build the scene,
-//! open the device, start the servo, physics and telemetry threads, wait
-//! for a reason to stop, and stop them in order (servo first, ramping the
-//! force to zero; then physics; then telemetry, which drains the last
-//! records and finishes the recording). A scene loaded through the control
-//! API replaces the running one the same way, while the server runs on.
+//! A whole daemon run: start the control API's server, then run scene
+//! after scene — the command line's first, then each one loaded through
+//! the control API — in three steps each: start it, supervise it and stop
+//! it ([`RunningScene`]). The server runs on across scene loads.
 
-use crate::control::{Attached, DaemonControl, Reply, SceneRequest};
-use crate::device::{self, AnyDevice, OpenError, Pacing};
-use crate::lifecycle::{ThreadName, ThreadPanicked};
-use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
-use crate::publish;
-use crate::recording::TickFile;
-use crate::scene::{BuiltScene, SceneBuildError};
-use crate::signals::{Shutdown, ShutdownRequest};
-use crate::status::StatusLine;
-use crate::summary::{EndReason, RunSummary};
-use crate::telemetry::{ControlLink, TelemetryOptions, TelemetryThread};
-use haptic_config::{Overrides, ServoScene, Thread};
+use crate::control::{DaemonControl, Reply};
+use crate::error::{io, RunError};
+use crate::scene::BuiltScene;
+use crate::scene_run::{RunContext, RunningScene, SceneEnd, Started, ThreadHooks};
+use crate::signals::Shutdown;
+use crate::summary::RunSummary;
+use haptic_config::{Overrides, ServoScene};
 use haptic_devices::AtEnd;
-use haptic_handoff::{Latest, TickStream};
 use haptic_server::{ApiError, ErrorCode, SceneInfo, Server, ServerConfig, StreamHub};
-use haptic_servo::{
-    PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ThreadSchedule, ToolState,
-};
 use std::path::PathBuf;
-use std::sync::{mpsc, Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
-
-/// Servo records the telemetry ring holds: 4 s at 1 kHz, so that a
-/// telemetry thread delayed by the machine for seconds loses nothing.
-const TELEMETRY_CAPACITY: usize = 4096;
-
-/// How often the main thread checks for signals and for the servo ending.
-const POLL: Duration = Duration::from_millis(5);
-
-/// Status-line refreshes per second, when standard error is a terminal.
-const STATUS_RATE_HZ: f64 = 4.0;
 
 /// Everything a run needs besides the scene.
 #[derive(Clone, Debug, Default)]
@@ -52,114 +31,6 @@ pub struct RunOptions {
     pub overrides: Overrides,
     /// Where to write the server's TCP port, atomically, once it is bound.
     pub port_file: Option<PathBuf>,
-}
-
-/// How one scene's run ended; moved once per scene, so its size is of no
-/// concern.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum SceneEnd {
-    /// The daemon stops.
-    Stopped(RunSummary),
-    /// The control API loaded another scene; this one was stopped.
-    Replaced(SceneRequest),
-    /// A scene loaded through the control API could not start; the
-    /// request was told why.
-    Refused,
-}
-
-/// Why a run failed.
-#[derive(Debug, thiserror::Error)]
-pub enum RunError {
-    #[error(transparent)]
-    Scene(#[from] SceneBuildError),
-    #[error(transparent)]
-    Device(#[from] OpenError),
-    /// A thread panicked; the others were stopped, the servo's output was
-    /// zeroed and the recording finished.
-    #[error(transparent)]
-    ThreadPanicked(#[from] ThreadPanicked),
-    /// A thread ended by itself, without a panic, before it was asked to
-    /// stop; the others were stopped as for a panic.
-    #[error("the {0} thread ended before it was asked to stop")]
-    ThreadEnded(ThreadName),
-    #[error(transparent)]
-    Server(#[from] haptic_server::StartError),
-    #[error("{what}: {source}")]
-    Io {
-        what: String,
-        source: std::io::Error,
-    },
-}
-
-/// Maps an I/O error to [`RunError::Io`] saying what was being done.
-pub(crate) fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> RunError {
-    let what = what.into();
-    move |source| RunError::Io { what, source }
-}
-
-/// Locks the process's pages in memory, so that the servo never waits on
-/// a page fault: all future pages too when `RLIMIT_MEMLOCK` allows any
-/// amount, else the current ones only (a limit on future ones would make
-/// allocations fail). Warns when refused.
-fn lock_memory() {
-    let mut limit = libc::rlimit {
-        rlim_cur: 0,
-        rlim_max: 0,
-    };
-    // SAFETY: getrlimit writes the limit into `limit`; mlockall takes flags.
-    let unlimited = unsafe { libc::getrlimit(libc::RLIMIT_MEMLOCK, &mut limit) } == 0
-        && limit.rlim_cur == libc::RLIM_INFINITY;
-    let flags = if unlimited {
-        libc::MCL_CURRENT | libc::MCL_FUTURE
-    } else {
-        libc::MCL_CURRENT
-    };
-    // SAFETY: as above.
-    if unsafe { libc::mlockall(flags) } != 0 {
-        let error = std::io::Error::last_os_error();
-        tracing::warn!(%error, "locking memory refused; page faults may delay the servo (see docs/operations.md)");
-    } else if !unlimited {
-        tracing::info!(
-            "current memory locked; raise RLIMIT_MEMLOCK to unlimited to lock future pages too"
-        );
-    }
-}
-
-/// Asks the kernel's PM QoS for a 0 µs CPU wake-up latency for as long as
-/// the returned file is open, so that idle CPUs stay in shallow sleep
-/// states (docs/operations.md). Warns when refused.
-fn keep_cpus_awake() -> Option<std::fs::File> {
-    use std::io::Write;
-    let held = std::fs::OpenOptions::new()
-        .write(true)
-        .open("/dev/cpu_dma_latency")
-        .and_then(|mut file| file.write_all(&0i32.to_ne_bytes()).map(|()| file));
-    match held {
-        Ok(file) => {
-            tracing::info!("CPU wake-up latency held at 0 µs (/dev/cpu_dma_latency)");
-            Some(file)
-        }
-        Err(error) => {
-            tracing::warn!(%error, "cannot hold /dev/cpu_dma_latency at 0 µs; deep CPU sleep states may delay the servo (see docs/operations.md)");
-            None
-        }
-    }
-}
-
-fn schedule(thread: &Thread) -> ThreadSchedule {
-    ThreadSchedule {
-        fifo_priority: thread.priority,
-        cpu: thread.cpu,
-    }
-}
-
-/// What the signals received so far end the run with, if anything.
-fn requested_end(shutdown: &Shutdown) -> Option<EndReason> {
-    match shutdown.request() {
-        ShutdownRequest::None => None,
-        ShutdownRequest::Stop(signal) => Some(EndReason::Signal(signal)),
-        ShutdownRequest::Abort(signal) => Some(EndReason::Aborted(signal)),
-    }
 }
 
 /// Starts the control API's server as `config`'s `[server]` table says,
@@ -201,7 +72,7 @@ fn start_server(
 /// Runs `config` until `shutdown` asks to stop, the recording ends, or
 /// `options.duration` passes, serving the control API meanwhile; a scene
 /// loaded through it replaces the running one. A second signal stops the
-/// servo at once with zero force and returns [`EndReason::Aborted`]. A
+/// servo at once with zero force and returns [`EndReason::Aborted`](crate::EndReason::Aborted). A
 /// thread that panics stops the others (the servo ramping its output to
 /// zero) and is returned as [`RunError::ThreadPanicked`], the recording
 /// finished. The summary is the last scene's.
@@ -215,37 +86,32 @@ pub fn run(
         options.overrides.clone(),
     ));
     let _server = start_server(config, options, &control)?;
+    let run = RunContext {
+        shutdown,
+        control: &control,
+        at_end: if options.hold_at_end {
+            AtEnd::Hold
+        } else {
+            AtEnd::Error
+        },
+    };
     let started = Instant::now();
     let mut scene = config.clone();
     let mut previous = None;
-    let mut built = None;
-    let mut reply = None;
+    // The geometry of a scene loaded through the control API, and its
+    // reply.
+    let mut loaded = None;
     let mut record = options.record.clone();
     loop {
-        let scene_options = RunOptions {
-            record: record.take(),
-            duration: options
-                .duration
-                .map(|d| d.saturating_sub(started.elapsed())),
-            hold_at_end: options.hold_at_end,
-            ..RunOptions::default()
-        };
-        let end = run_with(
-            &scene,
-            built.take(),
-            &scene_options,
-            shutdown,
-            &control,
-            reply.take(),
-            PhysicsWorld::step,
-            ServoThread::spawn_with,
-        )?;
+        let duration = options
+            .duration
+            .map(|d| d.saturating_sub(started.elapsed()));
+        let end = run_scene(&run, &scene, loaded.take(), record.take(), duration)?;
         match end {
             SceneEnd::Stopped(summary) => return Ok(summary),
             SceneEnd::Replaced(request) => {
                 previous = Some(std::mem::replace(&mut scene, request.scene));
-                built = Some(request.built);
-                reply = Some(request.reply);
+                loaded = Some((request.built, request.reply));
             }
             SceneEnd::Refused => {
                 scene = previous.take().expect("a refused scene replaced another");
@@ -253,6 +119,32 @@ pub fn run(
             }
         }
     }
+}
+
+/// One scene of [`run`]: started, supervised for at most `duration`, and
+/// stopped; recorded to `record`. `loaded` is the geometry of a scene the
+/// control API loaded, built already, and the reply that waits for it to
+/// start; a scene that cannot open its device is refused to it.
+fn run_scene(
+    run: &RunContext,
+    config: &ServoScene,
+    loaded: Option<(BuiltScene, Reply<SceneInfo>)>,
+    record: Option<PathBuf>,
+    duration: Option<Duration>,
+) -> Result<SceneEnd, RunError> {
+    let (built, reply) = loaded.unzip();
+    let hooks = ThreadHooks::default();
+    let scene = match RunningScene::start(run, config, built, record.as_deref(), hooks) {
+        Ok(Started::Running(scene)) => scene,
+        Ok(Started::Stopped(summary)) => return Ok(SceneEnd::Stopped(summary)),
+        Err(error @ RunError::Device(_)) => return refuse(reply, error),
+        Err(error) => return Err(error),
+    };
+    if let Some(reply) = reply {
+        let _ = reply.send(Ok(scene.info().clone()));
+    }
+    let ending = scene.supervise(run, duration);
+    scene.stop(run.shutdown, ending)
 }
 
 /// Tells the control API why the scene it loaded could not start, if it
@@ -265,264 +157,5 @@ fn refuse(reply: Option<Reply<SceneInfo>>, error: RunError) -> Result<SceneEnd, 
             Ok(SceneEnd::Refused)
         }
         None => Err(error),
-    }
-}
-
-/// One scene of [`run`], its geometry built already or not, with the
-/// physics step and the servo's spawn given, so that tests can make either
-/// fail. `reply` waits for the scene to start when the control API loaded
-/// it.
-#[allow(clippy::too_many_arguments)]
-pub(crate) fn run_with(
-    config: &ServoScene,
-    built: Option<BuiltScene>,
-    options: &RunOptions,
-    shutdown: &Shutdown,
-    control: &DaemonControl,
-    reply: Option<Reply<SceneInfo>>,
-    physics_step: impl FnMut(&mut PhysicsWorld, &ToolState, f64) + Send + 'static,
-    spawn_servo: impl FnOnce(
-        ServoConfig,
-        ServoTick<AnyDevice>,
-        fn(),
-    ) -> std::io::Result<ServoHandle<AnyDevice>>,
-) -> Result<SceneEnd, RunError> {
-    let mut scene = match built {
-        Some(scene) => scene,
-        None => {
-            tracing::info!(objects = config.objects().len(), "building the scene");
-            BuiltScene::build(config)?
-        }
-    };
-    tracing::info!(
-        tool = %scene.tool,
-        environment = scene.environment.len(),
-        build_s = scene.build_time.as_secs_f64(),
-        "scene built"
-    );
-    let at_end = if options.hold_at_end {
-        AtEnd::Hold
-    } else {
-        AtEnd::Error
-    };
-    let safety = match device::open(config, Pacing::RealTime, at_end) {
-        Ok(safety) => safety,
-        Err(error) => return refuse(reply, error.into()),
-    };
-    let device_name = haptic_devices::HapticDevice::capabilities(&safety)
-        .name
-        .clone();
-    tracing::info!(device = %device_name, "device opened");
-    // A signal while the scene was built (which cannot be interrupted)
-    // stops the run before any force is written.
-    if let Some(reason) = requested_end(shutdown) {
-        tracing::info!(reason = %reason, "stopped during start-up, before the servo started");
-        return Ok(SceneEnd::Stopped(RunSummary::servo_only(
-            reason,
-            config.servo_rate().hz(),
-            Default::default(),
-        )));
-    }
-    // Held until the run returns.
-    let _awake = config
-        .threads()
-        .keep_cpus_awake
-        .then(keep_cpus_awake)
-        .flatten();
-    let world = std::mem::take(&mut scene.physics);
-    let environment_poses = scene.environment_poses();
-
-    let (tool_writer, tool_reader) = Latest::new(&ToolState::new(environment_poses.len())).split();
-    let (physics_writer, physics_reader) =
-        Latest::new(&PhysicsSnapshot::new(environment_poses.clone())).split();
-    let (producer, consumer) = TickStream::new(TELEMETRY_CAPACITY).split();
-
-    let record = match &options.record {
-        Some(path) => {
-            Some(TickFile::create(path, true).map_err(io(format!("creating {}", path.display())))?)
-        }
-        None => None,
-    };
-    let hub = control.hub();
-    hub.set_generation(0);
-    hub.set_scene(publish::announcement(config, &scene.display_meshes));
-    let (commands, command_receiver) = mpsc::channel();
-    let status = Arc::new(Mutex::new(haptic_server::Status::default()));
-    // The hello order (the config's, less the tool) and the cycle's order
-    // of the environment objects, for the stream; each object's pose is its
-    // body frame's, as its display mesh.
-    let entry_objects: Vec<u32> = scene.environment.iter().map(|e| e.object as u32).collect();
-    let environment: Vec<(Option<usize>, _)> = config
-        .objects()
-        .iter()
-        .enumerate()
-        .filter(|(_, object)| !object.tool)
-        .map(|(index, object)| {
-            let entry = scene.environment.iter().position(|e| e.object == index);
-            let pose = entry.map_or_else(|| object.pose(), |e| scene.environment[e].pose);
-            (entry, publish::pose(&pose))
-        })
-        .collect();
-    // The telemetry thread reads the scene frames; the control API keeps
-    // the parameter updates.
-    let (tick, scene_control, scene_frames) =
-        scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
-    let telemetry = TelemetryThread::spawn(
-        consumer,
-        TelemetryOptions {
-            rate_hz: config.threads().telemetry.rate_hz,
-            schedule: schedule(&config.threads().telemetry),
-            record,
-            udp: config
-                .telemetry()
-                .enabled
-                .then_some(config.telemetry().address),
-            status: StatusLine::on_terminal(),
-            status_rate_hz: STATUS_RATE_HZ,
-            link: ControlLink {
-                hub: hub.clone(),
-                commands: command_receiver,
-                status: status.clone(),
-                scene_frames,
-                entry_objects,
-                environment,
-                period_ns: config.servo_rate().period().as_nanos() as u64,
-            },
-        },
-    )
-    .map_err(io("starting the telemetry thread"))?;
-    let physics = PhysicsThread::spawn(
-        PhysicsOptions {
-            rate_hz: config.threads().physics.rate_hz,
-            schedule: schedule(&config.threads().physics),
-            world,
-        },
-        tool_reader,
-        physics_writer,
-        physics_step,
-    )
-    .map_err(io("starting the physics thread"))?;
-
-    let rate_hz = config.servo_rate().hz();
-    let servo_config = ServoConfig {
-        rate: config.servo_rate(),
-        schedule: schedule(&config.threads().servo),
-    };
-    shutdown.servo_started();
-    // Locked on the servo thread once its own buffers exist, so that with a
-    // finite RLIMIT_MEMLOCK they are among the pages locked. From here on
-    // every return, early or not, drops the physics and telemetry threads'
-    // guards, which stop them and finish the recording.
-    let servo =
-        spawn_servo(servo_config, tick, lock_memory).map_err(io("starting the servo thread"))?;
-    tracing::info!(rate_hz, "running; SIGINT or SIGTERM stops");
-    let info = publish::scene_info(config);
-    control.attach(Attached {
-        scene: config.clone(),
-        info: info.clone(),
-        device: device_name,
-        commands,
-        status,
-        scene_control,
-        generation: 0,
-        pending: None,
-    });
-    if let Some(reply) = reply {
-        let _ = reply.send(Ok(info));
-    }
-    let mut replacement = None;
-
-    // `None` when the physics or telemetry thread ended by itself.
-    let started = Instant::now();
-    let mut reason = loop {
-        if let Some(reason) = requested_end(shutdown) {
-            break Some(reason);
-        }
-        if servo.is_finished() {
-            break Some(EndReason::DeviceEnded);
-        }
-        if physics.is_finished() || telemetry.is_finished() {
-            break None;
-        }
-        if options.duration.is_some_and(|d| started.elapsed() >= d) {
-            break Some(EndReason::Duration);
-        }
-        if let Some(request) = control.take_scene_request() {
-            replacement = Some(request);
-            break Some(EndReason::SceneReplaced);
-        }
-        std::thread::sleep(POLL);
-    };
-
-    control.detach();
-    if let Some(EndReason::Aborted(_)) = reason {
-        servo.abort();
-    } else {
-        servo.request_stop();
-        match &reason {
-            Some(reason) => {
-                tracing::info!(reason = %reason, "stopping: ramping the output to zero")
-            }
-            None => tracing::error!("a thread ended early: ramping the output to zero"),
-        }
-        // A second signal during the ramp aborts it.
-        while !servo.is_finished() {
-            if let ShutdownRequest::Abort(signal) = shutdown.request() {
-                servo.abort();
-                reason = Some(EndReason::Aborted(signal));
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(1));
-        }
-    }
-    let servo = servo
-        .join()
-        .map_err(|payload| ThreadPanicked::new(ThreadName::Servo, payload));
-    if let Some(reason @ EndReason::Aborted(_)) = reason {
-        let (stats, tick) = servo?;
-        let force = tick.safety().commanded().force.norm();
-        tracing::warn!(
-            ticks = stats.ticks,
-            force_n = force,
-            "aborted: output zeroed, exiting"
-        );
-        // A thread that ended before the abort panicked: that is the
-        // error. The others stop as their guards drop.
-        if physics.is_finished() {
-            physics.stop()?;
-        }
-        if telemetry.is_finished() {
-            drop(telemetry.stop()?);
-        }
-        return Ok(SceneEnd::Stopped(RunSummary::servo_only(
-            reason, rate_hz, stats,
-        )));
-    }
-    // The other threads stop even after a servo panic, so the recording
-    // keeps everything up to it; the first thread to have panicked (in
-    // servo, physics, telemetry order) is the error.
-    let ended = if physics.is_finished() {
-        ThreadName::Physics
-    } else {
-        ThreadName::Telemetry
-    };
-    let physics = physics.stop();
-    let telemetry = telemetry.stop();
-    let (stats, _) = servo?;
-    let (physics, telemetry) = (physics?, telemetry?);
-    let Some(reason) = reason else {
-        return Err(RunError::ThreadEnded(ended));
-    };
-    let summary = RunSummary::new(reason, rate_hz, stats, telemetry, physics);
-    match replacement {
-        Some(request) => {
-            tracing::info!(
-                ticks = summary.servo.ticks,
-                deadline_misses = summary.servo.overruns,
-                "scene replaced"
-            );
-            Ok(SceneEnd::Replaced(request))
-        }
-        None => Ok(SceneEnd::Stopped(summary)),
     }
 }

@@ -14,8 +14,8 @@
 //! NAME_wz` (rad/s), world frame. Values print in Rust's shortest
 //! round-trip form (`0.065`, `2.5e-10`), so they read back to the bit.
 
+use crate::error::{io, RunError};
 use crate::physics::PhysicsReport;
-use crate::run::{io, RunError};
 use crate::scene::build_world;
 use haptic_asset::AtomicFile;
 use haptic_config::Scene;
