@@ -4,12 +4,16 @@ breakaway force they show."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
 
 from hapticd import COLUMNS, RecordingError, breakaway_force, read_recording, run_hapticd
-from hapticd.recording import INTEGER_COLUMNS, SLIDING, STATIC
+from hapticd.recording import FORMAT_VERSION, INTEGER_COLUMNS, SCHEMA, SLIDING, STATIC
+
+#: The tick message's JSON Schema, as the Rust side writes it into MCAP files.
+TICK_SCHEMA_FILE = Path(__file__).resolve().parents[3] / "crates/recording/src/tick.schema.json"
 
 
 @pytest.fixture(scope="module")
@@ -39,6 +43,33 @@ def test_csv_and_mcap_read_to_the_same_arrays(replays):
     assert not csv["cycle_time_ns"].any()
     assert csv["contacts"].max() > 0
     assert {STATIC, SLIDING} <= set(np.unique(csv["state"]).tolist())
+
+
+def test_the_columns_are_the_documented_schema():
+    schema = json.loads(TICK_SCHEMA_FILE.read_text())
+    assert schema["required"] == COLUMNS
+    assert len(SCHEMA) == len(COLUMNS) == 33
+    for name, dtype in SCHEMA:
+        types = schema["properties"][name]["type"]
+        integer = types == "integer"
+        assert integer == (name in INTEGER_COLUMNS), name
+        assert integer or types == ["number", "null"], name
+
+
+def test_another_version_of_the_format_is_refused(replays, tmp_path):
+    assert FORMAT_VERSION == 2
+    csv = tmp_path / "future.csv"
+    csv.write_text(replays["csv"].read_text().replace("# hapticd-ticks: 2", "# hapticd-ticks: 3", 1))
+    with pytest.raises(RecordingError, match="unsupported tick format `3` \\(supported: 2\\)"):
+        read_recording(csv)
+    # The metadata's `version` value `2` becomes `3`, every length kept.
+    data = replays["mcap"].read_bytes()
+    key = b"version\x01\x00\x00\x002"
+    assert data.count(key) == 1
+    mcap = tmp_path / "future.mcap"
+    mcap.write_bytes(data.replace(key, key[:-1] + b"3"))
+    with pytest.raises(RecordingError, match="unsupported tick format `3`"):
+        read_recording(mcap)
 
 
 def test_mcap_carries_the_tool_and_handle_as_frame_transforms(replays):

@@ -30,6 +30,29 @@ pub fn displaced(pose: &Isometry3<f64>, delta: &Vector6) -> Isometry3<f64> {
     )
 }
 
+/// A force (N) and a torque (N·m): what a device renders, in its frame,
+/// and what a recording keeps of it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Wrench {
+    pub force: Vector3<f64>,
+    pub torque: Vector3<f64>,
+}
+
+impl Wrench {
+    pub const ZERO: Wrench = Wrench {
+        force: Vector3::new(0.0, 0.0, 0.0),
+        torque: Vector3::new(0.0, 0.0, 0.0),
+    };
+
+    /// Whether every component is finite.
+    pub fn is_finite(&self) -> bool {
+        self.force
+            .iter()
+            .chain(self.torque.iter())
+            .all(|v| v.is_finite())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

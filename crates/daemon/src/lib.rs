@@ -43,7 +43,6 @@ pub use device::OpenError;
 pub use error::RunError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use physics::{MovableBody, PhysicsReport};
-pub use recording::load_recording;
 pub use replay::{replay, ReplayReport};
 pub use run::{run, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};

@@ -7,10 +7,11 @@
 use crate::device::{self, Pacing};
 use crate::error::{io, RunError};
 use crate::physics::PhysicsReport;
-use crate::recording::TickFile;
+use crate::recording::{manipulandum_pose, recorded_tick};
 use crate::scene::BuiltScene;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
+use haptic_recording::{RecordedTick, TickFile};
 use haptic_servo::{PhysicsSnapshot, TickFaults, ToolState, VerdictCounts};
 use std::path::Path;
 use std::time::Duration;
@@ -49,8 +50,7 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
     // Each tick's record comes back from `run`; the stream is not read.
     let (producer, _unread) = TickStream::new(1).split();
     let (mut tick, _, _) = scene.into_servo_tick(safety, physics_reader, tool_writer, producer);
-    let mut file =
-        TickFile::create(out, false).map_err(io(format!("creating {}", out.display())))?;
+    let mut file = TickFile::create(out).map_err(io(format!("creating {}", out.display())))?;
     let mut report = ReplayReport {
         ticks: 0,
         max_force: 0.0,
@@ -66,7 +66,12 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
         if tick.device_ended() {
             break;
         }
-        file.record(&record)
+        // No compute times: equal inputs give equal bytes.
+        let recorded = RecordedTick {
+            cycle_time_ns: 0,
+            ..recorded_tick(&record)
+        };
+        file.record(&recorded, &manipulandum_pose(&record))
             .map_err(io(format!("writing {}", out.display())))?;
         report.ticks += 1;
         report.max_contacts = report.max_contacts.max(record.contacts);

@@ -15,7 +15,6 @@ use crate::lifecycle::{ThreadName, ThreadPanicked};
 use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
 use crate::publish;
 use crate::realtime::{keep_cpus_awake, lock_memory, schedule};
-use crate::recording::TickFile;
 use crate::scene::BuiltScene;
 use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
@@ -24,6 +23,7 @@ use crate::telemetry::{ControlLink, TelemetryOptions, TelemetryThread};
 use haptic_config::ServoScene;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
+use haptic_recording::TickFile;
 use haptic_server::SceneInfo;
 use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ToolState};
 use std::fs::File;
@@ -197,9 +197,9 @@ impl<'a> RunningScene<'a> {
         let (producer, consumer) = TickStream::new(TELEMETRY_CAPACITY).split();
 
         let record = match record {
-            Some(path) => Some(
-                TickFile::create(path, true).map_err(io(format!("creating {}", path.display())))?,
-            ),
+            Some(path) => {
+                Some(TickFile::create(path).map_err(io(format!("creating {}", path.display())))?)
+            }
             None => None,
         };
         let hub = run.control.hub();
@@ -503,7 +503,7 @@ mod tests {
     /// Every tick up to the end of the servo's ramp is recorded, in order,
     /// the last at zero force.
     fn assert_recording_complete(record: &Path) {
-        let ticks = haptic_devices::load_ticks(record).unwrap();
+        let ticks = haptic_recording::load_recording(record).unwrap();
         assert!(ticks.len() > 100, "{} ticks", ticks.len());
         assert!(ticks.windows(2).all(|w| w[1].tick == w[0].tick + 1));
         assert_eq!(ticks.last().unwrap().wrench.force.norm(), 0.0);
@@ -559,7 +559,7 @@ mod tests {
         assert_eq!(what, "starting the servo thread");
         assert_eq!(Arc::strong_count(&alive), 1, "the physics thread runs on");
         assert_eq!(scene_threads(), Vec::<String>::new());
-        assert!(haptic_devices::load_ticks(&fixture.record)
+        assert!(haptic_recording::load_recording(&fixture.record)
             .unwrap()
             .is_empty());
     }

@@ -11,12 +11,13 @@ use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use crate::publish::{self, fill_tick_frame, state_name, trip_name, verdict_name};
-use crate::recording::{device_pose, tool_pose, TickFile};
+use crate::recording::{device_pose, manipulandum_pose, recorded_tick, tool_pose};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
 use haptic_handoff::LatestReader;
 use haptic_handoff::TickConsumer;
+use haptic_recording::TickFile;
 use haptic_server::{
     ApiError, ContactPoint, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status,
     StreamHub, TickFrame,
@@ -443,7 +444,7 @@ impl Publisher {
                 format!("already recording to {}", file.path().display()),
             ));
         }
-        let file = TickFile::create(&path, true)
+        let file = TickFile::create(&path)
             .map_err(|e| ApiError::invalid("path", format!("creating {}: {e}", path.display())))?;
         tracing::info!(file = %path.display(), "recording started through the control API");
         *record = Some(file);
@@ -581,7 +582,7 @@ fn run(
             window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
             window_ticks += 1;
             if let (Some(file), None) = (options.record.as_mut(), &record_error) {
-                match file.record(&record) {
+                match file.record(&recorded_tick(&record), &manipulandum_pose(&record)) {
                     Ok(()) => publisher.recorded += 1,
                     Err(error) => {
                         tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");

@@ -76,7 +76,7 @@ fn a_pushed_block_slides_on_the_table_against_friction() {
     // relaxes until the block stops, at the push friction can hold: the
     // hand then feels μ m g, held (the pair's μ is 0.3).
     let friction = 0.3 * block.mass * 9.81;
-    let ticks = haptic_devices::load_ticks(&out).unwrap();
+    let ticks = haptic_recording::load_recording(&out).unwrap();
     let held: Vec<f64> = ticks
         .iter()
         .filter(|t| (2.8..3.1).contains(&t.time.as_secs_f64()))

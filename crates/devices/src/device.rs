@@ -1,5 +1,6 @@
 //! The device interface shared by real, simulated and emulated devices.
 
+pub use haptic_core::Wrench;
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use std::time::Duration;
 
@@ -18,28 +19,6 @@ pub struct DeviceSample {
     pub linear_velocity: Option<Vector3<f64>>,
     /// Angular velocity (rad/s), where the device measures it.
     pub angular_velocity: Option<Vector3<f64>>,
-}
-
-/// Force (N) and torque (N·m) to render, in the device frame.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Wrench {
-    pub force: Vector3<f64>,
-    pub torque: Vector3<f64>,
-}
-
-impl Wrench {
-    pub const ZERO: Wrench = Wrench {
-        force: Vector3::new(0.0, 0.0, 0.0),
-        torque: Vector3::new(0.0, 0.0, 0.0),
-    };
-
-    /// Whether every component is finite.
-    pub fn is_finite(&self) -> bool {
-        self.force
-            .iter()
-            .chain(self.torque.iter())
-            .all(|v| v.is_finite())
-    }
 }
 
 /// What a device can do, in SI units.

@@ -15,8 +15,7 @@ mod trajectory;
 
 pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 pub use emulator::{
-    load_ticks, read_ticks, AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, RecordedTick,
-    Recorder, RotationParams, TickFileError, TrajectoryEmulator,
+    AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, RotationParams, TrajectoryEmulator,
 };
 pub use hid::{list_connected, load_profiles, HidDevice, HidDeviceInfo, Profile, ProfileError};
 pub use motion::{

@@ -3,7 +3,7 @@
 //! the built binary replaying them with the emulator in hand mode
 //! (`hand_stiffness_n_per_m = 3000`, `hand_damping_n_s_per_m = 49`, the
 //! rotational hand on), the recordings read back with
-//! `haptic_devices::load_ticks`.
+//! `haptic_recording::load_recording`.
 //!
 //! The experiment of `haptic_scenarios::breakaway`, end to end: the hand
 //! presses a tool onto a floor with about 2.5 N (its target below the
@@ -19,7 +19,8 @@
 //!
 //!     cargo test --release -p hapticd --test replay_breakaway -- --nocapture --test-threads 1
 
-use haptic_devices::{LengthUnit, RecordedTick, Trajectory, TrajectoryRow};
+use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
+use haptic_recording::RecordedTick;
 use haptic_render::FrictionVerdict;
 use std::f64::consts::PI;
 use std::path::Path;
@@ -305,7 +306,7 @@ fn replay(
         .output()
         .unwrap();
     assert!(output.status.success(), "{stem}: {output:?}");
-    let records = haptic_devices::load_ticks(&out).unwrap();
+    let records = haptic_recording::load_recording(&out).unwrap();
     assert!(
         records.iter().all(|r| !r.quarantined),
         "{stem}: a quarantined pose"

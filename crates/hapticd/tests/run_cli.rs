@@ -158,7 +158,7 @@ struct Row {
 fn read_ticks(path: &Path) -> Vec<Row> {
     let text = std::fs::read_to_string(path).unwrap();
     assert!(text.ends_with('\n'), "{} ends mid-line", path.display());
-    haptic_devices::read_ticks(&text, &path.display().to_string())
+    haptic_recording::read_csv(&text, &path.display().to_string())
         .unwrap_or_else(|e| panic!("{e}"))
         .into_iter()
         .map(|r| Row {
@@ -750,9 +750,9 @@ fn recordings_in_mcap_hold_the_ticks_the_csv_holds() {
             out
         })
         .collect();
-    let ticks = haptic_devices::load_ticks(&csv).unwrap();
+    let ticks = haptic_recording::load_recording(&csv).unwrap();
     assert!(ticks.len() > 300);
-    assert_eq!(haptic_daemon::load_recording(&mcaps[0]).unwrap(), ticks);
+    assert_eq!(haptic_recording::load_recording(&mcaps[0]).unwrap(), ticks);
     assert_eq!(
         std::fs::read(&mcaps[0]).unwrap(),
         std::fs::read(&mcaps[1]).unwrap()
@@ -774,7 +774,7 @@ fn recordings_in_mcap_hold_the_ticks_the_csv_holds() {
         .unwrap();
     assert!(output.status.success(), "{output:?}");
     let summary: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
-    let recorded = haptic_daemon::load_recording(&record).unwrap();
+    let recorded = haptic_recording::load_recording(&record).unwrap();
     assert_eq!(summary["recorded_ticks"], recorded.len());
     assert!(recorded.len() >= ticks.len());
     assert!(recorded.iter().any(|t| t.cycle_time_ns > 0));
@@ -833,7 +833,7 @@ fn a_kinematic_replay_records_the_rendered_wrench() {
         Some(FrictionState::Static | FrictionState::Sliding)
     ));
     // The tool stopped at the surfaces, short of the handle.
-    let records = haptic_devices::load_ticks(&out).unwrap();
+    let records = haptic_recording::load_recording(&out).unwrap();
     let tool = records.last().unwrap().tool_pose.translation.vector;
     let handle =
         records.last().unwrap().pose.translation.vector + Vector3::new(0.0255, 0.0, 0.0255);
@@ -909,9 +909,9 @@ fn a_rendered_torque_turns_the_emulated_handle() {
         std::fs::write(&config, format!("{text}\n[device.emulator]\n{emulator}\n")).unwrap();
         let out = dir.path().join(format!("{name}.csv"));
         replay(&config, &trajectory, &out);
-        haptic_devices::load_ticks(&out).unwrap()
+        haptic_recording::load_recording(&out).unwrap()
     };
-    let yaw = |r: &haptic_devices::RecordedTick| r.pose.rotation.scaled_axis().z;
+    let yaw = |r: &haptic_recording::RecordedTick| r.pose.rotation.scaled_axis().z;
 
     let turning = replay_with("hand", "mode = \"hand\"");
     let last = turning.last().unwrap();

@@ -216,7 +216,7 @@ fn the_control_api_and_stream_of_a_running_daemon() {
     std::thread::sleep(Duration::from_millis(500));
     let (status, finished) = http(port, "DELETE", "/v1/recording", None);
     assert_eq!(status, 200, "{finished}");
-    let ticks = haptic_devices::load_ticks(&recording).unwrap();
+    let ticks = haptic_recording::load_recording(&recording).unwrap();
     assert_eq!(
         ticks.len() as u64,
         finished["data"]["ticks"].as_u64().unwrap()

@@ -9,49 +9,58 @@ from pathlib import Path
 
 import numpy as np
 
-#: The columns of a tick recording, in order (docs/daemon.md).
-COLUMNS = (
-    "tick,time_ns,x,y,z,qw,qx,qy,qz,fx,fy,fz,tx,ty,tz,contacts,state,cycle_time_ns,"
-    "rendered_fx,rendered_fy,rendered_fz,rendered_tx,rendered_ty,rendered_tz,"
-    "tool_x,tool_y,tool_z,tool_qw,tool_qx,tool_qy,tool_qz,verdict,quarantined"
-).split(",")
+#: The format's name and the one schema version read, in either encoding:
+#: the CSV's first line, an MCAP file's `hapticd` metadata (docs/protocol.md,
+#: "Recordings"; `haptic_recording::FORMAT_VERSION` in Rust).
+FORMAT_NAME = "hapticd-ticks"
+FORMAT_VERSION = 2
+
+#: The columns of a tick, in order, and their dtypes: the CSV's header and
+#: the fields of the MCAP tick message `hapticd.Tick` (docs/daemon.md,
+#: docs/protocol.md). Integers are integers; every number is float64,
+#: null as NaN.
+SCHEMA = (
+    ("tick", np.int64),
+    ("time_ns", np.int64),
+    *((name, np.float64) for name in ("x", "y", "z", "qw", "qx", "qy", "qz")),
+    *((name, np.float64) for name in ("fx", "fy", "fz", "tx", "ty", "tz")),
+    ("contacts", np.int64),
+    ("state", np.uint8),
+    ("cycle_time_ns", np.int64),
+    *((f"rendered_{axis}", np.float64) for axis in ("fx", "fy", "fz", "tx", "ty", "tz")),
+    *((f"tool_{axis}", np.float64) for axis in ("x", "y", "z", "qw", "qx", "qy", "qz")),
+    ("verdict", np.uint8),
+    ("quarantined", np.uint8),
+)
+
+#: The column names, in order.
+COLUMNS = [name for name, _ in SCHEMA]
 
 #: The integer columns and their dtypes; every other column is float64.
-INTEGER_COLUMNS = {
-    "tick": np.int64,
-    "time_ns": np.int64,
-    "contacts": np.int64,
-    "state": np.uint8,
-    "cycle_time_ns": np.int64,
-    "verdict": np.uint8,
-    "quarantined": np.uint8,
-}
+INTEGER_COLUMNS = {name: dtype for name, dtype in SCHEMA if dtype is not np.float64}
 
 #: `state` codes.
 FREE, SLIDING, STATIC, NOT_RENDERED = 0, 1, 2, 255
 
-#: The MCAP topic and schema of the tick messages.
+#: The MCAP topic and schema of the tick messages, and the metadata record
+#: naming the format and its version.
 TICK_TOPIC = "/ticks"
 TICK_SCHEMA = "hapticd.Tick"
+METADATA_NAME = "hapticd"
 
 _MCAP_MAGIC = b"\x89MCAP0\r\n"
-_CSV_VERSION = "# hapticd-ticks: 2"
+_CSV_VERSION = f"# {FORMAT_NAME}: {FORMAT_VERSION}"
 
 
 class RecordingError(ValueError):
     """A file that is not a readable tick recording; the message names it."""
 
 
-def _dtype(column: str):
-    return INTEGER_COLUMNS.get(column, np.float64)
-
-
 def _columns(rows: list[list]) -> dict[str, np.ndarray]:
-    """Column arrays of `rows` (one list of values per tick, in [COLUMNS] order)."""
-    table = list(zip(*rows)) if rows else [()] * len(COLUMNS)
+    """Column arrays of `rows` (one list of values per tick, in [SCHEMA] order)."""
+    table = list(zip(*rows)) if rows else [()] * len(SCHEMA)
     out = {}
-    for name, values in zip(COLUMNS, table):
-        dtype = _dtype(name)
+    for (name, dtype), values in zip(SCHEMA, table):
         if dtype is np.float64:
             out[name] = np.array([np.nan if v is None else v for v in values], dtype=np.float64)
         else:
@@ -65,6 +74,10 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
     except UnicodeDecodeError:
         raise RecordingError(f"{path}: neither an MCAP recording nor the CSV tick format") from None
     lines = text.splitlines()
+    version_key = f"# {FORMAT_NAME}:"
+    if lines and lines[0].startswith(version_key) and lines[0].strip() != _CSV_VERSION:
+        version = lines[0][len(version_key) :].strip()
+        raise RecordingError(f"{path}:1: unsupported tick format `{version}` (supported: {FORMAT_VERSION})")
     if not lines or lines[0].strip() != _CSV_VERSION:
         raise RecordingError(f"{path}:1: the first line must be `{_CSV_VERSION}`")
     header = "# columns: " + ",".join(COLUMNS)
@@ -77,7 +90,7 @@ def _read_csv(path: Path) -> dict[str, np.ndarray]:
             raise RecordingError(f"{path}:{number}: expected {len(COLUMNS)} columns, found {len(fields)}")
         try:
             rows.append(
-                [int(f) if _dtype(c) is not np.float64 else float(f) for c, f in zip(COLUMNS, fields)]
+                [float(f) if dtype is np.float64 else int(f) for (_, dtype), f in zip(SCHEMA, fields)]
             )
         except ValueError as e:
             raise RecordingError(f"{path}:{number}: {e}") from None
@@ -98,6 +111,7 @@ def _read_mcap(path: Path) -> dict[str, np.ndarray]:
             topics = {c.topic for c in summary.channels.values()}
             if TICK_TOPIC not in topics:
                 raise RecordingError(f"{path}: no `{TICK_TOPIC}` channel: not a hapticd tick recording")
+            _check_version(path, reader)
             for schema, channel, message in reader.iter_messages(topics=[TICK_TOPIC]):
                 if schema is None or schema.name != TICK_SCHEMA or channel.message_encoding != "json":
                     raise RecordingError(f"{path}: `{TICK_TOPIC}` is not `{TICK_SCHEMA}` in JSON")
@@ -112,10 +126,25 @@ def _read_mcap(path: Path) -> dict[str, np.ndarray]:
     return _columns(rows)
 
 
+def _check_version(path: Path, reader) -> None:
+    """Refuses an MCAP recording whose metadata names no version of the
+    format, or another than [FORMAT_VERSION]."""
+    for metadata in reader.iter_metadata():
+        if metadata.name == METADATA_NAME and metadata.metadata.get("format") == FORMAT_NAME:
+            version = metadata.metadata.get("version")
+            if version != str(FORMAT_VERSION):
+                raise RecordingError(
+                    f"{path}: unsupported tick format `{version}` (supported: {FORMAT_VERSION})"
+                )
+            return
+    raise RecordingError(f"{path}: no `{METADATA_NAME}` metadata with `format = {FORMAT_NAME}` and its version")
+
+
 def read_recording(path: os.PathLike | str) -> dict[str, np.ndarray]:
     """Reads a tick recording, CSV or MCAP (told apart by their first bytes),
-    into one array per column, named as in the CSV; integer columns are
-    integers (see [INTEGER_COLUMNS]), the rest float64, null as NaN."""
+    into one array per column, named and typed as [SCHEMA] says: integer
+    columns are integers, the rest float64, null as NaN. A file of another
+    version of the format is refused."""
     path = Path(path)
     with path.open("rb") as f:
         start = f.read(len(_MCAP_MAGIC))

@@ -1,9 +1,14 @@
-//! Tick recordings as MCAP: JSON messages with `jsonschema` schemas, zstd
-//! chunks, and the file renamed into place only once finished
-//! (docs/protocol.md, "Recordings").
+//! The MCAP encoding: one JSON message per tick with the CSV's columns,
+//! and the tool's, the handle's and the manipulandum's poses as
+//! `foxglove.FrameTransform`s, under `jsonschema` schemas, in zstd chunks;
+//! the file renamed into place only once finished (docs/protocol.md,
+//! "Recordings").
 
+use crate::format::{
+    unsupported_version, RecordedTick, TickFileError, FORMAT_NAME, FORMAT_VERSION,
+};
 use haptic_asset::AtomicFile;
-use haptic_devices::{RecordedTick, TickFileError, Wrench};
+use haptic_core::Wrench;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions, Writer};
 use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
@@ -30,7 +35,7 @@ pub const TICK_SCHEMA: &str = include_str!("tick.schema.json");
 /// JSON Schema of `foxglove.FrameTransform`.
 const FRAME_TRANSFORM_SCHEMA: &str = include_str!("frame_transform.schema.json");
 
-/// One tick as a JSON message; the fields are the CSV columns, in order.
+/// One tick as a JSON message; the fields are [`COLUMNS`](crate::format::COLUMNS), in order.
 #[derive(Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 struct TickMessage {
@@ -190,6 +195,9 @@ impl From<&TickMessage> for RecordedTick {
     }
 }
 
+/// The metadata record naming the format and its version.
+const METADATA_NAME: &str = "hapticd";
+
 /// The channels of a recording being written.
 struct Channels {
     tick: u16,
@@ -199,7 +207,7 @@ struct Channels {
 }
 
 /// An MCAP recording being written to a temporary file beside its path.
-pub struct McapTicks {
+pub struct McapWriter {
     writer: Writer<BufWriter<AtomicFile>>,
     channels: Channels,
     sequence: u32,
@@ -212,9 +220,9 @@ fn mcap_error(error: McapError) -> io::Error {
     }
 }
 
-impl McapTicks {
+impl McapWriter {
     /// Starts a recording that appears at `path` once finished.
-    pub fn create(path: &Path) -> io::Result<McapTicks> {
+    pub fn create(path: &Path) -> io::Result<McapWriter> {
         let temp = AtomicFile::create(path)?;
         let options = WriteOptions::new()
             .compression(Some(Compression::Zstd))
@@ -247,14 +255,14 @@ impl McapTicks {
         };
         writer
             .write_metadata(&Metadata {
-                name: "hapticd".to_owned(),
+                name: METADATA_NAME.to_owned(),
                 metadata: BTreeMap::from([
-                    ("format".to_owned(), "hapticd-ticks".to_owned()),
-                    ("version".to_owned(), "2".to_owned()),
+                    ("format".to_owned(), FORMAT_NAME.to_owned()),
+                    ("version".to_owned(), FORMAT_VERSION.to_string()),
                 ]),
             })
             .map_err(mcap_error)?;
-        Ok(McapTicks {
+        Ok(McapWriter {
             writer,
             channels,
             sequence: 0,
@@ -320,21 +328,42 @@ pub fn is_mcap(bytes: &[u8]) -> bool {
     bytes.starts_with(mcap::MAGIC)
 }
 
-/// Reads the tick messages of a finished MCAP recording; `file` names it in
-/// errors. A truncated or malformed file is an error, never a shorter
-/// recording.
-pub fn read_mcap_ticks(bytes: &[u8], file: &str) -> Result<Vec<RecordedTick>, TickFileError> {
-    let error = |message: String| TickFileError {
-        file: file.to_owned(),
-        line: None,
-        message,
-    };
+/// Reads the tick messages of a finished MCAP recording of
+/// [`FORMAT_VERSION`]; `file` names it in errors. A truncated or malformed
+/// file is an error, never a shorter recording.
+pub fn read_mcap(bytes: &[u8], file: &str) -> Result<Vec<RecordedTick>, TickFileError> {
+    let error = |message: String| TickFileError::whole(file, message);
     let malformed = |e: McapError| {
         error(format!(
             "not a complete MCAP recording ({e}); an unfinished recording can be salvaged with `mcap recover`"
         ))
     };
     mcap::read::footer(bytes).map_err(malformed)?;
+    let summary = mcap::Summary::read(bytes)
+        .map_err(malformed)?
+        .ok_or_else(|| malformed(McapError::UnexpectedEof))?;
+    if !summary.channels.values().any(|c| c.topic == TICK_TOPIC) {
+        return Err(error(format!(
+            "no `{TICK_TOPIC}` channel: not a hapticd tick recording"
+        )));
+    }
+    let version = summary
+        .metadata_indexes
+        .iter()
+        .find(|index| index.name == METADATA_NAME)
+        .map(|index| mcap::read::metadata(bytes, index).map_err(malformed))
+        .transpose()?
+        .filter(|metadata| metadata.metadata.get("format").map(String::as_str) == Some(FORMAT_NAME))
+        .and_then(|mut metadata| metadata.metadata.remove("version"));
+    match version {
+        Some(version) if version == FORMAT_VERSION.to_string() => {}
+        Some(version) => return Err(error(unsupported_version(&version))),
+        None => {
+            return Err(error(format!(
+                "no `{METADATA_NAME}` metadata with `format = {FORMAT_NAME}` and its version"
+            )))
+        }
+    }
     let mut ticks = Vec::new();
     let crcs = mcap::read::Options::ValidateChunkCrcs.into();
     for message in mcap::MessageStream::new_with_options(bytes, crcs).map_err(malformed)? {
@@ -358,19 +387,5 @@ pub fn read_mcap_ticks(bytes: &[u8], file: &str) -> Result<Vec<RecordedTick>, Ti
         })?;
         ticks.push(RecordedTick::from(&tick));
     }
-    if ticks.is_empty() && !has_tick_channel(bytes) {
-        return Err(error(format!(
-            "no `{TICK_TOPIC}` channel: not a hapticd tick recording"
-        )));
-    }
     Ok(ticks)
-}
-
-/// Whether the summary of a finished MCAP lists the tick channel (a
-/// recording of no ticks still has it).
-fn has_tick_channel(bytes: &[u8]) -> bool {
-    matches!(
-        mcap::Summary::read(bytes),
-        Ok(Some(summary)) if summary.channels.values().any(|c| c.topic == TICK_TOPIC)
-    )
 }
