@@ -27,15 +27,11 @@ mod validate;
 
 pub use locate::Location;
 pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters};
-pub use physics::{
-    ContactModelName, Controller, DampingModeName, IntegratorName, JointConfig, JointKindName,
-    Physics, Pid, PidPointsName,
-};
+pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    DeviceConfig, DeviceKind, EmulatorSettings, Friction, Gradient, Material, ObjectConfig,
-    ObjectRole, Rendering, ServerSettings, Shape, Solver, Telemetry, Thread, Threads,
-    DEFAULT_DENSITY_KG_M3,
+    DeviceConfig, DeviceKind, EmulatorSettings, Material, ObjectConfig, ObjectRole, Rendering,
+    ServerSettings, Shape, Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
 };
 
 use locate::FieldSpans;

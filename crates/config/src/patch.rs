@@ -2,8 +2,9 @@
 //! file's `[materials]` and `[rendering]`, with the file's field names,
 //! applied to a copy of the scene and validated as a config file is.
 
-use crate::schema::{ConfigFile, Friction, Gradient, Material, Rendering, Solver};
+use crate::schema::{ConfigFile, Material, Rendering};
 use crate::{ConfigError, Scene, ServoScene};
+use haptic_schema::rendering::{Friction, GradientModel, SolverChoice};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -76,11 +77,11 @@ rendering_fields_patch! {
     pyramid_sides: usize,
     stiffness_scaling_contacts: f64,
     anti_stickiness: bool,
-    gradient: Gradient,
+    gradient: GradientModel,
     friction: Friction,
     pre_sliding_displacement_m: f64,
     friction_spring_stiffness_n_per_m: f64,
-    solver: Solver,
+    solver: SolverChoice,
 }
 
 impl Scene {

@@ -9,10 +9,9 @@ use crate::schema::ConfigFile;
 use crate::validate::{fail, finite, Check, Invalid};
 use haptic_contact::StiffnessScaling;
 use haptic_physics::joints::{Joint, JointError, PdController};
-use haptic_physics::pid::{PidParameters, PidPoints};
-use haptic_physics::{
-    ContactModel, ContactParameters, DampingMode, Integrator, RigidBody, WorldParameters,
-};
+use haptic_physics::pid::PidParameters;
+use haptic_physics::{ContactParameters, RigidBody, WorldParameters};
+use haptic_schema::physics::{ContactModel, DampingMode, Integrator, PidPoints};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use serde::Deserialize;
 
@@ -26,11 +25,11 @@ pub struct Physics {
     /// Default `semi_implicit`: backward Euler with the exact contact
     /// gradients (eqs 5, 15–18), stable at stiff contact;
     /// `symplectic_euler` (forces explicit) and `rk4` for comparison.
-    pub integrator: IntegratorName,
+    pub integrator: Integrator,
     /// Default `implicit_penalty`: penalty springs with exact gradients,
     /// damping and anchor-spring friction (§4); `pid_penalty`: Drumwright's
     /// PID penalty resting contact with impulses at impact.
-    pub contact_model: ContactModelName,
+    pub contact_model: ContactModel,
     /// Penalty stiffness `k` per finest-level shell point (N/m), eq 19.
     /// Default 2×10⁴ N/m.
     pub contact_stiffness_n_per_m: f64,
@@ -40,7 +39,7 @@ pub struct Physics {
     /// Default `normal`: damping of the rate of penetration only, along
     /// the field's gradient, sliding left to Coulomb friction; `full`: the
     /// whole relative velocity, as §4.2 (drags sliding bodies too).
-    pub damping_mode: DampingModeName,
+    pub damping_mode: DampingMode,
     /// `N0` of eq 77, per body pair: above `N0` contacts the stiffness is
     /// scaled by `N0/N`. Default `inf`, no scaling.
     pub stiffness_scaling_contacts: f64,
@@ -68,52 +67,17 @@ pub struct Physics {
     pub pid: Pid,
 }
 
-/// [`Integrator`] in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum IntegratorName {
-    SemiImplicit,
-    SymplecticEuler,
-    Rk4,
-}
-
-/// [`ContactModel`] in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ContactModelName {
-    ImplicitPenalty,
-    PidPenalty,
-}
-
-/// [`DampingMode`] in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DampingModeName {
-    Normal,
-    Full,
-}
-
 impl Default for Physics {
     fn default() -> Self {
         let p = WorldParameters::default();
         let c = p.contact;
         Self {
             gravity_m_s2: p.gravity.into(),
-            integrator: match p.integrator {
-                Integrator::SemiImplicit => IntegratorName::SemiImplicit,
-                Integrator::SymplecticEuler => IntegratorName::SymplecticEuler,
-                Integrator::Rk4 => IntegratorName::Rk4,
-            },
-            contact_model: match p.contact_model {
-                ContactModel::ImplicitPenalty => ContactModelName::ImplicitPenalty,
-                ContactModel::PidPenalty => ContactModelName::PidPenalty,
-            },
+            integrator: p.integrator,
+            contact_model: p.contact_model,
             contact_stiffness_n_per_m: c.stiffness,
             contact_damping_n_s_per_m: c.damping,
-            damping_mode: match c.damping_mode {
-                DampingMode::Normal => DampingModeName::Normal,
-                DampingMode::Full => DampingModeName::Full,
-            },
+            damping_mode: c.damping_mode,
             stiffness_scaling_contacts: c.scaling.reference_contacts,
             friction_stiffness_n_per_m: c.friction_stiffness,
             detection_margin_m: c.detection_margin,
@@ -130,22 +94,12 @@ impl Physics {
     pub fn world_parameters(&self) -> WorldParameters {
         WorldParameters {
             gravity: Vector3::from(self.gravity_m_s2),
-            integrator: match self.integrator {
-                IntegratorName::SemiImplicit => Integrator::SemiImplicit,
-                IntegratorName::SymplecticEuler => Integrator::SymplecticEuler,
-                IntegratorName::Rk4 => Integrator::Rk4,
-            },
-            contact_model: match self.contact_model {
-                ContactModelName::ImplicitPenalty => ContactModel::ImplicitPenalty,
-                ContactModelName::PidPenalty => ContactModel::PidPenalty,
-            },
+            integrator: self.integrator,
+            contact_model: self.contact_model,
             contact: ContactParameters {
                 stiffness: self.contact_stiffness_n_per_m,
                 damping: self.contact_damping_n_s_per_m,
-                damping_mode: match self.damping_mode {
-                    DampingModeName::Normal => DampingMode::Normal,
-                    DampingModeName::Full => DampingMode::Full,
-                },
+                damping_mode: self.damping_mode,
                 scaling: StiffnessScaling {
                     reference_contacts: self.stiffness_scaling_contacts,
                 },
@@ -441,15 +395,7 @@ pub struct Pid {
     /// Default `bottom_of_volume`: the points of the bottom of the volume
     /// of penetration (§III-A); `deepest`: the deepest point alone, the
     /// traditional penalty method the paper compares against.
-    pub points: PidPointsName,
-}
-
-/// [`PidPoints`] in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum PidPointsName {
-    BottomOfVolume,
-    Deepest,
+    pub points: PidPoints,
 }
 
 impl From<PidParameters> for Pid {
@@ -462,10 +408,7 @@ impl From<PidParameters> for Pid {
             restitution: p.restitution,
             impact_velocity_m_per_s: p.impact_velocity,
             friction_coefficient: p.friction,
-            points: match p.points {
-                PidPoints::BottomOfVolume => PidPointsName::BottomOfVolume,
-                PidPoints::Deepest => PidPointsName::Deepest,
-            },
+            points: p.points,
         }
     }
 }
@@ -486,10 +429,7 @@ impl Pid {
             restitution: self.restitution,
             impact_velocity: self.impact_velocity_m_per_s,
             friction: self.friction_coefficient,
-            points: match self.points {
-                PidPointsName::BottomOfVolume => PidPoints::BottomOfVolume,
-                PidPointsName::Deepest => PidPoints::Deepest,
-            },
+            points: self.points,
         }
     }
 

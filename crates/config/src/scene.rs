@@ -3,16 +3,17 @@
 
 use crate::physics::{JointConfig, Physics};
 use crate::schema::{
-    ConfigFile, DeviceConfig, DeviceKind, Friction, Gradient, Material, ObjectConfig, Rendering,
-    ServerSettings, Solver, Telemetry, Threads,
+    ConfigFile, DeviceConfig, DeviceKind, Material, ObjectConfig, Rendering, ServerSettings,
+    Telemetry, Threads,
 };
 use crate::validate::{self, Invalid};
 use crate::ConfigError;
-use haptic_contact::{GradientModel, PenaltyParameters, StiffnessScaling, VirtualCoupling};
+use haptic_contact::{PenaltyParameters, StiffnessScaling, VirtualCoupling};
 use haptic_devices::ServoRate;
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
-use haptic_render::{FrictionModel, MassProperties, RenderParameters, SolverChoice};
+use haptic_render::{FrictionModel, MassProperties, RenderParameters};
+use haptic_schema::rendering::{Friction, SolverChoice};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -264,10 +265,7 @@ impl Scene {
                 rotational_stiffness: r.coupling_torsional_stiffness_n_m_per_rad,
             },
             mass: tool_mass,
-            gradient: match r.gradient {
-                Gradient::Exact => GradientModel::Exact,
-                Gradient::NormalDirection => GradientModel::NormalDirection,
-            },
+            gradient: r.gradient,
             pyramid_sides: r.pyramid_sides,
             static_damping: r.static_damping,
             anti_stickiness: r.anti_stickiness,
@@ -280,10 +278,7 @@ impl Scene {
                     stiffness: r.friction_spring_stiffness_n_per_m,
                 },
             },
-            solver: match r.solver {
-                Solver::Fast => SolverChoice::Fast,
-                Solver::Reference => SolverChoice::Reference,
-            },
+            solver: r.solver,
             budget: defaults.budget,
         }
     }
@@ -298,8 +293,8 @@ impl ServoScene {
     /// `scene`, unless its solver cannot run in the servo.
     pub fn new(scene: Scene) -> Result<ServoScene, ConfigError> {
         match scene.rendering().solver {
-            Solver::Fast => Ok(ServoScene(scene)),
-            Solver::Reference => Err(ConfigError {
+            SolverChoice::Fast => Ok(ServoScene(scene)),
+            SolverChoice::Reference => Err(ConfigError {
                 file: scene.name.clone(),
                 at: None,
                 field: Some("rendering.solver".into()),

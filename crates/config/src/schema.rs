@@ -12,6 +12,7 @@ use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
+use haptic_schema::rendering::{Friction, GradientModel, SolverChoice};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -371,7 +372,7 @@ pub struct Rendering {
     /// against sticking to surfaces being left.
     pub anti_stickiness: bool,
     /// Default `exact`: the true gradient, stable at larger stiffness.
-    pub gradient: Gradient,
+    pub gradient: GradientModel,
     /// Default `pre_sliding`: static friction with bounded pre-sliding,
     /// which renders Coulomb's breakaway on real contact
     /// (docs/rendering.md). `static_lp` is Zhao et al.'s LP as stated,
@@ -385,7 +386,7 @@ pub struct Rendering {
     /// 200 N/m, the default contact stiffness.
     pub friction_spring_stiffness_n_per_m: f64,
     /// Default `fast`: allocation-free, for the servo loop.
-    pub solver: Solver,
+    pub solver: SolverChoice,
 }
 
 impl Default for Rendering {
@@ -398,38 +399,13 @@ impl Default for Rendering {
             pyramid_sides: p.pyramid_sides,
             stiffness_scaling_contacts: p.penalty.scaling.reference_contacts,
             anti_stickiness: p.anti_stickiness,
-            gradient: Gradient::Exact,
+            gradient: GradientModel::Exact,
             friction: Friction::PreSliding,
             pre_sliding_displacement_m: PreSlidingParameters::default().displacement,
             friction_spring_stiffness_n_per_m: default_contact_stiffness(),
-            solver: Solver::Fast,
+            solver: SolverChoice::Fast,
         }
     }
-}
-
-/// [`GradientModel`](haptic_contact::GradientModel) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Gradient {
-    Exact,
-    NormalDirection,
-}
-
-/// How friction enters the cycle ([`FrictionModel`](haptic_render::FrictionModel)).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Friction {
-    PreSliding,
-    StaticLp,
-    YamaneSprings,
-}
-
-/// [`SolverChoice`](haptic_render::SolverChoice) in a config.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Solver {
-    Fast,
-    Reference,
 }
 
 /// The input device and how its workspace maps into the scene.

@@ -1,8 +1,8 @@
 use super::*;
-use crate::schema::Solver;
 use crate::validate::MAX_PYRAMID_SIDES;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
+use haptic_schema::rendering::{Friction, GradientModel, SolverChoice};
 use nalgebra::{Matrix3, Vector3};
 use std::path::Path;
 
@@ -572,11 +572,11 @@ fn overrides_apply_before_validation() {
 #[test]
 fn the_servo_refuses_the_reference_solver() {
     let servo = ServoScene::new(parse(MINIMAL).unwrap()).unwrap();
-    assert_eq!(servo.rendering().solver, Solver::Fast);
+    assert_eq!(servo.rendering().solver, SolverChoice::Fast);
     // Replay and scenarios may use it.
     let text = format!("{MINIMAL}\n[rendering]\nsolver = \"reference\"\n");
     let scene = parse(&text).unwrap();
-    assert_eq!(scene.rendering().solver, Solver::Reference);
+    assert_eq!(scene.rendering().solver, SolverChoice::Reference);
     let e = ServoScene::new(scene).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("rendering.solver"));
     assert!(e.message.contains("allocates in every tick"), "{e}");
@@ -756,7 +756,10 @@ fn a_refused_patch_names_the_field_and_changes_nothing() {
     }
     // Replay and scenarios may patch to the reference solver.
     let reference = Scene::patched(&scene, &patch(r#"{"rendering": {"solver": "reference"}}"#));
-    assert_eq!(reference.unwrap().rendering().solver, Solver::Reference);
+    assert_eq!(
+        reference.unwrap().rendering().solver,
+        SolverChoice::Reference
+    );
 }
 
 #[test]
@@ -779,7 +782,7 @@ fn patches_refuse_unknown_fields_and_use_the_file_s_names() {
     assert_eq!(tunable["materials"]["wood"]["friction_coefficient"], 0.5);
     // Every tunable field is patchable under the same name.
     let everything: RenderingPatch = serde_json::from_value(tunable).unwrap();
-    assert_eq!(everything.rendering.gradient, Some(Gradient::Exact));
+    assert_eq!(everything.rendering.gradient, Some(GradientModel::Exact));
     assert_eq!(
         scene.patched(&everything).unwrap().tunable(),
         scene.tunable()

@@ -25,16 +25,7 @@ use haptic_core::{skew, Matrix6};
 
 use nalgebra::Matrix3;
 
-/// Which contact gradient to assemble.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum GradientModel {
-    /// The true field gradient and, in role A, the rotating normals
-    /// (Xu, Zhao & Barbič §4.1).
-    #[default]
-    Exact,
-    /// Zhao et al. eqs 2–3: `∂d/∂x ≈ N`, normals held fixed.
-    NormalDirection,
-}
+pub use haptic_schema::rendering::GradientModel;
 
 /// `∂(F, τ)/∂(x, θ)` of one contact's wrench.
 pub fn contact_stiffness(contact: &PenaltyContact, model: GradientModel) -> Matrix6 {

@@ -6,31 +6,7 @@ use crate::pid::PidParameters;
 use crate::ParameterError;
 use nalgebra::Vector3;
 
-/// How the world advances a step.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Integrator {
-    /// Xu, Zhao & Barbič's semi-implicit backward Euler with the exact
-    /// contact gradients (eqs 5, 15–18).
-    #[default]
-    SemiImplicit,
-    /// Forces explicit, velocities first: `v += h M⁻¹ F`, then the pose.
-    SymplecticEuler,
-    /// Classical fourth-order Runge–Kutta on `(x, R, v, L)`, forces
-    /// (contacts included) evaluated at each stage; friction anchors are
-    /// stepped once per step.
-    Rk4,
-}
-
-/// The resting-contact model between bodies.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ContactModel {
-    /// Penalty springs with exact gradients, damping and anchor friction
-    /// (Xu, Zhao & Barbič §4).
-    #[default]
-    ImplicitPenalty,
-    /// Drumwright's PID penalty with impulses at impact.
-    PidPenalty,
-}
+pub use haptic_schema::physics::{ContactModel, Integrator};
 
 /// The world's parameters.
 #[derive(Clone, Copy, Debug, PartialEq)]

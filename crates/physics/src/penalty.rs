@@ -35,17 +35,7 @@ use haptic_contact::StiffnessScaling;
 use haptic_core::{skew, Matrix6, Vector6};
 use nalgebra::{Matrix3, SMatrix, Vector3};
 
-/// What contact damping acts on.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum DampingMode {
-    /// The rate of penetration `ḋ`, along the field's gradient: sliding is
-    /// left to Coulomb friction.
-    #[default]
-    Normal,
-    /// The whole relative velocity, as Xu, Zhao & Barbič §4.2 (adds viscous
-    /// drag to sliding).
-    Full,
-}
+pub use haptic_schema::physics::DampingMode;
 
 /// Penalty contact parameters between bodies.
 #[derive(Clone, Copy, Debug, PartialEq)]

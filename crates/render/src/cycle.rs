@@ -44,19 +44,7 @@ pub enum FrictionModel {
     },
 }
 
-/// Which solver decides static friction.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum SolverChoice {
-    /// [`FastPreSlidingSolver`] or [`FastStaticFrictionSolver`]:
-    /// allocation-free, microseconds.
-    #[default]
-    Fast,
-    /// `ReferencePreSlidingSolver` or `ReferenceLpSolver` (clarabel):
-    /// allocates, for cross-checks. Built with the feature `reference`;
-    /// without it [`RenderingCycle::new`] fails with
-    /// [`RenderError::ReferenceNotBuilt`].
-    Reference,
-}
+pub use haptic_schema::rendering::SolverChoice;
 
 /// Rendering parameters. The defaults suit objects of a few centimetres
 /// rendered at 1 kHz; `μ` is per environment object

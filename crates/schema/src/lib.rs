@@ -4,3 +4,6 @@
 //! its serde and OpenAPI form; the engine crates that own a concept use and
 //! re-export its one definition, and crates that only speak the vocabulary
 //! (the control API) depend on this crate alone.
+
+pub mod physics;
+pub mod rendering;

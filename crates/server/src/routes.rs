@@ -468,7 +468,8 @@ impl Modify for CommonReplies {
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
                        HelloObject, ClientMessage, haptic_config::MaterialPatch, haptic_config::RenderingFieldsPatch,
-                       haptic_config::Gradient, haptic_config::Friction, haptic_config::Solver)),
+                       haptic_schema::rendering::GradientModel, haptic_schema::rendering::Friction,
+                       haptic_schema::rendering::SolverChoice)),
     modifiers(&BearerToken, &CommonReplies),
     // The token is required only when `server.token` is set.
     security((), ("bearer" = [])),

@@ -3,18 +3,7 @@
 
 use crate::ParameterError;
 
-/// Which of a pair's penetrating points carry the restoring forces.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum PidPoints {
-    /// Every point on the bottom of the volume of penetration (§III-A),
-    /// the deepest point alone when none is (a shell deeper than the
-    /// field's medial surface, where the gradient turns).
-    #[default]
-    BottomOfVolume,
-    /// The deepest point alone: the traditional penalty method the paper
-    /// compares against (§I, Fig. 1; §IV).
-    Deepest,
-}
+pub use haptic_schema::physics::PidPoints;
 
 /// Parameters of the PID penalty model. §III-C scales the gains by the
 /// pair's mass `m_a + m_b`; here they are per kilogram of its reduced mass
