@@ -25,13 +25,16 @@ mod scene;
 mod schema;
 mod validate;
 
+pub use haptic_schema::patch::{
+    MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters,
+};
+pub use haptic_schema::rendering::{Material, Rendering};
 pub use locate::Location;
-pub use patch::{MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters};
 pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    DeviceConfig, DeviceKind, EmulatorSettings, Material, ObjectConfig, ObjectRole, Rendering,
-    ServerSettings, Shape, Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
+    DeviceConfig, DeviceKind, EmulatorSettings, ObjectConfig, ObjectRole, ServerSettings, Shape,
+    Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
 };
 
 use locate::FieldSpans;

@@ -3,8 +3,7 @@
 
 use crate::physics::{JointConfig, Physics};
 use crate::schema::{
-    ConfigFile, DeviceConfig, DeviceKind, Material, ObjectConfig, Rendering, ServerSettings,
-    Telemetry, Threads,
+    ConfigFile, DeviceConfig, DeviceKind, ObjectConfig, ServerSettings, Telemetry, Threads,
 };
 use crate::validate::{self, Invalid};
 use crate::ConfigError;
@@ -13,7 +12,7 @@ use haptic_devices::ServoRate;
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
 use haptic_render::{FrictionModel, MassProperties, RenderParameters};
-use haptic_schema::rendering::{Friction, SolverChoice};
+use haptic_schema::rendering::{Friction, Material, Rendering, SolverChoice};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

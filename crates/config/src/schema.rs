@@ -3,7 +3,6 @@
 
 use crate::physics::{JointConfig, Physics};
 use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
-use haptic_friction::PreSlidingParameters;
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
@@ -12,13 +11,12 @@ use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
-use haptic_schema::rendering::{Friction, GradientModel, SolverChoice};
+use haptic_schema::rendering::{Material, Rendering};
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use utoipa::ToSchema;
 
 /// A whole configuration file as written, before validation.
 #[derive(Clone, Debug, Deserialize)]
@@ -315,96 +313,6 @@ impl ObjectConfig {
             Translation3::from(Vector3::from(self.position_m)),
             UnitQuaternion::from_scaled_axis(Vector3::from(self.rotation_rad)),
         )
-    }
-}
-
-/// Contact properties between the tool and a static object.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields)]
-pub struct Material {
-    /// Coulomb `μ ≥ 0` (dimensionless). Default 0.5, Zhao et al. §5.4's value.
-    #[serde(default = "default_mu")]
-    pub friction_coefficient: f64,
-    /// Penalty stiffness `k_n` per shell point (N/m). Default 200 N/m, the
-    /// renderer's default for centimetre-sized objects at 1 kHz. The
-    /// renderer has one `k_n`: every material in contact must agree.
-    #[serde(default = "default_contact_stiffness")]
-    pub contact_stiffness_n_per_m: f64,
-}
-
-fn default_mu() -> f64 {
-    0.5
-}
-
-fn default_contact_stiffness() -> f64 {
-    200.0
-}
-
-impl Default for Material {
-    fn default() -> Self {
-        Self {
-            friction_coefficient: default_mu(),
-            contact_stiffness_n_per_m: default_contact_stiffness(),
-        }
-    }
-}
-
-/// Rendering parameters (Zhao et al. §3–§4.2). The defaults are
-/// [`RenderParameters::default`]'s, which suit objects of a few
-/// centimetres at 1 kHz.
-#[derive(Clone, Copy, Debug, PartialEq, Deserialize, Serialize, ToSchema)]
-#[serde(deny_unknown_fields, default)]
-pub struct Rendering {
-    /// `k_vc` (N/m). Default 1,000 N/m, within desk-top devices' stable range.
-    pub coupling_stiffness_n_per_m: f64,
-    /// `k_vc,tor` (N·m/rad). Default 1 N·m/rad.
-    pub coupling_torsional_stiffness_n_m_per_rad: f64,
-    /// Static damping `α ∈ [0, 1)` (§4.2, dimensionless). Default 0.6, the
-    /// paper's value.
-    pub static_damping: f64,
-    /// `ℓ ≥ 3`, sides of the friction pyramid (eq 13). Default 8 (§5.1).
-    pub pyramid_sides: usize,
-    /// Stiffness scaling `N0` (contacts; Xu et al. eq 77); `inf` disables
-    /// it. Default 40, so at most 40 `k_n` in total.
-    pub stiffness_scaling_contacts: f64,
-    /// Drop separating contacts from friction (§4.1; with `pre_sliding`,
-    /// contacts the frictionless step carries out of contact). Default on,
-    /// against sticking to surfaces being left.
-    pub anti_stickiness: bool,
-    /// Default `exact`: the true gradient, stable at larger stiffness.
-    pub gradient: GradientModel,
-    /// Default `pre_sliding`: static friction with bounded pre-sliding,
-    /// which renders Coulomb's breakaway on real contact
-    /// (docs/rendering.md). `static_lp` is Zhao et al.'s LP as stated,
-    /// `yamane_springs` the baseline it improves on.
-    pub friction: Friction,
-    /// `ε` of `friction = "pre_sliding"` (m): the load-weighted RMS slip of
-    /// the contacts from where they stuck that static friction allows.
-    /// Default 5 µm.
-    pub pre_sliding_displacement_m: f64,
-    /// `k_f` per contact of `friction = "yamane_springs"` (N/m). Default
-    /// 200 N/m, the default contact stiffness.
-    pub friction_spring_stiffness_n_per_m: f64,
-    /// Default `fast`: allocation-free, for the servo loop.
-    pub solver: SolverChoice,
-}
-
-impl Default for Rendering {
-    fn default() -> Self {
-        let p = RenderParameters::default();
-        Self {
-            coupling_stiffness_n_per_m: p.coupling.translational_stiffness,
-            coupling_torsional_stiffness_n_m_per_rad: p.coupling.rotational_stiffness,
-            static_damping: p.static_damping,
-            pyramid_sides: p.pyramid_sides,
-            stiffness_scaling_contacts: p.penalty.scaling.reference_contacts,
-            anti_stickiness: p.anti_stickiness,
-            gradient: GradientModel::Exact,
-            friction: Friction::PreSliding,
-            pre_sliding_displacement_m: PreSlidingParameters::default().displacement,
-            friction_spring_stiffness_n_per_m: default_contact_stiffness(),
-            solver: SolverChoice::Fast,
-        }
     }
 }
 

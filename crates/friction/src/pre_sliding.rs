@@ -74,7 +74,8 @@ pub struct PreSlidingParameters {
 impl Default for PreSlidingParameters {
     fn default() -> Self {
         Self {
-            displacement: 5e-6,
+            // `[rendering].pre_sliding_displacement_m`'s default.
+            displacement: haptic_schema::rendering::DEFAULT_PRE_SLIDING_DISPLACEMENT_M,
             tolerance: 1e-9,
             max_iterations: 200,
         }

@@ -78,26 +78,28 @@ pub struct RenderParameters {
 }
 
 impl Default for RenderParameters {
+    /// `[rendering]`'s and `[materials]`'s defaults ([`haptic_schema::rendering`]).
     fn default() -> Self {
+        use haptic_schema::rendering as defaults;
         let (mass, side) = (0.1, 0.05);
         Self {
             penalty: PenaltyParameters {
-                stiffness: 200.0,
+                stiffness: defaults::DEFAULT_CONTACT_STIFFNESS_N_PER_M,
                 scaling: StiffnessScaling {
-                    reference_contacts: 40.0,
+                    reference_contacts: defaults::DEFAULT_STIFFNESS_SCALING_CONTACTS,
                 },
             },
             coupling: VirtualCoupling {
-                translational_stiffness: 1000.0,
-                rotational_stiffness: 1.0,
+                translational_stiffness: defaults::DEFAULT_COUPLING_STIFFNESS_N_PER_M,
+                rotational_stiffness: defaults::DEFAULT_COUPLING_TORSIONAL_STIFFNESS_N_M_PER_RAD,
             },
             mass: MassProperties {
                 mass,
                 body_inertia: Matrix3::identity() * (mass * side * side / 6.0),
             },
             gradient: GradientModel::Exact,
-            pyramid_sides: 8,
-            static_damping: 0.6,
+            pyramid_sides: defaults::DEFAULT_PYRAMID_SIDES,
+            static_damping: defaults::DEFAULT_STATIC_DAMPING,
             anti_stickiness: true,
             friction: FrictionModel::PreSliding {
                 displacement: PreSlidingParameters::default().displacement,

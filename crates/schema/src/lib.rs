@@ -5,5 +5,6 @@
 //! re-export its one definition, and crates that only speak the vocabulary
 //! (the control API) depend on this crate alone.
 
+pub mod patch;
 pub mod physics;
 pub mod rendering;

@@ -3,7 +3,7 @@
 
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
-use haptic_config::{RenderingPatch, TunableParameters};
+use haptic_schema::patch::{RenderingPatch, TunableParameters};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;

@@ -17,7 +17,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::{Extension, Router};
-use haptic_config::RenderingPatch;
+use haptic_schema::patch::RenderingPatch;
 use serde::{de::DeserializeOwned, Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -467,7 +467,7 @@ impl Modify for CommonReplies {
     components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
-                       HelloObject, ClientMessage, haptic_config::MaterialPatch, haptic_config::RenderingFieldsPatch,
+                       HelloObject, ClientMessage, haptic_schema::patch::MaterialPatch, haptic_schema::patch::RenderingFieldsPatch,
                        haptic_schema::rendering::GradientModel, haptic_schema::rendering::Friction,
                        haptic_schema::rendering::SolverChoice)),
     modifiers(&BearerToken, &CommonReplies),

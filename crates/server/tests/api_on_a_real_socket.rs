@@ -3,7 +3,8 @@
 //! malformed and slow clients.
 
 use futures_util::{SinkExt, StreamExt};
-use haptic_config::{Rendering, RenderingPatch, TunableParameters};
+use haptic_schema::patch::{RenderingPatch, TunableParameters};
+use haptic_schema::rendering::Rendering;
 use haptic_server::{
     ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloObject, Mesh, Parameters,
     Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig, StartError, Status, StreamHub,
