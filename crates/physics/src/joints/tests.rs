@@ -7,9 +7,11 @@ use super::*;
 use crate::body::Motion;
 use crate::forces::{ConstraintRow, Forces};
 use haptic_core::displaced;
-use haptic_core::{Matrix6, Vector6};
+use haptic_testkit::jacobian_check::{
+    central_differences, compare, pose_central_differences, Tolerance,
+};
 use nalgebra::Matrix3;
-use nalgebra::{DMatrix, Isometry3, Translation3};
+use nalgebra::{DMatrix, DVector, Isometry3, Translation3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -74,12 +76,27 @@ pub(crate) fn rows(joint: &Joint, bodies: &[RigidBody]) -> Vec<ConstraintRow> {
     out
 }
 
-/// Bodies with coordinate `k` of `(x_0, θ_0, x_1, θ_1)` displaced by `h`.
-fn displaced_bodies(bodies: &[RigidBody], k: usize, h: f64) -> Vec<RigidBody> {
+/// The bodies' poses, for [`pose_central_differences`].
+fn poses(bodies: &[RigidBody]) -> Vec<Isometry3<f64>> {
+    bodies.iter().map(|b| b.pose).collect()
+}
+
+/// `bodies` moved to `poses`.
+fn at_poses(bodies: &[RigidBody], poses: &[Isometry3<f64>]) -> Vec<RigidBody> {
     let mut moved = bodies.to_vec();
-    let mut step = Vector6::zeros();
-    step[k % 6] = h;
-    moved[k / 6].pose = displaced(&moved[k / 6].pose, &step);
+    for (body, pose) in moved.iter_mut().zip(poses) {
+        body.pose = *pose;
+    }
+    moved
+}
+
+/// `bodies` with `(v_0, ω_0, v_1, ω_1)` increased by `increment`.
+fn kicked(bodies: &[RigidBody], increment: &DVector<f64>) -> Vec<RigidBody> {
+    let mut moved = bodies.to_vec();
+    for (j, body) in moved.iter_mut().enumerate() {
+        body.velocity += increment.fixed_rows::<3>(6 * j);
+        body.angular_velocity += increment.fixed_rows::<3>(6 * j + 3);
+    }
     moved
 }
 
@@ -90,14 +107,18 @@ pub(crate) fn constraint_rate(row: &ConstraintRow, bodies: &[RigidBody]) -> f64 
         + row.b.map_or(0.0, |b| row.jacobian_b.dot(&u(&bodies[b])))
 }
 
-fn analytic(row: &ConstraintRow, body: usize, k: usize) -> f64 {
-    if body == row.a {
-        row.jacobian_a[k]
-    } else if Some(body) == row.b {
-        row.jacobian_b[k]
-    } else {
-        0.0
-    }
+/// `∂C/∂(q_0, q_1)` of `rows`, one row each.
+fn analytic(rows: &[ConstraintRow]) -> DMatrix<f64> {
+    DMatrix::from_fn(rows.len(), 12, |i, k| {
+        let (row, body) = (&rows[i], k / 6);
+        if body == row.a {
+            row.jacobian_a[k % 6]
+        } else if Some(body) == row.b {
+            row.jacobian_b[k % 6]
+        } else {
+            0.0
+        }
+    })
 }
 
 #[test]
@@ -161,21 +182,22 @@ fn jacobians_match_finite_differences_of_the_constraints() {
         let (mut bodies, joints) = assembly(&mut rng);
         scramble(&mut rng, &mut bodies);
         for joint in &joints {
-            let base = rows(joint, &bodies);
-            for k in 0..12 {
-                let plus = rows(joint, &displaced_bodies(&bodies, k, h));
-                let minus = rows(joint, &displaced_bodies(&bodies, k, -h));
-                for (i, row) in base.iter().enumerate() {
-                    let fd = (plus[i].value - minus[i].value) / (2.0 * h);
-                    let error = (fd - analytic(row, k / 6, k % 6)).abs();
-                    assert!(
-                        error < 1e-7,
-                        "{} row {i} coordinate {k}: {error:e}",
-                        joint.name
-                    );
-                    worst = worst.max(error);
-                }
-            }
+            let fd = pose_central_differences(&poses(&bodies), h, h, |moved| {
+                let values = rows(joint, &at_poses(&bodies, moved));
+                Some(DVector::from_iterator(
+                    values.len(),
+                    values.iter().map(|r| r.value),
+                ))
+            })
+            .unwrap();
+            let comparison = compare(
+                &analytic(&rows(joint, &bodies)),
+                &fd,
+                (1, 1),
+                Tolerance::Absolute(1e-7),
+            );
+            comparison.assert_passes(&joint.name);
+            worst = worst.max(comparison.worst().error);
         }
     }
     eprintln!("worst |∂C/∂q − finite difference| = {worst:.1e}");
@@ -201,23 +223,29 @@ fn velocity_products_match_the_second_derivative_along_free_motion() {
         scramble(&mut rng, &mut bodies);
         for joint in &joints {
             let base = rows(joint, &bodies);
+            // Ċ is the derivative of C along the motion.
+            let fd = central_differences(&[h], |t| {
+                Some(DVector::from_vec(values_at(joint, &bodies, t[0])))
+            })
+            .unwrap();
+            let rate = DMatrix::from_iterator(
+                base.len(),
+                1,
+                base.iter().map(|row| constraint_rate(row, &bodies)),
+            );
+            let comparison = compare(&rate, &fd, (1, 1), Tolerance::Absolute(1e-6));
+            comparison.assert_passes(&format!("{}: Ċ", joint.name));
+            worst_rate = worst_rate.max(comparison.worst().error);
+            // C̈ by the second central difference.
             let (plus, minus) = (values_at(joint, &bodies, h), values_at(joint, &bodies, -h));
             for (i, row) in base.iter().enumerate() {
-                let rate = (plus[i] - minus[i]) / (2.0 * h);
                 let second = (plus[i] - 2.0 * row.value + minus[i]) / (h * h);
-                let rate_error = (rate - constraint_rate(row, &bodies)).abs();
                 let product_error = (second - row.velocity_product).abs();
-                assert!(
-                    rate_error < 1e-6,
-                    "{} row {i}: Ċ off by {rate_error:e}",
-                    joint.name
-                );
                 assert!(
                     product_error < 1e-5,
                     "{} row {i}: C̈ off by {product_error:e}",
                     joint.name
                 );
-                worst_rate = worst_rate.max(rate_error);
                 worst_product = worst_product.max(product_error);
             }
         }
@@ -275,42 +303,33 @@ fn controller_gradients_match_finite_differences_of_the_wrenches() {
                         < 1e-12
                 );
             }
+            let mixed = Tolerance::Mixed(1e-6);
             for on in 0..2 {
-                for by in 0..2 {
-                    let (mut position, mut velocity) = (Matrix6::zeros(), Matrix6::zeros());
-                    for g in forces.gradients.iter().filter(|g| g.on == on && g.by == by) {
-                        position += g.position;
-                        velocity += g.velocity;
-                    }
-                    for k in 0..6 {
-                        let q = 6 * by + k;
-                        let fd_position = (wrenches(&joint, &displaced_bodies(&bodies, q, h))
-                            .wrench[on]
-                            - wrenches(&joint, &displaced_bodies(&bodies, q, -h)).wrench[on])
-                            / (2.0 * h);
-                        let kicked = |s: f64| {
-                            let mut moved = bodies.clone();
-                            if k < 3 {
-                                moved[by].velocity[k] += s;
-                            } else {
-                                moved[by].angular_velocity[k - 3] += s;
-                            }
-                            wrenches(&joint, &moved).wrench[on]
-                        };
-                        let fd_velocity = (kicked(h) - kicked(-h)) / (2.0 * h);
-                        for (analytic, fd) in [
-                            (position.column(k), fd_position),
-                            (velocity.column(k), fd_velocity),
-                        ] {
-                            let error = (analytic - fd).norm() / (1.0 + fd.norm());
-                            assert!(
-                                error < 1e-6,
-                                "{} on {on} by {by} column {k}: {error:e}",
-                                joint.name
-                            );
-                            worst = worst.max(error);
-                        }
-                    }
+                let wrench_on = |moved: &[RigidBody]| {
+                    Some(DVector::from_column_slice(
+                        wrenches(&joint, moved).wrench[on].as_slice(),
+                    ))
+                };
+                let fd_position = pose_central_differences(&poses(&bodies), h, h, |moved| {
+                    wrench_on(&at_poses(&bodies, moved))
+                })
+                .unwrap();
+                let fd_velocity =
+                    central_differences(&[h; 12], |du| wrench_on(&kicked(&bodies, du))).unwrap();
+                let (mut position, mut velocity) = (DMatrix::zeros(6, 12), DMatrix::zeros(6, 12));
+                for g in forces.gradients.iter().filter(|g| g.on == on) {
+                    let mut block = position.fixed_view_mut::<6, 6>(0, 6 * g.by);
+                    block += g.position;
+                    let mut block = velocity.fixed_view_mut::<6, 6>(0, 6 * g.by);
+                    block += g.velocity;
+                }
+                for (what, analytic, fd) in [
+                    ("position", position, fd_position),
+                    ("velocity", velocity, fd_velocity),
+                ] {
+                    let comparison = compare(&analytic, &fd, (6, 1), mixed);
+                    comparison.assert_passes(&format!("{} on {on}, {what}", joint.name));
+                    worst = worst.max(comparison.worst().error);
                 }
             }
         }
