@@ -12,6 +12,8 @@ use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
 use haptic_schema::rendering::{Material, Rendering};
+/// What an object contributes to contact, in the protocol's vocabulary.
+pub use haptic_schema::ObjectRole;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -143,29 +145,6 @@ fn default_tree_levels() -> usize {
 /// The material an object uses when it names none; `[materials.default]`
 /// overrides it.
 pub(crate) const DEFAULT_MATERIAL: &str = "default";
-
-/// What an object contributes to contact (Xu, Zhao & Barbič §4.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ObjectRole {
-    /// Its point shell: the tool's shell in static fields, or a static
-    /// shell in the tool's field.
-    PointShell,
-    /// Its distance field.
-    Field,
-    /// Both, each against the other object's counterpart.
-    Both,
-}
-
-impl ObjectRole {
-    pub fn has_shell(self) -> bool {
-        matches!(self, Self::PointShell | Self::Both)
-    }
-
-    pub fn has_field(self) -> bool {
-        matches!(self, Self::Field | Self::Both)
-    }
-}
 
 /// Generated geometry, in metres, centred at the object's frame unless
 /// stated.

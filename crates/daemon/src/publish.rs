@@ -1,64 +1,26 @@
 //! What the daemon tells the control API and the stream about a scene and
-//! its ticks: the scene's description and display geometry, tick frames
-//! from tick records, and the names of states, verdicts and trips.
+//! its ticks: the scene's description and display geometry, and tick
+//! frames from tick records.
 
-use haptic_config::{ObjectRole, Scene};
-use haptic_devices::{SafetyState, TripCause};
+use haptic_config::Scene;
 use haptic_friction::FrictionState;
 use haptic_mesh::TriangleMesh;
+use haptic_render::FrictionVerdict;
+use haptic_schema::OrNotRendered;
 use haptic_server::{
     HelloObject, Mesh, Pose, SceneAnnouncement, SceneInfo, SceneObject, TickFrame,
 };
 use haptic_servo::TickRecord;
 use nalgebra::Isometry3;
 
-/// `free`, `sliding`, `static` or `not_rendered`.
-pub fn state_name(record: &TickRecord) -> &'static str {
-    match record.friction_state() {
-        Some(FrictionState::Free) => "free",
-        Some(FrictionState::Sliding) => "sliding",
-        Some(FrictionState::Static) => "static",
-        None => "not_rendered",
-    }
+/// What the tool did in the tick of `record`.
+pub fn state(record: &TickRecord) -> OrNotRendered<FrictionState> {
+    record.friction_state().into()
 }
 
-/// The friction verdict's name, or `not_rendered`.
-pub fn verdict_name(record: &TickRecord) -> &'static str {
-    record
-        .verdict
-        .map_or("not_rendered", |verdict| verdict.name())
-}
-
-/// A trip cause by the name the summary gives it.
-pub fn trip_name(cause: TripCause) -> &'static str {
-    match cause {
-        TripCause::Stale => "stale",
-        TripCause::SampleNotFinite => "sample_not_finite",
-        TripCause::RequestNotFinite => "request_not_finite",
-        TripCause::Overrun => "overrun",
-        TripCause::Disconnected => "disconnected",
-        TripCause::DeviceError => "device_error",
-        TripCause::Shutdown => "shutdown",
-    }
-}
-
-fn safety_name(state: SafetyState) -> &'static str {
-    match state {
-        SafetyState::Tripped => "tripped",
-        SafetyState::WaitingForSmallRequest => "waiting_for_small_request",
-        SafetyState::Ramping { .. } => "ramping",
-        SafetyState::Running => "normal",
-        SafetyState::ShuttingDown => "shutting_down",
-        SafetyState::Off => "off",
-    }
-}
-
-fn role_name(role: ObjectRole) -> &'static str {
-    match role {
-        ObjectRole::PointShell => "point_shell",
-        ObjectRole::Field => "field",
-        ObjectRole::Both => "both",
-    }
+/// What the friction stage decided in the tick of `record`.
+pub fn verdict(record: &TickRecord) -> OrNotRendered<FrictionVerdict> {
+    record.verdict.into()
 }
 
 pub fn pose(p: &Isometry3<f64>) -> Pose {
@@ -81,7 +43,7 @@ pub fn scene_info(scene: &Scene) -> SceneInfo {
             .map(|(index, object)| SceneObject {
                 index: index as u32,
                 name: object.name.clone(),
-                role: role_name(object.role).to_owned(),
+                role: object.role,
                 tool: object.tool,
                 movable: object.movable,
                 material: object.material_name().to_owned(),
@@ -103,7 +65,7 @@ pub fn announcement(scene: &Scene, meshes: &[TriangleMesh]) -> SceneAnnouncement
                 index: index as u32,
                 name: object.name.clone(),
                 tool: object.tool,
-                role: role_name(object.role).to_owned(),
+                role: object.role,
                 movable: object.movable,
                 vertices: mesh.vertices.len() as u32,
                 triangles: mesh.triangles.len() as u32,
@@ -143,9 +105,9 @@ pub fn fill_tick_frame(
     frame.rendered_force_n = record.rendered_force;
     frame.rendered_torque_n_m = record.rendered_torque;
     frame.contacts = record.contacts;
-    frame.state = state_name(record);
-    frame.verdict = verdict_name(record);
-    frame.safety_state = safety_name(record.safety_state);
+    frame.state = state(record);
+    frame.verdict = verdict(record);
+    frame.safety_state = record.safety_state;
     frame.clutched = record.clutched;
     frame.compute_us = record.compute_ns() as f64 / 1e3;
     frame.wake_latency_us = record.wake_latency_ns as f64 / 1e3;

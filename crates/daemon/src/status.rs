@@ -1,5 +1,7 @@
 //! The live one-line status drawn on a terminal while the daemon runs.
 
+use haptic_render::FrictionVerdict;
+use haptic_schema::OrNotRendered;
 use std::io::{IsTerminal, Write};
 use std::time::Duration;
 
@@ -14,10 +16,8 @@ pub struct StatusSnapshot {
     pub contacts: u32,
     /// Force written to the device (N).
     pub force: f64,
-    /// The friction verdict's name (`free`, `sliding`, `static`,
-    /// `static_in_band`, `sliding_in_band`, `solver_failed`) or
-    /// `not_rendered`.
-    pub state: &'static str,
+    /// The newest tick's friction verdict.
+    pub state: OrNotRendered<FrictionVerdict>,
     pub dropped: u64,
     pub safety_trips: u64,
     /// The servo's faults so far, every kind (`TickFaults::total`).
@@ -88,7 +88,7 @@ mod tests {
             compute_p99: Duration::from_nanos(48_900),
             contacts: 37,
             force: 1.98765,
-            state: "static",
+            state: OrNotRendered::Rendered(FrictionVerdict::Static),
             dropped: 0,
             safety_trips: 1,
             faults: 3,

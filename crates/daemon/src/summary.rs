@@ -4,6 +4,7 @@ use crate::physics::PhysicsReport;
 use crate::signals::signal_name;
 use crate::telemetry::TelemetryReport;
 use haptic_render::FrictionVerdict;
+use haptic_schema::NOT_RENDERED;
 use haptic_servo::{LatencyHistogram, ServoStats, StageTimer, VerdictCounts};
 use serde_json::{json, Value};
 use std::fmt;
@@ -189,7 +190,7 @@ fn verdicts_json(counts: &VerdictCounts) -> Value {
         .iter()
         .map(|&v| (v.name().to_owned(), json!(counts.get(v))))
         .collect();
-    map.insert("not_rendered".to_owned(), json!(counts.not_rendered));
+    map.insert(NOT_RENDERED.to_owned(), json!(counts.not_rendered));
     map.into()
 }
 

@@ -10,7 +10,7 @@
 use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
-use crate::publish::{self, fill_tick_frame, state_name, trip_name, verdict_name};
+use crate::publish::{self, fill_tick_frame};
 use crate::recording::{device_pose, manipulandum_pose, recorded_tick, tool_pose};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
@@ -18,6 +18,8 @@ use haptic_friction::FrictionState;
 use haptic_handoff::LatestReader;
 use haptic_handoff::TickConsumer;
 use haptic_recording::TickFile;
+use haptic_render::FrictionVerdict;
+use haptic_schema::OrNotRendered::{self, NotRendered, Rendered};
 use haptic_server::{
     ApiError, ContactPoint, ErrorCode, Event, Faults, Percentiles, Pose, Recording, Status,
     StreamHub, TickFrame,
@@ -232,8 +234,8 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
         "rendered_force_n": record.rendered_force,
         "rendered_torque_n_m": record.rendered_torque,
         "contacts": record.contacts,
-        "state": state_name(record),
-        "verdict": verdict_name(record),
+        "state": publish::state(record),
+        "verdict": publish::verdict(record),
         "quarantined": record.quarantined,
         "wake_latency_us": record.wake_latency_ns as f64 / 1e3,
         "compute_us": record.compute_ns() as f64 / 1e3,
@@ -294,7 +296,7 @@ struct Publisher {
     contacts: Vec<ContactPoint>,
     generation: u64,
     events: Vec<(u64, Event)>,
-    previous_state: Option<&'static str>,
+    previous_state: Option<OrNotRendered<FrictionState>>,
     deadline_misses: u64,
     /// Ticks written to the recording in progress.
     recorded: u64,
@@ -324,7 +326,7 @@ impl Publisher {
         if record.wake_latency_ns + record.compute_ns() > self.link.period_ns {
             self.deadline_misses += 1;
         }
-        let state = state_name(record);
+        let state = publish::state(record);
         if let Some(from) = self.previous_state.filter(|&from| from != state) {
             self.events
                 .push((record.tick, Event::StateChange { from, to: state }));
@@ -382,7 +384,7 @@ impl Publisher {
         self.events.push((
             record.tick,
             Event::SafetyTrip {
-                cause: trip_name(cause),
+                cause,
                 trips: record.safety_trips,
             },
         ));
@@ -490,12 +492,11 @@ impl Publisher {
         };
         let faults = report.last.map(|r| r.faults).unwrap_or_default();
         let states = &report.states;
-        let mut verdicts: std::collections::BTreeMap<String, u64> =
-            haptic_render::FrictionVerdict::ALL
-                .iter()
-                .map(|&v| (v.name().to_owned(), report.verdicts.get(v)))
-                .collect();
-        verdicts.insert("not_rendered".into(), report.verdicts.not_rendered);
+        let verdicts = FrictionVerdict::ALL
+            .into_iter()
+            .map(|v| (Rendered(v), report.verdicts.get(v)))
+            .chain([(NotRendered, report.verdicts.not_rendered)])
+            .collect();
         let mut status = self.link.status.lock().unwrap_or_else(|e| e.into_inner());
         *status = Status {
             ticks: report.last.map_or(0, |r| r.tick + 1),
@@ -513,13 +514,12 @@ impl Publisher {
                 quarantined: faults.quarantined,
             },
             states: [
-                ("free", states.free),
-                ("sliding", states.sliding),
-                ("static", states.r#static),
-                ("not_rendered", states.not_rendered),
+                (Rendered(FrictionState::Free), states.free),
+                (Rendered(FrictionState::Sliding), states.sliding),
+                (Rendered(FrictionState::Static), states.r#static),
+                (NotRendered, states.not_rendered),
             ]
             .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
             .collect(),
             verdicts,
             generation: self.generation,
@@ -626,7 +626,7 @@ fn run(
                     compute_p99: Duration::from_nanos(window_compute.value_at_quantile(0.99)),
                     contacts: last.contacts,
                     force: norm(last.force),
-                    state: verdict_name(last),
+                    state: publish::verdict(last),
                     dropped: report.dropped,
                     safety_trips: report.safety_trips,
                     faults: last.faults.total(),

@@ -33,6 +33,9 @@
 
 use crate::device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 use crate::rate::ServoRate;
+/// What the safety layer lets through, and why it trips, in the protocol's
+/// vocabulary.
+pub use haptic_schema::{SafetyState, TripCause};
 use nalgebra::Vector3;
 use std::time::Duration;
 
@@ -100,32 +103,9 @@ impl SafetyLimits {
     }
 }
 
-/// Why the safety layer zeroed the output.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TripCause {
-    /// The device reported stale data or repeated a timestamp too long.
-    Stale,
-    /// The sample held a NaN or an infinity.
-    SampleNotFinite,
-    /// The requested wrench held a NaN or an infinity.
-    RequestNotFinite,
-    /// The servo reported an overrun. Unlike the other causes, the output
-    /// resumes without a soft start once the episode ends.
-    Overrun,
-    /// The device was lost.
-    Disconnected,
-    /// A read or write failed: a refused transfer or wrench (not the end
-    /// of its recording, which is no fault).
-    DeviceError,
-    /// [`SafetyLayer::shutdown`], [`SafetyLayer::abort`] or
-    /// [`SafetyLayer::zero_now_after_fault`] was called.
-    Shutdown,
-}
-
-impl TripCause {
-    const fn bit(self) -> u8 {
-        1 << self as u8
-    }
+/// The bit of `cause` in the set of active trip conditions.
+const fn bit(cause: TripCause) -> u8 {
+    1 << cause as u8
 }
 
 /// Trip episodes so far, one field per [`TripCause`].
@@ -172,24 +152,6 @@ pub struct TripEvent {
     pub cause: TripCause,
     /// Ticks (writes) before the trip.
     pub tick: u64,
-}
-
-/// What the safety layer lets through; [`Off`](Self::Off) by default.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub enum SafetyState {
-    /// A trip condition is present: output is zero.
-    Tripped,
-    /// Output is zero until the request is small enough to start a ramp.
-    WaitingForSmallRequest,
-    /// Soft start: the last write was limited to `fraction` of the limits.
-    Ramping { fraction: f64 },
-    /// Full limits.
-    Running,
-    /// Ramping to zero after [`SafetyLayer::shutdown`].
-    ShuttingDown,
-    /// Shut down: zero for good.
-    #[default]
-    Off,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -325,7 +287,7 @@ impl<D: HapticDevice> SafetyLayer<D> {
 
     /// Whether the condition behind `cause` is present now.
     pub fn is_tripped(&self, cause: TripCause) -> bool {
-        self.active & cause.bit() != 0
+        self.active & bit(cause) != 0
     }
 
     /// Where the layer stands after the last read, write or trip.
@@ -335,10 +297,19 @@ impl<D: HapticDevice> SafetyLayer<D> {
             Phase::Off => SafetyState::Off,
             _ if self.active != 0 => SafetyState::Tripped,
             Phase::WaitForSmall => SafetyState::WaitingForSmallRequest,
-            Phase::Ramp { elapsed } => SafetyState::Ramping {
-                fraction: elapsed as f64 / self.limits.soft_start_ticks as f64,
-            },
-            Phase::Run => SafetyState::Running,
+            Phase::Ramp { .. } => SafetyState::Ramping,
+            Phase::Run => SafetyState::Normal,
+        }
+    }
+
+    /// While [`SafetyState::Ramping`], the fraction of the limits the last
+    /// write was held to.
+    pub fn ramp_fraction(&self) -> Option<f64> {
+        match self.phase {
+            Phase::Ramp { elapsed } if self.state() == SafetyState::Ramping => {
+                Some(elapsed as f64 / self.limits.soft_start_ticks as f64)
+            }
+            _ => None,
         }
     }
 
@@ -402,7 +373,7 @@ impl<D: HapticDevice> SafetyLayer<D> {
         if self.is_tripped(cause) {
             return false;
         }
-        self.active |= cause.bit();
+        self.active |= bit(cause);
         self.counters.count(cause);
         self.last_trip = Some(TripEvent {
             cause,
@@ -417,7 +388,7 @@ impl<D: HapticDevice> SafetyLayer<D> {
     }
 
     fn clear(&mut self, cause: TripCause) {
-        self.active &= !cause.bit();
+        self.active &= !bit(cause);
     }
 
     fn lose(&mut self) {

@@ -1,6 +1,9 @@
 //! One cycle's static-friction problem and what a solver returns.
 
 use haptic_core::{Matrix6, Vector6};
+/// Whether the object stays put this cycle: the friction stage's decision,
+/// in the protocol's vocabulary.
+pub use haptic_schema::FrictionState;
 use nalgebra::{Vector2, Vector3};
 
 /// A contact entering the friction LP.
@@ -126,17 +129,6 @@ impl StaticFrictionProblem {
     pub fn frictionless_displacement(&self) -> Option<Vector6> {
         self.stiffness.lu().solve(&(-self.wrench))
     }
-}
-
-/// Whether the object stays put this cycle.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum FrictionState {
-    /// The LP is feasible: friction holds the object (eqs 32–37).
-    Static,
-    /// In contact, but friction cannot hold it: frictionless equilibrium.
-    Sliding,
-    /// No contact.
-    Free,
 }
 
 /// What a solver found for one cycle.

@@ -16,6 +16,9 @@ use haptic_friction::{
     ReferenceNotBuilt, StaticFrictionProblem, StaticFrictionSolver,
 };
 use haptic_pointshell::TraversalBudget;
+/// What the friction stage decided in one cycle, and how surely, in the
+/// protocol's vocabulary.
+pub use haptic_schema::FrictionVerdict;
 use nalgebra::{Isometry3, Matrix3, Vector3};
 use std::time::{Duration, Instant};
 
@@ -237,75 +240,15 @@ impl StageTimings {
     }
 }
 
-/// What the friction stage decided in one cycle, and how surely. The
-/// [`code`](Self::code)s are the stable encoding of recordings and streams.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum FrictionVerdict {
-    /// No contact.
-    Free,
-    /// Certified sliding.
-    Sliding,
-    /// Certified static.
-    Static,
-    /// Static, decided within the solver's band: it could not certify
-    /// either way at its iteration cap or at working precision.
-    StaticInBand,
-    /// Sliding, decided within the solver's band.
-    SlidingInBand,
-    /// The solver returned an error; the cycle slid without friction.
-    SolverFailed,
-}
-
-impl FrictionVerdict {
-    /// Every verdict, in code order.
-    pub const ALL: [Self; 6] = [
-        Self::Free,
-        Self::Sliding,
-        Self::Static,
-        Self::StaticInBand,
-        Self::SlidingInBand,
-        Self::SolverFailed,
-    ];
-
-    /// The stable wire code: 0 free, 1 sliding, 2 static, 3 static in the
-    /// band, 4 sliding in the band, 5 solver failed.
-    pub fn code(self) -> u8 {
-        self as u8
-    }
-
-    pub fn from_code(code: u8) -> Option<Self> {
-        Self::ALL.get(usize::from(code)).copied()
-    }
-
-    /// A short lowercase name for logs and summaries.
-    pub fn name(self) -> &'static str {
-        match self {
-            Self::Free => "free",
-            Self::Sliding => "sliding",
-            Self::Static => "static",
-            Self::StaticInBand => "static_in_band",
-            Self::SlidingInBand => "sliding_in_band",
-            Self::SolverFailed => "solver_failed",
-        }
-    }
-
-    /// What the tool did: free, sliding (a failed solve slides) or static.
-    pub fn state(self) -> FrictionState {
-        match self {
-            Self::Free => FrictionState::Free,
-            Self::Sliding | Self::SlidingInBand | Self::SolverFailed => FrictionState::Sliding,
-            Self::Static | Self::StaticInBand => FrictionState::Static,
-        }
-    }
-
-    fn of(solution: &FrictionSolution) -> Self {
-        match (solution.state, solution.decided_in_band) {
-            (FrictionState::Free, _) => Self::Free,
-            (FrictionState::Static, false) => Self::Static,
-            (FrictionState::Static, true) => Self::StaticInBand,
-            (FrictionState::Sliding, false) => Self::Sliding,
-            (FrictionState::Sliding, true) => Self::SlidingInBand,
-        }
+/// The verdict of a solution: its state, and whether the solver decided
+/// it within its band.
+fn verdict_of(solution: &FrictionSolution) -> FrictionVerdict {
+    match (solution.state, solution.decided_in_band) {
+        (FrictionState::Free, _) => FrictionVerdict::Free,
+        (FrictionState::Static, false) => FrictionVerdict::Static,
+        (FrictionState::Static, true) => FrictionVerdict::StaticInBand,
+        (FrictionState::Sliding, false) => FrictionVerdict::Sliding,
+        (FrictionState::Sliding, true) => FrictionVerdict::SlidingInBand,
     }
 }
 
@@ -562,13 +505,13 @@ impl RenderingCycle {
                 if self.friction.solution.state != FrictionState::Static =>
             {
                 (
-                    FrictionVerdict::of(&self.friction.solution),
+                    verdict_of(&self.friction.solution),
                     frictionless,
                     self.friction.solution.iterations,
                 )
             }
             (_, Ok(())) => (
-                FrictionVerdict::of(&self.friction.solution),
+                verdict_of(&self.friction.solution),
                 self.friction.solution.displacement,
                 self.friction.solution.iterations,
             ),

@@ -272,14 +272,6 @@ fn micros(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }
 
-fn state_name(state: FrictionState) -> &'static str {
-    match state {
-        FrictionState::Static => "static",
-        FrictionState::Sliding => "sliding",
-        FrictionState::Free => "free",
-    }
-}
-
 impl TraceRow {
     /// The row's values in column order, `state` as text.
     fn fields(&self) -> Vec<String> {
@@ -294,7 +286,7 @@ impl TraceRow {
         {
             fields.push(format!("{v:e}"));
         }
-        fields.push(state_name(self.state).to_owned());
+        fields.push(self.state.name().to_owned());
         fields.push(self.contacts.to_string());
         fields.push(self.separating_dropped.to_string());
         for v in self

@@ -8,3 +8,8 @@
 pub mod patch;
 pub mod physics;
 pub mod rendering;
+mod vocabulary;
+
+pub use vocabulary::{
+    FrictionState, FrictionVerdict, ObjectRole, OrNotRendered, SafetyState, TripCause, NOT_RENDERED,
+};

@@ -4,6 +4,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use haptic_schema::patch::{RenderingPatch, TunableParameters};
+use haptic_schema::{FrictionState, FrictionVerdict, ObjectRole, OrNotRendered};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -177,10 +178,10 @@ pub struct Status {
     pub dropped_records: u64,
     pub safety_trips: u64,
     pub faults: Faults,
-    /// Ticks per friction state: `free`, `sliding`, `static`, `not_rendered`.
-    pub states: BTreeMap<String, u64>,
-    /// Ticks per friction verdict, and `not_rendered`.
-    pub verdicts: BTreeMap<String, u64>,
+    /// Ticks per friction state, and ticks that rendered nothing.
+    pub states: BTreeMap<OrNotRendered<FrictionState>, u64>,
+    /// Ticks per friction verdict, and ticks that rendered nothing.
+    pub verdicts: BTreeMap<OrNotRendered<FrictionVerdict>, u64>,
     /// The rendering parameters' generation in force.
     pub generation: u64,
     pub recording: Option<Recording>,
@@ -191,8 +192,8 @@ pub struct Status {
 pub struct SceneObject {
     pub index: u32,
     pub name: String,
-    /// `point_shell` or `field`: what it contributes to contacts.
-    pub role: String,
+    /// What it contributes to contacts.
+    pub role: ObjectRole,
     pub tool: bool,
     pub movable: bool,
     pub material: String,

@@ -5,7 +5,11 @@
 //! tries to enqueue it: a client whose queue is full loses tick frames
 //! (counted per client), never holds up the publisher or the others.
 
+use crate::api::ApiError;
 use axum::body::Bytes;
+use haptic_schema::{
+    FrictionState, FrictionVerdict, ObjectRole, OrNotRendered, SafetyState, TripCause,
+};
 use serde::Serialize;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -74,12 +78,11 @@ pub struct TickFrame {
     pub rendered_force_n: [f64; 3],
     pub rendered_torque_n_m: [f64; 3],
     pub contacts: u32,
-    /// `free`, `sliding`, `static` or `not_rendered`.
-    pub state: &'static str,
-    /// The friction verdict's name or `not_rendered`.
-    pub verdict: &'static str,
-    /// The safety layer's state.
-    pub safety_state: &'static str,
+    /// What the tool did.
+    pub state: OrNotRendered<FrictionState>,
+    /// What the friction stage decided, and how surely.
+    pub verdict: OrNotRendered<FrictionVerdict>,
+    pub safety_state: SafetyState,
     pub clutched: bool,
     pub compute_us: f64,
     pub wake_latency_us: f64,
@@ -96,11 +99,11 @@ pub struct TickFrame {
 pub enum Event {
     /// The friction state changed.
     StateChange {
-        from: &'static str,
-        to: &'static str,
+        from: OrNotRendered<FrictionState>,
+        to: OrNotRendered<FrictionState>,
     },
     /// The safety layer forced the output to zero.
-    SafetyTrip { cause: &'static str, trips: u64 },
+    SafetyTrip { cause: TripCause, trips: u64 },
     /// New rendering parameters are in force.
     Parameters { generation: u64 },
     /// A recording started (`recording`) or stopped (`null`).
@@ -111,14 +114,45 @@ pub enum Event {
     EventsOmitted { count: u64 },
 }
 
-/// An `event` frame.
+/// An `event` frame: an event and the tick it happened at.
 #[derive(Serialize, ToSchema)]
 pub struct EventFrame<'a> {
-    /// `event`.
-    pub r#type: &'static str,
     pub tick: u64,
     #[serde(flatten)]
     pub event: &'a Event,
+}
+
+/// A tick frame as one client gets it: the tick's fields, then its own
+/// share of the contact points and its drop count. The hub serialises the
+/// tick's part once for all clients; this is what each gets.
+#[derive(Serialize, ToSchema)]
+pub struct ClientTick<'a> {
+    #[serde(flatten)]
+    pub frame: &'a TickFrame,
+    /// The tick's first contact points, at most the client's `contacts`.
+    pub contact_points: &'a [ContactPoint],
+    /// The tick's contacts not in `contact_points`.
+    pub contact_points_omitted: usize,
+    /// Tick frames dropped because this client read too slowly.
+    pub dropped: u64,
+}
+
+/// A text frame the server sends on the stream, told apart by `type`.
+#[derive(Serialize, ToSchema)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TextFrame<'a> {
+    /// The scene, first on a connection and after each scene load.
+    Hello(Hello<'a>),
+    Tick(ClientTick<'a>),
+    Event(EventFrame<'a>),
+    /// The reply to a malformed client message, which changed nothing.
+    Error(&'a ApiError),
+}
+
+impl TextFrame<'_> {
+    pub(crate) fn to_json(&self) -> String {
+        serde_json::to_string(self).expect("a text frame serialises")
+    }
 }
 
 /// One object as `hello` lists it.
@@ -127,8 +161,7 @@ pub struct HelloObject {
     pub index: u32,
     pub name: String,
     pub tool: bool,
-    /// `point_shell` or `field`.
-    pub role: String,
+    pub role: ObjectRole,
     pub movable: bool,
     pub vertices: u32,
     pub triangles: u32,
@@ -155,8 +188,6 @@ pub struct SceneAnnouncement {
 /// The `hello` frame.
 #[derive(Serialize, ToSchema)]
 pub struct Hello<'a> {
-    /// `hello`.
-    pub r#type: &'static str,
     pub protocol: u32,
     pub scene: &'a str,
     pub servo_rate_hz: f64,
@@ -411,8 +442,10 @@ impl StreamHub {
     /// `frame.contacts`) to every client it is due for, by the client's
     /// rate; a client whose queue is full has it dropped and counted.
     pub fn publish_tick(&self, frame: &TickFrame, contacts: &[ContactPoint]) {
+        /// The head of a [`TextFrame::Tick`]: its tag and the tick's
+        /// fields, before each client's own.
         #[derive(Serialize)]
-        struct Tagged<'a> {
+        struct Head<'a> {
             r#type: &'static str,
             #[serde(flatten)]
             frame: &'a TickFrame,
@@ -435,7 +468,7 @@ impl StreamHub {
                 continue;
             }
             let prepared = prepared.get_or_insert_with(|| {
-                let mut head = serde_json::to_string(&Tagged {
+                let mut head = serde_json::to_string(&Head {
                     r#type: "tick",
                     frame,
                 })
@@ -477,13 +510,8 @@ impl StreamHub {
             .chain(summary.as_ref().filter(|_| omitted > 0));
         let frames: Vec<Arc<str>> = sent
             .map(|(tick, event)| {
-                let frame = EventFrame {
-                    r#type: "event",
-                    tick: *tick,
-                    event,
-                };
-                serde_json::to_string(&frame)
-                    .expect("an event serialises")
+                TextFrame::Event(EventFrame { tick: *tick, event })
+                    .to_json()
                     .into()
             })
             .collect();
@@ -607,6 +635,14 @@ mod tests {
         assert_eq!(value["contact_points"].as_array().unwrap().len(), 2);
         assert_eq!(value["contact_points_omitted"], 3);
         assert_eq!(value["dropped"], 9);
+        // Exactly the frame the OpenAPI document describes.
+        let described = TextFrame::Tick(ClientTick {
+            frame: &TickFrame::default(),
+            contact_points: &points[..2],
+            contact_points_omitted: 3,
+            dropped: 9,
+        });
+        assert_eq!(value, serde_json::to_value(&described).unwrap());
     }
 
     #[test]

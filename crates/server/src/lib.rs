@@ -22,8 +22,9 @@ pub use api::{
     Recording, Reply, SceneInfo, SceneObject, Status,
 };
 pub use hub::{
-    geometry_frame, ClientStatus, ContactPoint, Event, HelloObject, Mesh, Pose, SceneAnnouncement,
-    StreamHub, TickFrame, CLOSE_TOO_SLOW, EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES,
+    geometry_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloObject,
+    Mesh, Pose, SceneAnnouncement, StreamHub, TextFrame, TickFrame, CLOSE_TOO_SLOW,
+    EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES,
 };
 pub use routes::ApiDoc;
 pub use server::{Server, ServerConfig, StartError};

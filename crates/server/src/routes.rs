@@ -5,7 +5,10 @@ use crate::api::{
     reply, ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Parameters, Percentiles,
     Recording, Reply, SceneInfo, SceneObject, Status,
 };
-use crate::hub::{ClientStatus, ContactPoint, Event, HelloObject, Pose, StreamHub, TickFrame};
+use crate::hub::{
+    ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloObject, Pose, StreamHub,
+    TextFrame, TickFrame,
+};
 use crate::stream::{self, ClientMessage, StreamQuery};
 use axum::body::Body;
 use axum::extract::rejection::{JsonRejection, QueryRejection};
@@ -466,10 +469,10 @@ impl Modify for CommonReplies {
           post_recording, delete_recording, devices, openapi, stream),
     components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
-                       ClientStatus, PathRequest, TickFrame, Pose, ContactPoint, Event,
-                       HelloObject, ClientMessage, haptic_schema::patch::MaterialPatch, haptic_schema::patch::RenderingFieldsPatch,
-                       haptic_schema::rendering::GradientModel, haptic_schema::rendering::Friction,
-                       haptic_schema::rendering::SolverChoice)),
+                       ClientStatus, PathRequest, TextFrame, Hello, ClientTick, TickFrame, Pose,
+                       ContactPoint, EventFrame, Event, HelloObject, ClientMessage, haptic_schema::patch::MaterialPatch,
+                       haptic_schema::patch::RenderingFieldsPatch, haptic_schema::rendering::GradientModel,
+                       haptic_schema::rendering::Friction, haptic_schema::rendering::SolverChoice)),
     modifiers(&BearerToken, &CommonReplies),
     // The token is required only when `server.token` is set.
     security((), ("bearer" = [])),

@@ -1,7 +1,7 @@
 //! `/v1/stream`: one WebSocket client, fed from its queue in the hub.
 
 use crate::api::{ApiError, ErrorCode};
-use crate::hub::{Client, Hello, Outgoing, StreamHub, Subscription, PROTOCOL};
+use crate::hub::{Client, Hello, Outgoing, StreamHub, Subscription, TextFrame, PROTOCOL};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use serde::Deserialize;
 use std::sync::Arc;
@@ -102,13 +102,7 @@ impl StreamQuery {
 
 /// An `error` frame.
 fn error_frame(error: &ApiError) -> Message {
-    let mut value = serde_json::json!({
-        "type": "error", "code": error.code, "message": error.message,
-    });
-    if let Some(field) = &error.field {
-        value["field"] = field.as_str().into();
-    }
-    Message::Text(value.to_string().into())
+    Message::Text(TextFrame::Error(error).to_json().into())
 }
 
 /// The text or binary frames of `frame` for `client`.
@@ -117,8 +111,7 @@ fn messages(hub: &StreamHub, client: &Client, frame: Outgoing) -> Vec<Message> {
         Outgoing::Scene(scene) => {
             let subscription = client.queue().subscription;
             let a = &scene.announcement;
-            let hello = Hello {
-                r#type: "hello",
+            let hello = TextFrame::Hello(Hello {
                 protocol: PROTOCOL,
                 scene: &a.scene,
                 servo_rate_hz: a.servo_rate_hz,
@@ -126,9 +119,8 @@ fn messages(hub: &StreamHub, client: &Client, frame: Outgoing) -> Vec<Message> {
                 contacts: subscription.contacts,
                 generation: hub.generation(),
                 objects: a.objects.iter().map(|(object, _)| object).collect(),
-            };
-            let text = serde_json::to_string(&hello).expect("hello serialises");
-            std::iter::once(Message::Text(text.into()))
+            });
+            std::iter::once(Message::Text(hello.to_json().into()))
                 .chain(scene.geometry.iter().cloned().map(Message::Binary))
                 .collect()
         }

@@ -5,6 +5,8 @@
 use futures_util::{SinkExt, StreamExt};
 use haptic_schema::patch::{RenderingPatch, TunableParameters};
 use haptic_schema::rendering::Rendering;
+use haptic_schema::OrNotRendered::Rendered;
+use haptic_schema::{FrictionState, FrictionVerdict, ObjectRole, SafetyState};
 use haptic_server::{
     ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloObject, Mesh, Parameters,
     Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig, StartError, Status, StreamHub,
@@ -404,19 +406,113 @@ fn replies_carry_the_data() {
         assert!(openapi["paths"][path].is_object(), "{path} undocumented");
     }
     assert!(openapi["paths"]["/v1/parameters"]["patch"].is_object());
+    let schemas = &openapi["components"]["schemas"];
     for schema in [
+        "TextFrame",
+        "Hello",
+        "ClientTick",
         "TickFrame",
+        "EventFrame",
         "Event",
         "ErrorReply",
         "ClientMessage",
         "Parameters",
         "RenderingPatch",
     ] {
-        assert!(
-            openapi["components"]["schemas"][schema].is_object(),
+        assert!(schemas[schema].is_object(), "{schema}");
+    }
+    // Every closed set the API and the stream carry lists its values.
+    let values = |schema: &Value| -> Vec<String> {
+        serde_json::from_value(schema["enum"].clone()).unwrap_or_else(|_| panic!("{schema}"))
+    };
+    for (schema, expected) in [
+        ("FrictionState", &["free", "sliding", "static"][..]),
+        (
+            "FrictionVerdict",
+            &[
+                "free",
+                "sliding",
+                "static",
+                "static_in_band",
+                "sliding_in_band",
+                "solver_failed",
+            ],
+        ),
+        (
+            "SafetyState",
+            &[
+                "tripped",
+                "waiting_for_small_request",
+                "ramping",
+                "normal",
+                "shutting_down",
+                "off",
+            ],
+        ),
+        (
+            "TripCause",
+            &[
+                "stale",
+                "sample_not_finite",
+                "request_not_finite",
+                "overrun",
+                "disconnected",
+                "device_error",
+                "shutdown",
+            ],
+        ),
+        ("ObjectRole", &["point_shell", "field", "both"]),
+    ] {
+        assert_eq!(values(&schemas[schema]), expected, "{schema}");
+    }
+    // A friction state or verdict, or `not_rendered`: a tick's field, an
+    // event's, the keys of the status' counts.
+    let resolve = |schema: &Value| match schema["$ref"].as_str() {
+        Some(reference) => schemas[reference.rsplit('/').next().unwrap()].clone(),
+        None => schema.clone(),
+    };
+    let or_not_rendered = |schema: &Value, set: &str| {
+        let alternatives = &resolve(schema)["oneOf"];
+        assert_eq!(
+            alternatives[0]["$ref"],
+            format!("#/components/schemas/{set}"),
             "{schema}"
         );
-    }
+        assert_eq!(values(&alternatives[1]), ["not_rendered"], "{schema}");
+    };
+    let tick = &schemas["TickFrame"]["properties"];
+    or_not_rendered(&tick["state"], "FrictionState");
+    or_not_rendered(&tick["verdict"], "FrictionVerdict");
+    or_not_rendered(
+        &schemas["Event"]["oneOf"][0]["properties"]["from"],
+        "FrictionState",
+    );
+    let status = &schemas["Status"]["properties"];
+    or_not_rendered(&status["states"]["propertyNames"], "FrictionState");
+    or_not_rendered(&status["verdicts"]["propertyNames"], "FrictionVerdict");
+    let reference = |schema: &Value| schema["$ref"].as_str().unwrap_or_default().to_owned();
+    assert!(reference(&tick["safety_state"]).ends_with("/SafetyState"));
+    assert!(reference(&schemas["SceneObject"]["properties"]["role"]).ends_with("/ObjectRole"));
+    assert!(reference(&schemas["HelloObject"]["properties"]["role"]).ends_with("/ObjectRole"));
+    assert!(
+        reference(&schemas["Event"]["oneOf"][1]["properties"]["cause"]).ends_with("/TripCause")
+    );
+    // The text frames, one per `type`.
+    let types: Vec<Value> = schemas["TextFrame"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|variant| variant["allOf"][1]["properties"]["type"]["enum"][0].clone())
+        .collect();
+    assert_eq!(
+        types,
+        [
+            json!("hello"),
+            json!("tick"),
+            json!("event"),
+            json!("error")
+        ]
+    );
 }
 
 #[test]
@@ -552,7 +648,11 @@ fn scene() -> SceneAnnouncement {
                 index,
                 name: name.into(),
                 tool,
-                role: if tool { "point_shell" } else { "field" }.into(),
+                role: if tool {
+                    ObjectRole::PointShell
+                } else {
+                    ObjectRole::Field
+                },
                 movable: false,
                 vertices: mesh.vertices.len() as u32,
                 triangles: mesh.triangles.len() as u32,
@@ -621,9 +721,9 @@ impl Publisher {
                         tick,
                         time_s: tick as f64 * 1e-3,
                         environment: vec![Default::default()],
-                        state: "free",
-                        verdict: "free",
-                        safety_state: "normal",
+                        state: Rendered(FrictionState::Free),
+                        verdict: Rendered(FrictionVerdict::Free),
+                        safety_state: SafetyState::Normal,
                         ..TickFrame::default()
                     };
                     if hub.wants_tick(frame.time_s) {
@@ -708,7 +808,11 @@ fn a_client_gets_hello_geometry_ticks_and_events() {
         }
         assert!((12..=25).contains(&ticks), "{ticks} ticks in 1 s at 20 Hz");
 
-        hub.publish_events(&[(7, Event::StateChange { from: "free", to: "static" })]);
+        let change = Event::StateChange {
+            from: Rendered(FrictionState::Free),
+            to: Rendered(FrictionState::Static),
+        };
+        hub.publish_events(&[(7, change)]);
         let event = next_non_tick(&mut socket).await;
         assert_eq!(event, json!({"type": "event", "tick": 7, "event": "state_change", "from": "free", "to": "static"}));
 
