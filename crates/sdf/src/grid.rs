@@ -165,6 +165,8 @@ pub fn cell_gradient_bound(c: &[f32; 8], h: f64) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use haptic_testkit::jacobian_check::{central_differences, compare, Tolerance};
+    use nalgebra::{DMatrix, DVector};
 
     #[test]
     fn trilinear_reproduces_affine_functions_and_their_gradient() {
@@ -211,16 +213,19 @@ mod tests {
         let h = 0.01;
         let t = Vector3::new(0.42, 0.37, 0.61);
         let (_, gradient) = trilinear(&corners, &t, h);
-        let eps = 1e-6;
-        for axis in 0..3 {
-            let mut plus = t;
-            let mut minus = t;
-            plus[axis] += eps;
-            minus[axis] -= eps;
-            let fd = (trilinear(&corners, &plus, h).0 - trilinear(&corners, &minus, h).0)
-                / (2.0 * eps * h);
-            assert!((fd - gradient[axis]).abs() <= 1e-6 * gradient[axis].abs().max(1.0));
-        }
+        // In the cell's coordinates `t`, then per metre.
+        let fd = central_differences(&[1e-6; 3], |dt| {
+            let at = t + Vector3::new(dt[0], dt[1], dt[2]);
+            Some(DVector::from_element(1, trilinear(&corners, &at, h).0))
+        })
+        .unwrap()
+            / h;
+        let analytic = DMatrix::from_row_slice(1, 3, gradient.as_slice());
+        let relative = Tolerance::Relative {
+            bound: 1e-6,
+            floor: 1.0,
+        };
+        compare(&analytic, &fd, (1, 1), relative).assert_passes("trilinear gradient");
     }
 
     #[test]

@@ -5,7 +5,8 @@ use haptic_mesh::shapes::{box_mesh, torus};
 use haptic_mesh::TriangleMesh;
 use haptic_sdf::reference::{exact_signed_distance, uniform_points, AccuracyReport};
 use haptic_sdf::{DenseField, DenseOptions, DistanceField, NoProgress, SparseField, SparseOptions};
-use nalgebra::{Point3, Vector3};
+use haptic_testkit::jacobian_check::{central_differences, compare, Tolerance};
+use nalgebra::{DMatrix, DVector, Point3, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
 
@@ -120,17 +121,17 @@ fn check_gradients(field: &impl DistanceField, voxel: f64, origin: Point3<f64>) 
             continue;
         }
         let (_, gradient) = field.value_gradient(&p);
-        let eps = 1e-4 * voxel;
-        let fd = Vector3::from_fn(|axis, _| {
-            let mut step = Vector3::zeros();
-            step[axis] = eps;
-            (field.value(&(p + step)) - field.value(&(p - step))) / (2.0 * eps)
-        });
-        let scale = gradient.norm().max(fd.norm()).max(1e-3);
-        assert!(
-            (gradient - fd).norm() <= 1e-3 * scale,
-            "{p}: {gradient} vs {fd}"
-        );
+        let fd = central_differences(&[1e-4 * voxel; 3], |d| {
+            let at = p + Vector3::new(d[0], d[1], d[2]);
+            Some(DVector::from_element(1, field.value(&at)))
+        })
+        .unwrap();
+        let analytic = DMatrix::from_row_slice(1, 3, gradient.as_slice());
+        let relative = Tolerance::Relative {
+            bound: 1e-3,
+            floor: 1e-3,
+        };
+        compare(&analytic, &fd, (1, 3), relative).assert_passes(&format!("{p}: {gradient}"));
         checked += 1;
     }
 }
