@@ -18,6 +18,8 @@
 //! [`RenderingPatch`] at run time through the same validation. Relative paths in a config are
 //! relative to the directory of the config file.
 
+mod check;
+mod file;
 mod locate;
 mod patch;
 mod physics;
@@ -37,8 +39,8 @@ pub use schema::{
     Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
 };
 
+use file::ConfigFile;
 use locate::FieldSpans;
-use schema::ConfigFile;
 
 use std::path::{Path, PathBuf};
 

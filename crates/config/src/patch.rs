@@ -1,7 +1,7 @@
 //! Run-time changes to the rendering parameters ([`RenderingPatch`]),
 //! applied to a copy of the scene and validated as a config file is.
 
-use crate::schema::ConfigFile;
+use crate::file::ConfigFile;
 use crate::{ConfigError, Scene, ServoScene};
 use haptic_schema::patch::{RenderingPatch, TunableParameters};
 use haptic_schema::rendering::Material;

@@ -5,8 +5,8 @@
 //! dynamic, the others static. The defaults are
 //! [`WorldParameters::default`]'s.
 
-use crate::schema::ConfigFile;
-use crate::validate::{fail, finite, Check, Invalid};
+use crate::check::{fail, finite, Check, Invalid};
+use crate::schema::ObjectConfig;
 use haptic_contact::StiffnessScaling;
 use haptic_physics::joints::{Joint, JointError, PdController};
 use haptic_physics::pid::PidParameters;
@@ -231,10 +231,10 @@ impl JointConfig {
 }
 
 /// Checks `[physics]` and `[[joints]]`.
-pub(crate) fn check(config: &ConfigFile) -> Check {
-    parameters(&config.physics)?;
-    for (i, joint) in config.joints.iter().enumerate() {
-        self::joint(config, i, joint)?;
+pub(crate) fn check(physics: &Physics, joints: &[JointConfig], objects: &[ObjectConfig]) -> Check {
+    parameters(physics)?;
+    for (i, joint) in joints.iter().enumerate() {
+        self::joint(&joints[..i], objects, i, joint)?;
     }
     Ok(())
 }
@@ -266,12 +266,13 @@ fn parameters(p: &Physics) -> Check {
 /// Checks joint `i`: its bodies exist and are not the tool, `body_a`
 /// moves; it has the points and axes its kind needs and none it ignores;
 /// every value is finite.
-fn joint(config: &ConfigFile, i: usize, joint: &JointConfig) -> Check {
+/// `before` are the joints written before it.
+fn joint(before: &[JointConfig], objects: &[ObjectConfig], i: usize, joint: &JointConfig) -> Check {
     let field = |f: &str| format!("joints[{i}].{f}");
-    if config.joints[..i].iter().any(|j| j.name == joint.name) {
+    if before.iter().any(|j| j.name == joint.name) {
         fail(field("name"), format!("`{}` names two joints", joint.name))?;
     }
-    let body = |f: &str, name: &str| match config.objects.iter().find(|o| o.name == name) {
+    let body = |f: &str, name: &str| match objects.iter().find(|o| o.name == name) {
         None => Err(Invalid {
             field: field(f),
             message: format!("no object named \"{name}\""),

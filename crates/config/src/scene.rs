@@ -1,11 +1,11 @@
 //! The validated scene: what a config file describes once every check has
 //! passed, and the command-line overrides that go through the same checks.
 
+use crate::check::Invalid;
+use crate::file::ConfigFile;
 use crate::physics::{JointConfig, Physics};
-use crate::schema::{
-    ConfigFile, DeviceConfig, DeviceKind, ObjectConfig, ServerSettings, Telemetry, Threads,
-};
-use crate::validate::{self, Invalid};
+use crate::schema::{DeviceConfig, DeviceKind, ObjectConfig, ServerSettings, Telemetry, Threads};
+use crate::validate;
 use crate::ConfigError;
 use haptic_contact::{PenaltyParameters, StiffnessScaling, VirtualCoupling};
 use haptic_devices::ServoRate;

@@ -1,7 +1,7 @@
-//! The configuration's tables, their defaults and their conversions into
-//! the rendering and device types.
+//! The configuration's tables but `[physics]`, `[[joints]]`,
+//! `[materials]` and `[rendering]` (`haptic-schema`'s), their defaults and
+//! their conversions into the geometry and device types.
 
-use crate::physics::{JointConfig, Physics};
 use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
@@ -11,40 +11,12 @@ use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
 use haptic_render::MassProperties;
 use haptic_render::RenderParameters;
-use haptic_schema::rendering::{Material, Rendering};
 /// What an object contributes to contact, in the protocol's vocabulary.
 pub use haptic_schema::ObjectRole;
 use nalgebra::{Isometry3, Matrix3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
-use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-
-/// A whole configuration file as written, before validation.
-#[derive(Clone, Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct ConfigFile {
-    /// The scene: exactly one tool (`tool = true`) and environment objects.
-    pub objects: Vec<ObjectConfig>,
-    /// Materials by name; objects name theirs in `material`.
-    #[serde(default)]
-    pub materials: BTreeMap<String, Material>,
-    #[serde(default)]
-    pub rendering: Rendering,
-    #[serde(default)]
-    pub device: DeviceConfig,
-    #[serde(default)]
-    pub threads: Threads,
-    #[serde(default)]
-    pub telemetry: Telemetry,
-    #[serde(default)]
-    pub server: ServerSettings,
-    #[serde(default)]
-    pub physics: Physics,
-    /// Joints between the bodies of the physics world.
-    #[serde(default)]
-    pub joints: Vec<JointConfig>,
-}
 
 /// One scene object.
 #[derive(Clone, Debug, Deserialize)]
@@ -630,15 +602,5 @@ impl ServerSettings {
     /// `listen` parsed, or `None` when empty; validation has checked it.
     pub fn listen_address(&self) -> Option<SocketAddr> {
         self.listen.parse().ok()
-    }
-}
-
-impl ConfigFile {
-    /// `object`'s material: its `[materials]` entry, or the default material.
-    pub(crate) fn material(&self, object: &ObjectConfig) -> Option<Material> {
-        self.materials
-            .get(&object.material)
-            .copied()
-            .or_else(|| (object.material == DEFAULT_MATERIAL).then(Material::default))
     }
 }

@@ -1,21 +1,13 @@
 //! Checks after parsing: values in range, one tool, materials
 //! and roles that fit together, and the files the config references.
 
-use crate::schema::{
-    ConfigFile, DeviceKind, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL,
-};
+use crate::check::{fail, finite, Check, Invalid};
+use crate::file::ConfigFile;
+use crate::schema::{DeviceKind, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL};
 use haptic_devices::Profile;
 use haptic_devices::ServoRate;
 use haptic_mesh::shapes::BUILTIN_NAMES;
 use std::path::Path;
-
-/// A field with a bad value, and why.
-pub struct Invalid {
-    pub field: String,
-    pub message: String,
-}
-
-pub(crate) type Check = Result<(), Invalid>;
 
 /// What validation establishes beyond the values themselves.
 pub struct Valid {
@@ -27,26 +19,11 @@ pub struct Valid {
 /// The most sides a friction pyramid may have (`rendering.pyramid_sides`).
 pub(crate) const MAX_PYRAMID_SIDES: usize = 32;
 
-pub(crate) fn fail(field: impl Into<String>, message: impl Into<String>) -> Check {
-    Err(Invalid {
-        field: field.into(),
-        message: message.into(),
-    })
-}
-
 fn positive(field: String, value: f64) -> Check {
     if value > 0.0 && value.is_finite() {
         Ok(())
     } else {
         fail(field, format!("must be positive and finite, not {value}"))
-    }
-}
-
-pub(crate) fn finite(field: String, values: &[f64]) -> Check {
-    if values.iter().all(|v| v.is_finite()) {
-        Ok(())
-    } else {
-        fail(field, "must be finite")
     }
 }
 
@@ -85,7 +62,7 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
         self::thread(name, thread, &config.threads.servo)?;
     }
     server(&config.server)?;
-    crate::physics::check(config)?;
+    crate::physics::check(&config.physics, &config.joints, &config.objects)?;
     let servo_rate = ServoRate::from_hz(config.threads.servo.rate_hz).ok_or_else(|| Invalid {
         field: "threads.servo.rate_hz".into(),
         message: "must be positive and finite".into(),
