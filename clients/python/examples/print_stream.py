@@ -10,7 +10,18 @@ import argparse
 
 import numpy as np
 
-from hapticd import DEFAULT_URL, Client, Event, Geometry, Hello, StreamError, Tick
+from hapticd import (
+    DEFAULT_URL,
+    Client,
+    Event,
+    Geometry,
+    Hello,
+    SafetyState,
+    SafetyTrip,
+    StateChange,
+    StreamError,
+    Tick,
+)
 
 
 def main() -> None:
@@ -23,7 +34,7 @@ def main() -> None:
     with Client(args.url, token=args.token) as client, client.stream(rate_hz=args.rate, contacts=0) as stream:
         for message in stream:
             if isinstance(message, Hello):
-                names = ", ".join(o["name"] for o in message.objects)
+                names = ", ".join(f"{o.name} ({o.role})" for o in message.objects)
                 print(f"scene {message.scene} at {message.servo_rate_hz:g} Hz: {names}")
             elif isinstance(message, Geometry):
                 extent = np.ptp(message.vertices, axis=0) * 1e3
@@ -35,8 +46,14 @@ def main() -> None:
                 force = np.linalg.norm(message.vector("force_n"))
                 print(
                     f"{message.time_s:9.3f} s  {message.state:<8} {message.contacts:4} contacts  "
-                    f"|F| {force:6.3f} N  compute {message.data['compute_us']:6.1f} µs"
+                    f"|F| {force:6.3f} N  compute {message.compute_us:6.1f} µs"
                 )
+                if message.safety_state != SafetyState.NORMAL:
+                    print(f"  safety: {message.safety_state}")
+            elif isinstance(message, StateChange):
+                print(f"  tick {message.tick}: {message.from_state} → {message.to_state}")
+            elif isinstance(message, SafetyTrip):
+                print(f"  tick {message.tick}: safety trip ({message.cause}), {message.trips} so far")
             elif isinstance(message, Event):
                 details = {k: v for k, v in message.data.items() if k not in ("type", "tick", "event")}
                 print(f"  event at tick {message.tick}: {message.event} {details}")

@@ -1,4 +1,6 @@
-"""The control API of docs/protocol.md over HTTP/JSON, sync and async."""
+"""The control API of docs/protocol.md over HTTP/JSON: every endpoint
+defined once ([Endpoints]), sent by a blocking [Client] or an asyncio
+[AsyncClient], its reply parsed into the dataclasses of `replies`."""
 
 from __future__ import annotations
 
@@ -6,7 +8,10 @@ from typing import Any
 
 import httpx
 
+from ._json import from_json
+from .replies import DeviceInfo, Parameters, Recording, SceneInfo, Status
 from .stream import AsyncStream, Stream
+from .vocabulary import ErrorCode
 
 #: The daemon's default address (`[server] listen`).
 DEFAULT_URL = "http://127.0.0.1:7878"
@@ -16,27 +21,43 @@ class ApiError(Exception):
     """A refused request: the reply's error `code`, `message` and, when a
     value was refused, the config `field` that names it."""
 
-    def __init__(self, status: int, code: str, message: str, field: str | None = None):
+    def __init__(self, status: int, code: ErrorCode | str, message: str, field: str | None = None):
         self.status = status
-        self.code = code
+        self.code = _error_code(code)
         self.message = message
         self.field = field
         where = f" ({field})" if field else ""
-        super().__init__(f"{status} {code}{where}: {message}")
+        super().__init__(f"{status} {self.code}{where}: {message}")
 
 
-def _data(response: httpx.Response) -> Any:
-    """The `data` of an `{"ok": true}` reply; raises [ApiError] otherwise."""
+def _error_code(code: ErrorCode | str) -> ErrorCode | str:
+    """`code` as an [ErrorCode]; a code this client does not know stays a string."""
+    try:
+        return ErrorCode(code)
+    except ValueError:
+        return code
+
+
+def _data(response: httpx.Response, reply: Any, enveloped: bool = True) -> Any:
+    """The `data` of an `{"ok": true}` reply as a `reply` (the body itself
+    when not `enveloped`: the OpenAPI document); raises [ApiError] otherwise."""
     try:
         body = response.json()
     except ValueError:
-        raise ApiError(response.status_code, "internal", f"not JSON: {response.text[:200]!r}") from None
+        raise ApiError(response.status_code, ErrorCode.INTERNAL, f"not JSON: {response.text[:200]!r}") from None
+    if not isinstance(body, dict):
+        raise ApiError(response.status_code, ErrorCode.INTERNAL, f"not a reply: {response.text[:200]!r}")
+    if not enveloped and response.is_success:
+        return body
     if body.get("ok"):
-        return body.get("data")
+        try:
+            return from_json(reply, body.get("data"))
+        except ValueError as e:
+            raise ApiError(response.status_code, ErrorCode.INTERNAL, f"malformed reply: {e}") from None
     error = body.get("error") or {}
     raise ApiError(
         response.status_code,
-        error.get("code", "internal"),
+        error.get("code", ErrorCode.INTERNAL),
         error.get("message", ""),
         error.get("field"),
     )
@@ -56,57 +77,69 @@ def _ws_url(base_url: str, rate_hz: float | None, contacts: int | None, token: s
     return str(url.copy_merge_params(params))
 
 
-class _Endpoints:
-    """Requests of every endpoint, shared by [Client] and [AsyncClient]:
-    each returns `(method, path, json body)`."""
-
-    @staticmethod
-    def status():
-        return "GET", "/v1/status", None
-
-    @staticmethod
-    def parameters():
-        return "GET", "/v1/parameters", None
-
-    @staticmethod
-    def patch_parameters(patch: dict[str, Any]):
-        return "PATCH", "/v1/parameters", patch
-
-    @staticmethod
-    def scene():
-        return "GET", "/v1/scene", None
-
-    @staticmethod
-    def load_scene(path: str):
-        return "POST", "/v1/scene", {"path": str(path)}
-
-    @staticmethod
-    def recording():
-        return "GET", "/v1/recording", None
-
-    @staticmethod
-    def start_recording(path: str):
-        return "POST", "/v1/recording", {"path": str(path)}
-
-    @staticmethod
-    def stop_recording():
-        return "DELETE", "/v1/recording", None
-
-    @staticmethod
-    def devices():
-        return "GET", "/v1/devices", None
-
-    @staticmethod
-    def openapi():
-        return "GET", "/v1/openapi.json", None
-
-
 def friction_patch(material: str, mu: float) -> dict[str, Any]:
     """The parameter patch that sets `material`'s friction coefficient."""
     return {"materials": {material: {"friction_coefficient": mu}}}
 
 
-class Client:
+class Endpoints:
+    """Every endpoint of the API, once: each method names its request and
+    the type of its reply, and `_send` (the transport) sends it. With
+    [Client] a method returns the reply; with [AsyncClient] a coroutine
+    of it."""
+
+    def _send(
+        self, method: str, path: str, reply: Any, body: dict[str, Any] | None = None, enveloped: bool = True
+    ) -> Any:
+        raise NotImplementedError
+
+    def status(self) -> Status:
+        """`GET /v1/status`: the run's live figures."""
+        return self._send("GET", "/v1/status", Status)
+
+    def parameters(self) -> Parameters:
+        """`GET /v1/parameters`: the rendering parameters in force, with their `generation`."""
+        return self._send("GET", "/v1/parameters", Parameters)
+
+    def patch_parameters(self, patch: dict[str, Any]) -> Parameters:
+        """`PATCH /v1/parameters`: changes some parameters; returns once the servo took them,
+        with `applied_tick`."""
+        return self._send("PATCH", "/v1/parameters", Parameters, patch)
+
+    def set_friction_coefficient(self, material: str, mu: float) -> Parameters:
+        """Sets one material's friction coefficient through `PATCH /v1/parameters`."""
+        return self.patch_parameters(friction_patch(material, mu))
+
+    def scene(self) -> SceneInfo:
+        """`GET /v1/scene`: the scene's file, objects and servo rate."""
+        return self._send("GET", "/v1/scene", SceneInfo)
+
+    def load_scene(self, path: str) -> SceneInfo:
+        """`POST /v1/scene`: loads another scene (relative to the daemon's working directory)."""
+        return self._send("POST", "/v1/scene", SceneInfo, {"path": str(path)})
+
+    def recording(self) -> Recording | None:
+        """`GET /v1/recording`: the recording in progress, or None."""
+        return self._send("GET", "/v1/recording", Recording | None)
+
+    def start_recording(self, path: str) -> Recording:
+        """`POST /v1/recording`: records ticks to `path`, MCAP if it ends in `.mcap`, else CSV."""
+        return self._send("POST", "/v1/recording", Recording, {"path": str(path)})
+
+    def stop_recording(self) -> Recording:
+        """`DELETE /v1/recording`: finishes the recording; its path and tick count."""
+        return self._send("DELETE", "/v1/recording", Recording)
+
+    def devices(self) -> list[DeviceInfo]:
+        """`GET /v1/devices`: connected HID devices and the profile each matches."""
+        return self._send("GET", "/v1/devices", list[DeviceInfo])
+
+    def openapi(self) -> dict[str, Any]:
+        """`GET /v1/openapi.json`: the API in OpenAPI 3.1, as parsed JSON."""
+        return self._send("GET", "/v1/openapi.json", Any, enveloped=False)
+
+
+class Client(Endpoints):
     """A blocking client of one daemon.
 
     `base_url` is the daemon's `http://host:port`; `token` its bearer token
@@ -132,53 +165,10 @@ class Client:
             base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
         )
 
-    def _call(self, request) -> Any:
-        method, path, body = request
-        return _data(self._http.request(method, path, json=body))
-
-    def status(self) -> dict[str, Any]:
-        """`GET /v1/status`: the run's live figures."""
-        return self._call(_Endpoints.status())
-
-    def parameters(self) -> dict[str, Any]:
-        """`GET /v1/parameters`: the rendering parameters in force, with their `generation`."""
-        return self._call(_Endpoints.parameters())
-
-    def patch_parameters(self, patch: dict[str, Any]) -> dict[str, Any]:
-        """`PATCH /v1/parameters`: changes some parameters; returns once the servo took them."""
-        return self._call(_Endpoints.patch_parameters(patch))
-
-    def set_friction_coefficient(self, material: str, mu: float) -> dict[str, Any]:
-        """Sets one material's friction coefficient through `PATCH /v1/parameters`."""
-        return self.patch_parameters(friction_patch(material, mu))
-
-    def scene(self) -> dict[str, Any]:
-        """`GET /v1/scene`: the scene's file, objects and servo rate."""
-        return self._call(_Endpoints.scene())
-
-    def load_scene(self, path: str) -> dict[str, Any]:
-        """`POST /v1/scene`: loads another scene (relative to the daemon's working directory)."""
-        return self._call(_Endpoints.load_scene(path))
-
-    def recording(self) -> dict[str, Any] | None:
-        """`GET /v1/recording`: the recording in progress, or None."""
-        return self._call(_Endpoints.recording())
-
-    def start_recording(self, path: str) -> dict[str, Any]:
-        """`POST /v1/recording`: records ticks to `path`, MCAP if it ends in `.mcap`, else CSV."""
-        return self._call(_Endpoints.start_recording(path))
-
-    def stop_recording(self) -> dict[str, Any]:
-        """`DELETE /v1/recording`: finishes the recording; its path and tick count."""
-        return self._call(_Endpoints.stop_recording())
-
-    def devices(self) -> list[dict[str, Any]]:
-        """`GET /v1/devices`: connected HID devices and the profile each matches."""
-        return self._call(_Endpoints.devices())
-
-    def openapi(self) -> dict[str, Any]:
-        """`GET /v1/openapi.json`: the API in OpenAPI 3.1."""
-        return self._call(_Endpoints.openapi())
+    def _send(
+        self, method: str, path: str, reply: Any, body: dict[str, Any] | None = None, enveloped: bool = True
+    ) -> Any:
+        return _data(self._http.request(method, path, json=body), reply, enveloped)
 
     def stream(self, rate_hz: float | None = None, contacts: int | None = None) -> Stream:
         """Connects to `/v1/stream`; iterate the result for its messages."""
@@ -194,8 +184,9 @@ class Client:
         self.close()
 
 
-class AsyncClient:
-    """The asyncio twin of [Client], with the same methods as coroutines."""
+class AsyncClient(Endpoints):
+    """The asyncio twin of [Client]: the same methods, each returning a
+    coroutine of its reply."""
 
     def __init__(
         self,
@@ -215,53 +206,10 @@ class AsyncClient:
             base_url=base_url, headers=_headers(token), timeout=timeout, transport=transport
         )
 
-    async def _call(self, request) -> Any:
-        method, path, body = request
-        return _data(await self._http.request(method, path, json=body))
-
-    async def status(self) -> dict[str, Any]:
-        """`GET /v1/status`."""
-        return await self._call(_Endpoints.status())
-
-    async def parameters(self) -> dict[str, Any]:
-        """`GET /v1/parameters`."""
-        return await self._call(_Endpoints.parameters())
-
-    async def patch_parameters(self, patch: dict[str, Any]) -> dict[str, Any]:
-        """`PATCH /v1/parameters`."""
-        return await self._call(_Endpoints.patch_parameters(patch))
-
-    async def set_friction_coefficient(self, material: str, mu: float) -> dict[str, Any]:
-        """Sets one material's friction coefficient."""
-        return await self.patch_parameters(friction_patch(material, mu))
-
-    async def scene(self) -> dict[str, Any]:
-        """`GET /v1/scene`."""
-        return await self._call(_Endpoints.scene())
-
-    async def load_scene(self, path: str) -> dict[str, Any]:
-        """`POST /v1/scene`."""
-        return await self._call(_Endpoints.load_scene(path))
-
-    async def recording(self) -> dict[str, Any] | None:
-        """`GET /v1/recording`."""
-        return await self._call(_Endpoints.recording())
-
-    async def start_recording(self, path: str) -> dict[str, Any]:
-        """`POST /v1/recording`."""
-        return await self._call(_Endpoints.start_recording(path))
-
-    async def stop_recording(self) -> dict[str, Any]:
-        """`DELETE /v1/recording`."""
-        return await self._call(_Endpoints.stop_recording())
-
-    async def devices(self) -> list[dict[str, Any]]:
-        """`GET /v1/devices`."""
-        return await self._call(_Endpoints.devices())
-
-    async def openapi(self) -> dict[str, Any]:
-        """`GET /v1/openapi.json`."""
-        return await self._call(_Endpoints.openapi())
+    async def _send(
+        self, method: str, path: str, reply: Any, body: dict[str, Any] | None = None, enveloped: bool = True
+    ) -> Any:
+        return _data(await self._http.request(method, path, json=body), reply, enveloped)
 
     def stream(self, rate_hz: float | None = None, contacts: int | None = None) -> AsyncStream:
         """Connects to `/v1/stream`; `async for` over the result."""

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Union
 
 import numpy as np
@@ -14,10 +14,27 @@ from websockets.asyncio.client import unix_connect as async_unix_connect
 from websockets.exceptions import ConnectionClosedOK
 from websockets.sync.client import connect, unix_connect
 
+from ._json import from_json, raw, wire
+from .replies import Recording
+from .vocabulary import ErrorCode, EventKind, FrictionState, FrictionVerdict, ObjectRole, SafetyState, TripCause
+
 #: Magic and version of a binary geometry frame.
 GEOMETRY_MAGIC = b"HGEO"
 GEOMETRY_VERSION = 1
 _GEOMETRY_HEADER = struct.Struct("<4sIIII")
+
+
+@dataclass(frozen=True)
+class HelloObject:
+    """One object as `hello` lists it."""
+
+    index: int
+    name: str
+    tool: bool
+    role: ObjectRole
+    movable: bool
+    vertices: int
+    triangles: int
 
 
 @dataclass(frozen=True)
@@ -27,10 +44,11 @@ class Hello:
     protocol: int
     scene: str
     servo_rate_hz: float
+    #: This client's tick frame rate (Hz) and cap on contact points per frame.
     rate_hz: float
     contacts: int
     generation: int
-    objects: list[dict[str, Any]]
+    objects: list[HelloObject]
 
 
 @dataclass(frozen=True)
@@ -44,16 +62,63 @@ class Geometry:
 
 
 @dataclass(frozen=True)
+class Pose:
+    """A position (m) and unit quaternion (w, i, j, k)."""
+
+    position_m: list[float]
+    orientation_wijk: list[float]
+
+
+@dataclass(frozen=True)
+class ContactPoint:
+    """One contact point of a tick, world frame: the force on the tool there,
+    split into its normal and friction parts."""
+
+    #: Index of the object in `Hello.objects` the tool touches.
+    object: int
+    position_m: list[float]
+    normal: list[float]
+    normal_force_n: list[float]
+    friction_force_n: list[float]
+    #: Held by static friction.
+    static: bool
+
+
+@dataclass(frozen=True)
 class Tick:
-    """A decimated tick frame; `data` holds every field of the frame."""
+    """A decimated tick frame; `data` holds the frame as sent."""
 
     tick: int
+    #: Since the scene's servo started (s).
     time_s: float
-    state: str
-    verdict: str
+    tool: Pose
+    manipulandum: Pose
+    #: Every object but the tool, in `Hello.objects` order.
+    environment: list[Pose]
+    #: Written to the device, device frame.
+    force_n: list[float]
+    torque_n_m: list[float]
+    #: Rendered, before the safety layer.
+    rendered_force_n: list[float]
+    rendered_torque_n_m: list[float]
     contacts: int
-    generation: int | None
-    data: dict[str, Any] = field(repr=False)
+    state: FrictionState
+    verdict: FrictionVerdict
+    safety_state: SafetyState
+    clutched: bool
+    compute_us: float
+    wake_latency_us: float
+    deadline_misses: int
+    #: The rendering parameters' generation the tick ran with.
+    generation: int
+    #: Tick records the telemetry thread missed.
+    servo_dropped: int
+    #: The first of the tick's contacts, at most the subscription's cap.
+    contact_points: list[ContactPoint]
+    contact_points_omitted: int
+    #: Tick frames this client dropped because it read too slowly.
+    dropped: int
+    data: dict[str, Any] = raw(repr=False)
 
     def vector(self, key: str) -> np.ndarray:
         """A vector field (`force_n`, `rendered_force_n`, ...) as an array."""
@@ -67,22 +132,71 @@ class Tick:
 
 @dataclass(frozen=True)
 class Event:
-    """An event frame: `event` names it, `data` holds every field."""
+    """An event frame: `event` names it, `data` holds the frame as sent; each
+    kind is a subclass with its fields."""
 
     tick: int
-    event: str
-    data: dict[str, Any] = field(repr=False)
+    event: EventKind
+    data: dict[str, Any] = raw(repr=False)
+
+
+@dataclass(frozen=True)
+class StateChange(Event):
+    """The friction state changed."""
+
+    from_state: FrictionState = wire("from")
+    to_state: FrictionState = wire("to")
+
+
+@dataclass(frozen=True)
+class SafetyTrip(Event):
+    """The safety layer forced the output to zero; `trips` so far."""
+
+    cause: TripCause = wire("cause")
+    trips: int = wire("trips")
+
+
+@dataclass(frozen=True)
+class ParametersChanged(Event):
+    """New rendering parameters are in force."""
+
+    generation: int = wire("generation")
+
+
+@dataclass(frozen=True)
+class RecordingChanged(Event):
+    """A recording started (`recording`) or stopped (None)."""
+
+    recording: Recording | None = wire("recording")
+
+
+@dataclass(frozen=True)
+class EventsOmitted(Event):
+    """Events left out of one frame period."""
+
+    count: int = wire("count")
 
 
 @dataclass(frozen=True)
 class StreamError:
     """The server's reply to a malformed client message."""
 
-    code: str
+    code: ErrorCode
     message: str
+    #: The refused field, for a value out of range.
+    field: str | None = None
 
 
 Message = Union[Hello, Geometry, Tick, Event, StreamError]
+
+#: The class of each kind of event.
+EVENTS: dict[EventKind, type[Event]] = {
+    EventKind.STATE_CHANGE: StateChange,
+    EventKind.SAFETY_TRIP: SafetyTrip,
+    EventKind.PARAMETERS: ParametersChanged,
+    EventKind.RECORDING: RecordingChanged,
+    EventKind.EVENTS_OMITTED: EventsOmitted,
+}
 
 
 class StreamFormatError(ValueError):
@@ -107,37 +221,29 @@ def decode_geometry(frame: bytes) -> Geometry:
     return Geometry(index, v.astype(np.float32), t.astype(np.uint32))
 
 
+def _text_frame_class(data: Any) -> type:
+    kind = data.get("type") if isinstance(data, dict) else None
+    if kind == "event":
+        try:
+            return EVENTS[EventKind(data.get("event"))]
+        except ValueError:
+            raise StreamFormatError(f"unknown event {data.get('event')!r}") from None
+    frames = {"hello": Hello, "tick": Tick, "error": StreamError}
+    if kind not in frames:
+        raise StreamFormatError(f"unknown frame type {kind!r}")
+    return frames[kind]
+
+
 def decode(frame: str | bytes) -> Message:
     """Parses one frame of the stream."""
     if isinstance(frame, bytes):
         return decode_geometry(frame)
     data = json.loads(frame)
-    kind = data.get("type")
-    if kind == "tick":
-        return Tick(
-            tick=data["tick"],
-            time_s=data["time_s"],
-            state=data["state"],
-            verdict=data["verdict"],
-            contacts=data["contacts"],
-            generation=data.get("generation"),
-            data=data,
-        )
-    if kind == "event":
-        return Event(tick=data["tick"], event=data["event"], data=data)
-    if kind == "hello":
-        return Hello(
-            protocol=data["protocol"],
-            scene=data["scene"],
-            servo_rate_hz=data["servo_rate_hz"],
-            rate_hz=data["rate_hz"],
-            contacts=data["contacts"],
-            generation=data["generation"],
-            objects=data["objects"],
-        )
-    if kind == "error":
-        return StreamError(code=data["code"], message=data["message"])
-    raise StreamFormatError(f"unknown frame type {kind!r}")
+    cls = _text_frame_class(data)
+    try:
+        return from_json(cls, data)
+    except ValueError as e:
+        raise StreamFormatError(f"malformed {data['type']} frame: {e}") from None
 
 
 def _subscribe(rate_hz: float | None, contacts: int | None) -> str:
