@@ -6,9 +6,9 @@
 
 use haptic_acceptance::mesh_sized;
 use haptic_physics::broad_phase::overlapping_pairs;
-use haptic_physics::friction_anchors::sticking_spring;
+use haptic_physics::friction_anchors::add_sticking_springs;
 use haptic_physics::narrow_phase::ContactDetector;
-use haptic_physics::penalty::{add_point_force, contact_force};
+use haptic_physics::penalty::add_contact_forces;
 use haptic_physics::{DampingMode, PairContact};
 use haptic_physics::{Forces, GeometryResolution, RigidBody};
 use haptic_testkit::jacobian_check::{
@@ -64,27 +64,23 @@ fn forces(
 ) -> Forces {
     let mut forces = Forces::default();
     forces.reset(bodies.len());
-    for c in contacts {
-        let weight = c.weight as f64;
-        let total = contact_force(
-            c,
-            bodies,
-            stiffness * weight,
-            damping.map_or(0.0, |_| DAMPING * weight),
-            damping.unwrap_or_default(),
-        );
-        add_point_force(c, bodies, &total, &mut forces);
-        if let Some(anchors) = anchors {
-            let local = anchors[&(c.shell_body, c.field_body, c.point)];
-            let anchor = bodies[c.field_body].pose * local;
-            let kf = FRICTION_STIFFNESS * c.weight as f64;
-            add_point_force(
-                c,
-                bodies,
-                &sticking_spring(c, bodies, &anchor, kf),
-                &mut forces,
-            );
-        }
+    let stiffnesses: Vec<f64> = contacts
+        .iter()
+        .map(|c| stiffness * c.weight as f64)
+        .collect();
+    add_contact_forces(
+        contacts,
+        &stiffnesses,
+        bodies,
+        damping.map_or(0.0, |_| DAMPING),
+        damping.unwrap_or_default(),
+        &mut forces,
+    );
+    if let Some(anchors) = anchors {
+        let anchor = |c: &PairContact| {
+            bodies[c.field_body].state.pose * anchors[&(c.shell_body, c.field_body, c.point)]
+        };
+        add_sticking_springs(contacts, bodies, FRICTION_STIFFNESS, anchor, &mut forces);
     }
     forces
 }
@@ -96,7 +92,7 @@ fn anchors_near(bodies: &[RigidBody], contacts: &[PairContact], rng: &mut Pcg64)
         .map(|c| {
             let offset =
                 (Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5)) * 4e-3;
-            let local = bodies[c.field_body].pose.inverse() * (c.position + offset);
+            let local = bodies[c.field_body].state.pose.inverse() * (c.position + offset);
             ((c.shell_body, c.field_body, c.point), local)
         })
         .collect()
@@ -150,19 +146,19 @@ fn check(
         (signature(&found) == reference)
             .then(|| stacked(&forces(moved, &found, stiffness, damping, anchors)))
     };
-    let poses: Vec<_> = bodies.iter().map(|b| b.pose).collect();
+    let poses: Vec<_> = bodies.iter().map(|b| b.state.pose).collect();
     let fd_position = pose_central_differences(&poses, h_x, h_theta, |moved| {
         let mut at = bodies.to_vec();
         for (body, pose) in at.iter_mut().zip(moved) {
-            body.pose = *pose;
+            body.state.pose = *pose;
         }
         wrenches(&at)
     })?;
     let fd_velocity = central_differences(&[h_v; 12], |increment| {
         let mut kicked = bodies.to_vec();
         for (j, body) in kicked.iter_mut().enumerate() {
-            body.velocity += increment.fixed_rows::<3>(6 * j);
-            body.angular_velocity += increment.fixed_rows::<3>(6 * j + 3);
+            body.state.velocity += increment.fixed_rows::<3>(6 * j);
+            body.state.angular_velocity += increment.fixed_rows::<3>(6 * j + 3);
         }
         wrenches(&kicked)
     })?;
@@ -184,23 +180,23 @@ fn check(
 /// Two bodies overlapping in general position with random velocities.
 fn random_pair(rng: &mut Pcg64, a: &RigidBody, b: &RigidBody) -> Vec<RigidBody> {
     let mut bodies = vec![a.clone(), b.clone()];
-    let shell = a.geometry.as_ref().unwrap().shell.shell();
-    bodies[0].pose = Isometry3::from_parts(
+    let shell = a.model.geometry.as_ref().unwrap().shell.shell();
+    bodies[0].state.pose = Isometry3::from_parts(
         Translation3::new(rng.gen(), rng.gen(), rng.gen()),
         random_rotation(rng),
     );
     // b's centre near a surface point of a, pushed out along its normal.
     let k = rng.gen_range(0..shell.len());
-    let surface = bodies[0].pose * shell.points[k];
-    let normal = bodies[0].pose.rotation * shell.outward_normals[k];
-    let reach = b.geometry.as_ref().unwrap().bounds.extents().max() * 0.4;
-    bodies[1].pose = Isometry3::from_parts(
+    let surface = bodies[0].state.pose * shell.points[k];
+    let normal = bodies[0].state.pose.rotation * shell.outward_normals[k];
+    let reach = b.model.geometry.as_ref().unwrap().bounds.extents().max() * 0.4;
+    bodies[1].state.pose = Isometry3::from_parts(
         Translation3::from(surface.coords + normal * reach),
         random_rotation(rng),
     );
     for body in &mut bodies {
-        body.velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5);
-        body.angular_velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) * 4.0;
+        body.state.velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) - Vector3::repeat(0.5);
+        body.state.angular_velocity = Vector3::new(rng.gen(), rng.gen(), rng.gen()) * 4.0;
     }
     bodies
 }

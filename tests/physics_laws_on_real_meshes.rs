@@ -27,8 +27,8 @@ fn resolution() -> GeometryResolution {
 fn body(name: &str, size: f64, pose: &Isometry3<f64>, mu: f64) -> RigidBody {
     let mut body = RigidBody::from_mesh(name, &mesh_sized(name, size), 800.0, pose, &resolution())
         .unwrap_or_else(|e| panic!("{name}: {e}"));
-    body.static_friction = mu;
-    body.dynamic_friction = mu;
+    body.model.static_friction = mu;
+    body.model.dynamic_friction = mu;
     body
 }
 
@@ -38,10 +38,10 @@ fn momenta(world: &World) -> (Vector3<f64>, Vector3<f64>) {
         .bodies()
         .iter()
         .fold((Vector3::zeros(), Vector3::zeros()), |(p, l), b| {
-            let linear = b.velocity * b.mass;
+            let linear = b.state.velocity * b.model.mass;
             (
                 p + linear,
-                l + b.pose.translation.vector.cross(&linear) + b.angular_momentum(),
+                l + b.state.pose.translation.vector.cross(&linear) + b.angular_momentum(),
             )
         })
 }
@@ -67,7 +67,7 @@ fn a_frictional_collision_of_two_free_bodies_keeps_momentum() {
             ),
             0.5,
         );
-        mug.angular_velocity = Vector3::new(0.0, 4.0, -1.0);
+        mug.state.angular_velocity = Vector3::new(0.0, 4.0, -1.0);
         let mut bunny = body(
             "pybullet-bunny.obj",
             0.05,
@@ -78,8 +78,8 @@ fn a_frictional_collision_of_two_free_bodies_keeps_momentum() {
             0.5,
         );
         let thrown = Vector3::new(-0.6, 0.05, 0.02);
-        bunny.velocity = thrown;
-        bunny.angular_velocity = Vector3::new(3.0, -2.0, 5.0);
+        bunny.state.velocity = thrown;
+        bunny.state.angular_velocity = Vector3::new(3.0, -2.0, 5.0);
         let parameters = WorldParameters {
             gravity: Vector3::zeros(),
             integrator,
@@ -102,7 +102,7 @@ fn a_frictional_collision_of_two_free_bodies_keeps_momentum() {
         let (p1, l1) = momenta(&world);
         let dp = (p1 - p0).norm() / p0.norm();
         let dl = (l1 - l0).norm() / l0.norm();
-        let turned = (world.bodies()[1].velocity - thrown).norm();
+        let turned = (world.bodies()[1].state.velocity - thrown).norm();
         eprintln!(
             "{integrator:?}: roles {roles:?}, the bunny's velocity changed by {turned:.3} m/s; \
              momentum changed by {dp:e}, angular momentum by {dl:e}"
@@ -131,9 +131,9 @@ fn mug_on_floor(mu: f64) -> Vec<RigidBody> {
         &resolution(),
     )
     .unwrap();
-    floor.motion = Motion::Static;
-    floor.static_friction = mu;
-    floor.dynamic_friction = mu;
+    floor.model.motion = Motion::Static;
+    floor.model.static_friction = mu;
+    floor.model.dynamic_friction = mu;
     let mesh = mesh_sized("metaworld-mug.stl", 0.08);
     let bottom = mesh
         .vertices
@@ -179,11 +179,13 @@ fn a_sliding_mug_stops_at_the_friction_deceleration_and_rests() {
         world.step(h, &[]);
     }
     let direction = Vector3::new(0.3_f64.cos(), 0.3_f64.sin(), 0.0);
-    world.bodies_mut()[1].velocity = direction * v0;
+    let mut launched = world.bodies()[1].state;
+    launched.velocity = direction * v0;
+    world.set_state(1, launched);
     let mut samples = Vec::new();
     for k in 1..=100 {
         assert_eq!(world.step(h, &[]).quarantined, 0);
-        let speed = world.bodies()[1].velocity.dot(&direction);
+        let speed = world.bodies()[1].state.velocity.dot(&direction);
         if (0.1..0.35).contains(&speed) {
             samples.push((k as f64 * h, speed));
         }
@@ -194,7 +196,7 @@ fn a_sliding_mug_stops_at_the_friction_deceleration_and_rests() {
         "both roles in contact"
     );
     let deceleration = -slope(&samples);
-    let rest = world.bodies()[1].velocity.norm();
+    let rest = world.bodies()[1].state.velocity.norm();
     eprintln!(
         "deceleration {deceleration:.4} m/s² (μ g = {:.4}) over {} steps; {rest:e} m/s 0.4 s after the stop",
         mu * G,
@@ -225,7 +227,7 @@ fn a_mug_on_an_incline_obeys_coulomb() {
         let x: Vec<f64> = (0..600)
             .map(|_| {
                 assert_eq!(world.step(h, &[]).quarantined, 0);
-                world.bodies()[1].pose.translation.x
+                world.bodies()[1].state.pose.translation.x
             })
             .collect();
         let roles: Vec<usize> = world.contacts().iter().map(|c| c.shell_body).collect();

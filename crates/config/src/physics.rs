@@ -196,7 +196,7 @@ impl JointConfig {
             JointKindName::TargetRotation => {
                 let start = bodies
                     .get(a)
-                    .map_or_else(UnitQuaternion::identity, |body| body.pose.rotation);
+                    .map_or_else(UnitQuaternion::identity, |body| body.state.pose.rotation);
                 let target = self.target_rotation_rad.map_or(start, |r| {
                     UnitQuaternion::from_scaled_axis(Vector3::from(r))
                 });

@@ -1118,24 +1118,24 @@ body_a = "box"
 /// The physics world's bodies of `scene` where it places them, without
 /// geometry.
 fn bodies_of(scene: &Scene) -> Vec<haptic_physics::RigidBody> {
-    use haptic_physics::{Motion, RigidBody};
+    use haptic_physics::{Motion, RigidBody, RigidBodyModel, RigidBodyState};
     scene
         .environment()
         .map(|o| RigidBody {
-            name: o.name.clone(),
-            motion: if o.movable {
-                Motion::Dynamic
-            } else {
-                Motion::Static
+            model: RigidBodyModel {
+                name: o.name.clone(),
+                motion: if o.movable {
+                    Motion::Dynamic
+                } else {
+                    Motion::Static
+                },
+                mass: 1.0,
+                body_inertia: Matrix3::identity() * 1e-3,
+                geometry: None,
+                static_friction: 0.5,
+                dynamic_friction: 0.5,
             },
-            mass: 1.0,
-            body_inertia: Matrix3::identity() * 1e-3,
-            pose: o.pose(),
-            velocity: Vector3::zeros(),
-            angular_velocity: Vector3::zeros(),
-            geometry: None,
-            static_friction: 0.5,
-            dynamic_friction: 0.5,
+            state: RigidBodyState::at_rest(o.pose()),
         })
         .collect()
 }

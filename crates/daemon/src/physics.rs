@@ -180,7 +180,7 @@ impl PhysicsWorld {
             if body.is_dynamic() && body.is_finite() {
                 for &entry in &link.entries {
                     if let Some(pose) = self.poses.get_mut(entry) {
-                        *pose = body.pose;
+                        *pose = body.state.pose;
                     }
                 }
             }
@@ -208,11 +208,11 @@ impl PhysicsWorld {
             .zip(&self.received)
             .filter(|(body, _)| body.is_dynamic())
             .map(|(body, impulse)| MovableBody {
-                name: body.name.clone(),
-                mass: body.mass,
-                pose: body.pose,
-                velocity: body.velocity,
-                angular_velocity: body.angular_velocity,
+                name: body.model.name.clone(),
+                mass: body.model.mass,
+                pose: body.state.pose,
+                velocity: body.state.velocity,
+                angular_velocity: body.state.angular_velocity,
                 impulse: *impulse,
             })
             .collect();
@@ -229,14 +229,15 @@ impl PhysicsWorld {
 /// velocity's component along each principal axis of the world inertia
 /// alike, so that no drag and no step makes it overshoot.
 fn drag_impulse(body: &RigidBody, (linear, angular): (f64, f64), dt: f64) -> Vector6<f64> {
-    let force = -body.velocity * body.mass * (1.0 - (-linear * dt / body.mass).exp());
+    let force =
+        -body.state.velocity * body.model.mass * (1.0 - (-linear * dt / body.model.mass).exp());
     let torque = if angular > 0.0 {
         let eigen = SymmetricEigen::new(body.world_inertia());
         let kept = eigen
             .eigenvalues
             .map(|lambda| lambda * (1.0 - (-angular * dt / lambda).exp()));
         -(eigen.eigenvectors * Matrix3::from_diagonal(&kept) * eigen.eigenvectors.transpose())
-            * body.angular_velocity
+            * body.state.angular_velocity
     } else {
         Vector3::zeros()
     };
@@ -311,22 +312,37 @@ fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use haptic_physics::{Motion, WorldParameters};
+    use haptic_physics::{Motion, RigidBodyModel, RigidBodyState, WorldParameters};
 
-    /// A 5 cm cube of `mass` in free space, no gravity, with `drag`.
+    /// A 5 cm cube of `mass` in free space, no gravity, with `drag`, at
+    /// rest.
     fn cube(mass: f64, drag: (f64, f64)) -> PhysicsWorld {
+        moving_cube(mass, drag, Vector3::zeros(), Vector3::zeros())
+    }
+
+    /// The same cube moving at `velocity` and `angular_velocity`.
+    fn moving_cube(
+        mass: f64,
+        drag: (f64, f64),
+        velocity: Vector3<f64>,
+        angular_velocity: Vector3<f64>,
+    ) -> PhysicsWorld {
         let side: f64 = 0.05;
         let body = RigidBody {
-            name: "cube".into(),
-            motion: Motion::Dynamic,
-            mass,
-            body_inertia: Matrix3::identity() * (mass * side * side / 6.0),
-            pose: Isometry3::identity(),
-            velocity: Vector3::zeros(),
-            angular_velocity: Vector3::zeros(),
-            geometry: None,
-            static_friction: 0.5,
-            dynamic_friction: 0.5,
+            model: RigidBodyModel {
+                name: "cube".into(),
+                motion: Motion::Dynamic,
+                mass,
+                body_inertia: Matrix3::identity() * (mass * side * side / 6.0),
+                geometry: None,
+                static_friction: 0.5,
+                dynamic_friction: 0.5,
+            },
+            state: RigidBodyState {
+                pose: Isometry3::identity(),
+                velocity,
+                angular_velocity,
+            },
         };
         let parameters = WorldParameters {
             gravity: Vector3::zeros(),
@@ -370,13 +386,13 @@ mod tests {
     #[test]
     fn drag_on_a_light_body_decays_as_the_exponential() {
         let (mass, c, c_r, dt) = (0.001, 2.0, 1e-3, 0.005);
-        let mut world = cube(mass, (c, c_r));
+        let mut world = moving_cube(
+            mass,
+            (c, c_r),
+            Vector3::new(1.0, 0.0, 0.0),
+            Vector3::new(0.0, 0.0, 10.0),
+        );
         let inertia = mass * 0.05 * 0.05 / 6.0;
-        {
-            let body = &mut world.world.as_mut().unwrap().bodies_mut()[0];
-            body.velocity = Vector3::new(1.0, 0.0, 0.0);
-            body.angular_velocity = Vector3::new(0.0, 0.0, 10.0);
-        }
         for step in 1..=5 {
             world.advance(dt);
             let body = &world.bodies()[0];
@@ -385,15 +401,15 @@ mod tests {
             let w = 10.0 * (-c_r * t / inertia).exp();
             // v − m v (1 − e^{−10})/m cancels all but 1e-5 of v: 1e-10.
             assert!(
-                (body.velocity.x - v).abs() < 1e-10 * v,
+                (body.state.velocity.x - v).abs() < 1e-10 * v,
                 "{}",
-                body.velocity.x
+                body.state.velocity.x
             );
-            assert!(body.velocity.x > 0.0);
+            assert!(body.state.velocity.x > 0.0);
             assert!(
-                (body.angular_velocity.z - w).abs() < 1e-9 * w,
+                (body.state.angular_velocity.z - w).abs() < 1e-9 * w,
                 "{}",
-                body.angular_velocity.z
+                body.state.angular_velocity.z
             );
         }
     }

@@ -18,8 +18,8 @@ use haptic_mesh::shapes::builtin;
 use haptic_mesh::{load_mesh, Aabb, LoadOptions, TriangleMesh};
 use haptic_physics::body::centred;
 use haptic_physics::{
-    mass_properties, BodyGeometry, MassProperties as SolidMass, Motion, RigidBody, World,
-    WorldError,
+    mass_properties, BodyGeometry, MassProperties as SolidMass, Motion, RigidBody, RigidBodyModel,
+    RigidBodyState, World, WorldError,
 };
 use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
 use haptic_render::{CycleLayout, MassProperties, RenderError, RenderingCycle, RenderingUpdate};
@@ -271,20 +271,20 @@ fn rigid_body(
     };
     let mu = config.friction_coefficient(object);
     Ok(RigidBody {
-        name: object.name.clone(),
-        motion,
-        mass,
-        body_inertia,
-        pose: geometry.pose(object),
-        velocity: Vector3::zeros(),
-        angular_velocity: Vector3::zeros(),
-        geometry: Some(BodyGeometry {
-            shell: Arc::clone(shell),
-            field: Arc::clone(field),
-            bounds: geometry.bounds,
-        }),
-        static_friction: mu,
-        dynamic_friction: mu,
+        model: RigidBodyModel {
+            name: object.name.clone(),
+            motion,
+            mass,
+            body_inertia,
+            geometry: Some(BodyGeometry {
+                shell: Arc::clone(shell),
+                field: Arc::clone(field),
+                bounds: geometry.bounds,
+            }),
+            static_friction: mu,
+            dynamic_friction: mu,
+        },
+        state: RigidBodyState::at_rest(geometry.pose(object)),
     })
 }
 

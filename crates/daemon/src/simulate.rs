@@ -98,7 +98,11 @@ fn header(out: &mut impl Write, bodies: &[RigidBody]) -> std::io::Result<()> {
     )?;
     for body in bodies.iter().filter(|b| b.is_dynamic()) {
         for column in BODY_COLUMNS {
-            write!(out, ",{}", csv_field(&format!("{}_{column}", body.name)))?;
+            write!(
+                out,
+                ",{}",
+                csv_field(&format!("{}_{column}", body.model.name))
+            )?;
         }
     }
     writeln!(out)
@@ -121,9 +125,9 @@ fn row(
         report.quarantined
     )?;
     for body in bodies.iter().filter(|b| b.is_dynamic()) {
-        let x = body.pose.translation.vector;
-        let q = body.pose.rotation.quaternion();
-        let (v, w) = (body.velocity, body.angular_velocity);
+        let x = body.state.pose.translation.vector;
+        let q = body.state.pose.rotation.quaternion();
+        let (v, w) = (body.state.velocity, body.state.angular_velocity);
         for value in [
             x.x, x.y, x.z, q.w, q.i, q.j, q.k, v.x, v.y, v.z, w.x, w.y, w.z,
         ] {

@@ -97,5 +97,8 @@ impl Engine for Ours {
 
 /// The poses of `world`'s first `dynamic` bodies.
 fn dynamic_poses(world: &World, dynamic: usize) -> Vec<Isometry3<f64>> {
-    world.bodies()[..dynamic].iter().map(|b| b.pose).collect()
+    world.bodies()[..dynamic]
+        .iter()
+        .map(|b| b.state.pose)
+        .collect()
 }

@@ -37,7 +37,7 @@ impl Ruler {
         after: &[Isometry3<f64>],
     ) -> f64 {
         for (body, pose) in self.bodies.iter_mut().zip(before) {
-            body.pose = *pose;
+            body.state.pose = *pose;
         }
         let bounds: Vec<_> = self.bodies.iter().map(RigidBody::world_bounds).collect();
         (0..before.len())
@@ -60,7 +60,7 @@ impl Ruler {
     /// without contact, with the dynamic bodies at `poses`.
     pub fn penetration(&mut self, poses: &[Isometry3<f64>]) -> f64 {
         for (body, pose) in self.bodies.iter_mut().zip(poses) {
-            body.pose = *pose;
+            body.state.pose = *pose;
         }
         overlapping_pairs(&self.bodies, 1e-4, &mut self.pairs);
         self.detector

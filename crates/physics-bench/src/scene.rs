@@ -210,8 +210,8 @@ impl Scene {
                     &geometry.body,
                 )
                 .expect("mass properties were checked at load");
-                body.static_friction = FRICTION;
-                body.dynamic_friction = FRICTION;
+                body.model.static_friction = FRICTION;
+                body.model.dynamic_friction = FRICTION;
                 body
             })
             .collect();
@@ -222,8 +222,8 @@ impl Scene {
             .enumerate()
             .map(|(i, (&s, pose))| {
                 let mut body = prototypes[s].clone();
-                body.name = format!("{}-{i}", self.shapes[s].name);
-                body.pose = *pose;
+                body.model.name = format!("{}-{i}", self.shapes[s].name);
+                body.state.pose = *pose;
                 body
             })
             .collect();
@@ -236,9 +236,9 @@ impl Scene {
             &geometry.floor,
         )
         .expect("a box is closed");
-        floor.motion = Motion::Static;
-        floor.static_friction = FRICTION;
-        floor.dynamic_friction = FRICTION;
+        floor.model.motion = Motion::Static;
+        floor.model.static_friction = FRICTION;
+        floor.model.dynamic_friction = FRICTION;
         bodies.push(floor);
         bodies
     }

@@ -1,6 +1,12 @@
 //! Rigid bodies: mass properties from closed meshes, the body frame at the
-//! centre of mass, and the state the integrators advance (Xu, Zhao & Barbič
-//! eq 1, with velocities in place of momenta).
+//! centre of mass, each body's model ([`RigidBodyModel`], what it is) apart
+//! from its state ([`RigidBodyState`], where it is and how it moves: what
+//! the integrators advance, Xu, Zhao & Barbič eq 1, with velocities in
+//! place of momenta).
+//!
+//! The world holds its rigid bodies in one array, indexed by the contacts,
+//! joints and islands; the crate's documentation says where a deformable
+//! kind of body would sit beside them.
 
 use haptic_contact::{SharedField, ShellTree};
 use haptic_mesh::{Aabb, TriangleMesh};
@@ -169,26 +175,54 @@ pub enum Motion {
     Static,
 }
 
-/// One rigid body: its frame's origin at the centre of mass.
+/// What a rigid body is: its name, whether it moves, its mass properties,
+/// contact geometry and friction. Nothing in it changes as the world steps.
 #[derive(Clone)]
-pub struct RigidBody {
+pub struct RigidBodyModel {
     pub name: String,
     pub motion: Motion,
     /// kg.
     pub mass: f64,
     /// Inertia about the centre of mass along the body axes (kg·m²).
     pub body_inertia: Matrix3<f64>,
+    pub geometry: Option<BodyGeometry>,
+    /// Coulomb coefficients against other bodies (a pair uses the geometric
+    /// mean of its two bodies', see
+    /// [`pair_friction`](crate::friction_anchors::pair_friction)).
+    pub static_friction: f64,
+    pub dynamic_friction: f64,
+}
+
+/// Where a rigid body is and how it moves: what the integrators advance,
+/// an undone substep restores and a snapshot publishes (Xu, Zhao & Barbič
+/// eq 1, with velocities in place of momenta).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RigidBodyState {
     /// Body frame → world.
     pub pose: Isometry3<f64>,
     /// Centre-of-mass velocity, world frame (m/s).
     pub velocity: Vector3<f64>,
     /// World frame (rad/s).
     pub angular_velocity: Vector3<f64>,
-    pub geometry: Option<BodyGeometry>,
-    /// Coulomb coefficients against other bodies (the pair uses the
-    /// larger friction of the two... see `contact::pair_friction`).
-    pub static_friction: f64,
-    pub dynamic_friction: f64,
+}
+
+impl RigidBodyState {
+    /// At `pose`, at rest.
+    pub fn at_rest(pose: Isometry3<f64>) -> RigidBodyState {
+        RigidBodyState {
+            pose,
+            velocity: Vector3::zeros(),
+            angular_velocity: Vector3::zeros(),
+        }
+    }
+}
+
+/// One rigid body, its frame's origin at the centre of mass: its model and
+/// its state.
+#[derive(Clone)]
+pub struct RigidBody {
+    pub model: RigidBodyModel,
+    pub state: RigidBodyState,
 }
 
 impl RigidBody {
@@ -206,27 +240,29 @@ impl RigidBody {
         let properties = mass_properties(mesh, density)?;
         let body_mesh = centred(mesh, &properties.centre_of_mass);
         Ok(Self {
-            name: name.to_string(),
-            motion: Motion::Dynamic,
-            mass: properties.mass,
-            body_inertia: properties.inertia,
-            pose: mesh_pose * Translation3::from(properties.centre_of_mass.coords),
-            velocity: Vector3::zeros(),
-            angular_velocity: Vector3::zeros(),
-            geometry: Some(BodyGeometry::of_mesh(&body_mesh, resolution)),
-            static_friction: 0.0,
-            dynamic_friction: 0.0,
+            model: RigidBodyModel {
+                name: name.to_string(),
+                motion: Motion::Dynamic,
+                mass: properties.mass,
+                body_inertia: properties.inertia,
+                geometry: Some(BodyGeometry::of_mesh(&body_mesh, resolution)),
+                static_friction: 0.0,
+                dynamic_friction: 0.0,
+            },
+            state: RigidBodyState::at_rest(
+                mesh_pose * Translation3::from(properties.centre_of_mass.coords),
+            ),
         })
     }
 
     pub fn is_dynamic(&self) -> bool {
-        self.motion == Motion::Dynamic
+        self.model.motion == Motion::Dynamic
     }
 
     /// World-frame inertia `R I Rᵀ`.
     pub fn world_inertia(&self) -> Matrix3<f64> {
-        let r = self.pose.rotation.to_rotation_matrix();
-        r.matrix() * self.body_inertia * r.matrix().transpose()
+        let r = self.state.pose.rotation.to_rotation_matrix();
+        r.matrix() * self.model.body_inertia * r.matrix().transpose()
     }
 
     /// `(R I Rᵀ)⁻¹`; zero for a static body.
@@ -234,8 +270,9 @@ impl RigidBody {
         if !self.is_dynamic() {
             return Matrix3::zeros();
         }
-        let r = self.pose.rotation.to_rotation_matrix();
+        let r = self.state.pose.rotation.to_rotation_matrix();
         let inverse = self
+            .model
             .body_inertia
             .try_inverse()
             .unwrap_or_else(Matrix3::zeros);
@@ -245,7 +282,7 @@ impl RigidBody {
     /// `1/m`; zero for a static body.
     pub fn inverse_mass(&self) -> f64 {
         if self.is_dynamic() {
-            1.0 / self.mass
+            1.0 / self.model.mass
         } else {
             0.0
         }
@@ -253,50 +290,53 @@ impl RigidBody {
 
     /// Angular momentum about the centre of mass, world frame (N·m·s).
     pub fn angular_momentum(&self) -> Vector3<f64> {
-        self.world_inertia() * self.angular_velocity
+        self.world_inertia() * self.state.angular_velocity
     }
 
     /// Kinetic energy (J).
     pub fn kinetic_energy(&self) -> f64 {
-        0.5 * self.mass * self.velocity.norm_squared()
-            + 0.5 * self.angular_velocity.dot(&self.angular_momentum())
+        0.5 * self.model.mass * self.state.velocity.norm_squared()
+            + 0.5 * self.state.angular_velocity.dot(&self.angular_momentum())
     }
 
     /// Velocity of the body point at world position `p` (m/s).
     pub fn point_velocity(&self, p: &Point3<f64>) -> Vector3<f64> {
-        self.velocity
+        self.state.velocity
             + self
+                .state
                 .angular_velocity
-                .cross(&(p - self.pose.translation.vector).coords)
+                .cross(&(p - self.state.pose.translation.vector).coords)
     }
 
     /// Advances the pose by `dt` at the current velocities:
     /// `x ← x + dt v`, `R ← exp(dt ω) R`.
     pub fn advance_pose(&mut self, dt: f64) {
-        self.displace(&(dt * self.velocity), &(dt * self.angular_velocity));
+        self.displace(
+            &(dt * self.state.velocity),
+            &(dt * self.state.angular_velocity),
+        );
     }
 
     /// Moves the pose by `x ← x + δx`, `R ← exp([δθ]×) R` (the perturbation
     /// the joints' and contacts' gradients are taken under).
     pub fn displace(&mut self, dx: &Vector3<f64>, dtheta: &Vector3<f64>) {
-        let translation = self.pose.translation.vector + dx;
-        let rotation = UnitQuaternion::from_scaled_axis(*dtheta) * self.pose.rotation;
-        self.pose = Isometry3::from_parts(Translation3::from(translation), rotation);
+        let translation = self.state.pose.translation.vector + dx;
+        let rotation = UnitQuaternion::from_scaled_axis(*dtheta) * self.state.pose.rotation;
+        self.state.pose = Isometry3::from_parts(Translation3::from(translation), rotation);
     }
 
     /// The world-frame bounds of its geometry, if any.
     pub fn world_bounds(&self) -> Option<Aabb> {
-        let geometry = self.geometry.as_ref()?;
+        let geometry = self.model.geometry.as_ref()?;
         let b = &geometry.bounds;
-        let corners = (0..8).map(|k| {
-            self.pose
+        let corners: [Point3<f64>; 8] = std::array::from_fn(|k| {
+            self.state.pose
                 * Point3::new(
                     if k & 1 == 0 { b.min.x } else { b.max.x },
                     if k & 2 == 0 { b.min.y } else { b.max.y },
                     if k & 4 == 0 { b.min.z } else { b.max.z },
                 )
         });
-        let corners: Vec<Point3<f64>> = corners.collect();
         Some(Aabb::from_points(&corners))
     }
 
@@ -307,7 +347,7 @@ impl RigidBody {
     /// bounds, so bodies whose boxes are apart by more than a detection
     /// margin have no contact within it.
     pub fn bounds_overlap(&self, other: &RigidBody, margin: f64) -> bool {
-        let (Some(ga), Some(gb)) = (&self.geometry, &other.geometry) else {
+        let (Some(ga), Some(gb)) = (&self.model.geometry, &other.model.geometry) else {
             return false;
         };
         let grown = Vector3::repeat(margin);
@@ -315,12 +355,12 @@ impl RigidBody {
             ga.bounds.extents() / 2.0 + grown,
             gb.bounds.extents() / 2.0 + grown,
         );
-        let ra = self.pose.rotation.to_rotation_matrix().into_inner();
-        let rb = other.pose.rotation.to_rotation_matrix().into_inner();
+        let ra = self.state.pose.rotation.to_rotation_matrix().into_inner();
+        let rb = other.state.pose.rotation.to_rotation_matrix().into_inner();
         // B's axes and centre in A's box frame.
         let r = ra.transpose() * rb;
-        let t =
-            ra.transpose() * ((other.pose * gb.bounds.center()) - (self.pose * ga.bounds.center()));
+        let t = ra.transpose()
+            * ((other.state.pose * gb.bounds.center()) - (self.state.pose * ga.bounds.center()));
         // Near-parallel edges make the cross products vanish: pad |r|.
         let abs_r = r.abs().add_scalar(1e-12);
         for i in 0..3 {
@@ -349,10 +389,22 @@ impl RigidBody {
 
     /// Whether every state quantity is finite.
     pub fn is_finite(&self) -> bool {
-        self.velocity.iter().all(|v| v.is_finite())
-            && self.angular_velocity.iter().all(|v| v.is_finite())
-            && self.pose.translation.vector.iter().all(|v| v.is_finite())
-            && self.pose.rotation.coords.iter().all(|v| v.is_finite())
+        self.state.velocity.iter().all(|v| v.is_finite())
+            && self.state.angular_velocity.iter().all(|v| v.is_finite())
+            && self
+                .state
+                .pose
+                .translation
+                .vector
+                .iter()
+                .all(|v| v.is_finite())
+            && self
+                .state
+                .pose
+                .rotation
+                .coords
+                .iter()
+                .all(|v| v.is_finite())
     }
 }
 
@@ -398,10 +450,10 @@ mod tests {
             RigidBody::from_mesh("box", &box_mesh(half), 1000.0, &pose, &coarse()).unwrap()
         };
         let parry = |body: &RigidBody, margin: f64| {
-            let b = body.geometry.as_ref().unwrap().bounds;
+            let b = body.model.geometry.as_ref().unwrap().bounds;
             let half = b.extents() / 2.0 + Vector3::repeat(margin);
-            let centre = body.pose * b.center();
-            let q = body.pose.rotation;
+            let centre = body.state.pose * b.center();
+            let q = body.state.pose.rotation;
             (
                 DPose3::from_parts(
                     DVec3::new(centre.x, centre.y, centre.z),
@@ -422,8 +474,8 @@ mod tests {
                 a.bounds_overlap(&b, margin),
                 reference,
                 "{:?} {:?}",
-                a.pose,
-                b.pose
+                a.state.pose,
+                b.state.pose
             );
             if reference {
                 overlapping += 1;

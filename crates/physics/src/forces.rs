@@ -56,7 +56,10 @@ impl Forces {
     pub fn copy_from(&mut self, other: &Forces) {
         self.wrench.clone_from(&other.wrench);
         self.gradients.clone_from(&other.gradients);
-        self.index.clone_from(&other.index);
+        // Not `clone_from`: from an empty map it would free this one's table.
+        self.index.clear();
+        self.index
+            .extend(other.index.iter().map(|(&key, &k)| (key, k)));
         self.last_pair = None;
     }
 

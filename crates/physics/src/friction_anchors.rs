@@ -6,8 +6,9 @@
 //! anchor is dragged behind `P` to where the spring carries `μ_d F_n`.
 
 use crate::body::RigidBody;
+use crate::forces::Forces;
 use crate::narrow_phase::PairContact;
-use crate::penalty::{ForceGradient, PointForce};
+use crate::penalty::{add_point_force, ForceGradient, PointForce};
 use foldhash::{HashMap, HashSet};
 use haptic_core::skew;
 use nalgebra::{Matrix3, Point3, Rotation3, Vector3};
@@ -15,7 +16,7 @@ use nalgebra::{Matrix3, Point3, Rotation3, Vector3};
 /// The sticking spring `F_S = −k_f (I − m mᵀ)(P − Q)` towards the anchor
 /// `Q` (world, fixed on the field body), with its exact pose gradient:
 /// `δ(P − Q) = δx_S − [r_S]× δθ_S − δx_A + [Q − x_A]× δθ_A`, `δm = −[m]× δθ_S`.
-pub fn sticking_spring(
+pub(crate) fn sticking_spring(
     contact: &PairContact,
     bodies: &[RigidBody],
     anchor: &Point3<f64>,
@@ -26,7 +27,7 @@ pub fn sticking_spring(
     let projector = Matrix3::identity() - m * m.transpose();
     let force = -kf * (s - m * m.dot(&s));
     let rs = contact.shell_handle(bodies);
-    let qa = anchor - Point3::from(bodies[contact.field_body].pose.translation.vector);
+    let qa = anchor - Point3::from(bodies[contact.field_body].state.pose.translation.vector);
     // −k_f (I − m mᵀ) ∂s, with (I − m mᵀ)[r]× = [r]× − m (m × r)ᵀ.
     let projected_skew = |r: &Vector3<f64>| skew(r) - m * m.cross(r).transpose();
     // −δ(m mᵀ) s = (m·s)[m]× δθ_S − m (m × s)ᵀ δθ_S.
@@ -51,11 +52,28 @@ pub fn sticking_spring(
     }
 }
 
+/// Adds each contact's sticking spring towards its anchor `anchor(contact)`
+/// (world, fixed on the field body; `friction_stiffness` per finest-level
+/// point), with its exact pose gradient, to `forces`.
+pub fn add_sticking_springs(
+    contacts: &[PairContact],
+    bodies: &[RigidBody],
+    friction_stiffness: f64,
+    anchor: impl Fn(&PairContact) -> Point3<f64>,
+    forces: &mut Forces,
+) {
+    for contact in contacts {
+        let kf = friction_stiffness * contact.weight as f64;
+        let spring = sticking_spring(contact, bodies, &anchor(contact), kf);
+        add_point_force(contact, bodies, &spring, forces);
+    }
+}
+
 /// Coulomb coefficients between two bodies: the geometric mean of theirs.
 pub fn pair_friction(a: &RigidBody, b: &RigidBody) -> (f64, f64) {
     (
-        (a.static_friction * b.static_friction).sqrt(),
-        (a.dynamic_friction * b.dynamic_friction).sqrt(),
+        (a.model.static_friction * b.model.static_friction).sqrt(),
+        (a.model.dynamic_friction * b.model.dynamic_friction).sqrt(),
     )
 }
 
@@ -71,7 +89,7 @@ struct RoleFrame {
 
 impl RoleFrame {
     fn of(bodies: &[RigidBody], shell: usize, field: usize) -> RoleFrame {
-        let pose = &bodies[field].pose;
+        let pose = &bodies[field].state.pose;
         RoleFrame {
             bodies: (shell, field),
             friction: pair_friction(&bodies[shell], &bodies[field]),
@@ -208,25 +226,29 @@ impl FrictionAnchors {
     /// their slip, and they would slide back the next step (a block coming
     /// to rest would otherwise chatter at up to `μ_d g h`, about 1 cm/s at
     /// 5 ms steps).
+    /// Into `out`, cleared first.
     pub fn reversed(
         &self,
         contacts: &[PairContact],
         bodies: &[RigidBody],
         dt: f64,
-    ) -> HashSet<AnchorKey> {
-        self.sliding
-            .iter()
-            .filter(|(index, direction, cone)| {
-                let c = &contacts[*index];
-                let u = bodies[c.shell_body].point_velocity(&c.position)
-                    - bodies[c.field_body].point_velocity(&c.position);
-                -u.dot(direction) * dt > *cone
-            })
-            .map(|(index, _, _)| {
-                let c = &contacts[*index];
-                (c.shell_body, c.field_body, c.point)
-            })
-            .collect()
+        out: &mut HashSet<AnchorKey>,
+    ) {
+        out.clear();
+        out.extend(
+            self.sliding
+                .iter()
+                .filter(|(index, direction, cone)| {
+                    let c = &contacts[*index];
+                    let u = bodies[c.shell_body].point_velocity(&c.position)
+                        - bodies[c.field_body].point_velocity(&c.position);
+                    -u.dot(direction) * dt > *cone
+                })
+                .map(|(index, _, _)| {
+                    let c = &contacts[*index];
+                    (c.shell_body, c.field_body, c.point)
+                }),
+        );
     }
 
     /// Anchors held now.

@@ -30,6 +30,26 @@
 //! Bodies and their mass properties and geometry are in [`body`], the
 //! world's parameters in [`parameters`], a step's report in [`report`].
 //!
+//! # Model, state and scratch
+//!
+//! As MuJoCo keeps `mjModel` apart from `mjData` and rapier its sets apart
+//! from its pipeline, a body is a [`RigidBodyModel`] (what it is: mass,
+//! inertia, geometry, friction) and a [`RigidBodyState`] (where it is and
+//! how it moves). The [`World`] holds the model (bodies' models, joints,
+//! parameters), the state (bodies' states, the friction anchors, the PID
+//! pairs: what undoing a substep restores, copied into buffers sized once)
+//! and the [`pipeline::Pipeline`]: the buffers and caches of the stages,
+//! which are neither, sized by the largest step so far. After warm-up a
+//! step allocates nothing but nalgebra's SVD in the solve of an island with
+//! joints.
+//!
+//! A deformable kind of body (nodes with masses, positions and velocities)
+//! would sit beside the rigid bodies the same way: its model and state
+//! types in a module beside [`body`], an array of them in the [`World`]
+//! next to its rigid bodies, its states saved and restored with theirs on
+//! an undone substep, and its forces handed to the integrators through
+//! [`forces`].
+//!
 //! A new kind of constraint is a [`joints::JointKind`] with its rows in
 //! `joints::rows`; a new contact model a module beside [`penalty`] and
 //! [`pid`], selected by [`ContactModel`] in `World::substep`; a new
@@ -56,7 +76,7 @@ pub mod world;
 
 pub use body::{
     centred, mass_properties, BodyGeometry, GeometryResolution, MassError, MassProperties, Motion,
-    RigidBody,
+    RigidBody, RigidBodyModel, RigidBodyState,
 };
 pub use forces::{ConstraintRow, Forces, GradientBlock, PairBlocks};
 pub use narrow_phase::PairContact;

@@ -39,12 +39,12 @@ pub struct PairContact {
 impl PairContact {
     /// `r_S = P − x_S`.
     pub fn shell_handle(&self, bodies: &[RigidBody]) -> Vector3<f64> {
-        self.position - Point3::from(bodies[self.shell_body].pose.translation.vector)
+        self.position - Point3::from(bodies[self.shell_body].state.pose.translation.vector)
     }
 
     /// `r_A = P − x_A`.
     pub fn field_handle(&self, bodies: &[RigidBody]) -> Vector3<f64> {
-        self.position - Point3::from(bodies[self.field_body].pose.translation.vector)
+        self.position - Point3::from(bodies[self.field_body].state.pose.translation.vector)
     }
 }
 
@@ -157,10 +157,10 @@ impl ContactDetector {
         out: &mut Vec<PairContact>,
     ) {
         let (s, a) = (&bodies[shell_body], &bodies[field_body]);
-        let (Some(sg), Some(ag)) = (&s.geometry, &a.geometry) else {
+        let (Some(sg), Some(ag)) = (&s.model.geometry, &a.model.geometry) else {
             return;
         };
-        let field_from_shell = a.pose.inverse() * s.pose;
+        let field_from_shell = a.state.pose.inverse() * s.state.pose;
         let field = ag.field.as_ref();
         let reach = sg.reach();
         let field_reach = field.positive_beyond().map(|b| b.farthest_from_origin());
@@ -226,8 +226,8 @@ impl ContactDetector {
             field_from_shell.translation.vector,
         );
         let (shell_rotation, field_rotation) = (
-            s.pose.rotation.to_rotation_matrix(),
-            a.pose.rotation.to_rotation_matrix(),
+            s.state.pose.rotation.to_rotation_matrix(),
+            a.state.pose.rotation.to_rotation_matrix(),
         );
         for c in &near.points {
             // A point that was farther out than it can have come since
@@ -249,7 +249,7 @@ impl ContactDetector {
                 field_body,
                 point: c.point,
                 weight: c.weight,
-                position: s.pose * p,
+                position: s.state.pose * p,
                 normal,
                 distance,
                 distance_gradient,

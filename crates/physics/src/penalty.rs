@@ -101,7 +101,7 @@ impl std::ops::AddAssign<&PointForce> for PointForce {
 /// and the gradient blocks, from the force's own gradients. The handle
 /// terms follow from `δr_S = −[r_S]× δθ_S` and
 /// `δr_A = δx_S − [r_S]× δθ_S − δx_A`.
-pub fn add_point_force(
+pub(crate) fn add_point_force(
     contact: &PairContact,
     bodies: &[RigidBody],
     point_force: &PointForce,
@@ -183,7 +183,7 @@ pub fn add_point_force(
 /// Penalty force `F_S = k d m` of one contact (stiffness `k` already
 /// weighted and scaled) and its exact gradients (eqs 31–40 for two moving
 /// bodies, rotating normal included).
-pub fn penalty(contact: &PairContact, bodies: &[RigidBody], k: f64) -> PointForce {
+pub(crate) fn penalty(contact: &PairContact, bodies: &[RigidBody], k: f64) -> PointForce {
     let (d, m, a) = (contact.distance, contact.normal, contact.distance_gradient);
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
@@ -212,7 +212,7 @@ fn skew_product(a: &Vector3<f64>, b: &Vector3<f64>) -> Matrix3<f64> {
 }
 
 /// The penalty force of one contact and, for `c > 0`, its damping, summed.
-pub fn contact_force(
+pub(crate) fn contact_force(
     contact: &PairContact,
     bodies: &[RigidBody],
     k: f64,
@@ -226,10 +226,32 @@ pub fn contact_force(
     total
 }
 
+/// Adds each contact's penalty force (`stiffnesses[i]`, already weighted
+/// and scaled) and its damping (`damping` per finest-level point, weighted
+/// by the contact's weight), with their exact gradients, to `forces`.
+pub fn add_contact_forces(
+    contacts: &[PairContact],
+    stiffnesses: &[f64],
+    bodies: &[RigidBody],
+    damping: f64,
+    mode: DampingMode,
+    forces: &mut Forces,
+) {
+    for (contact, &k) in contacts.iter().zip(stiffnesses) {
+        let c = damping * contact.weight as f64;
+        add_point_force(
+            contact,
+            bodies,
+            &contact_force(contact, bodies, k, c, mode),
+            forces,
+        );
+    }
+}
+
 /// Contact damping (§4.2) of one contact and its gradients with respect to
 /// velocities (eqs 43–51) and poses (through the handles, the rotating
 /// normal and, for [`DampingMode::Normal`], the field's curvature).
-pub fn damping(
+pub(crate) fn damping(
     contact: &PairContact,
     bodies: &[RigidBody],
     c: f64,
@@ -239,8 +261,8 @@ pub fn damping(
     let a = contact.distance_gradient;
     let rs = contact.shell_handle(bodies);
     let ra = contact.field_handle(bodies);
-    let (ws, wa) = (bs.angular_velocity, ba.angular_velocity);
-    let u = bs.velocity + ws.cross(&rs) - ba.velocity - wa.cross(&ra);
+    let (ws, wa) = (bs.state.angular_velocity, ba.state.angular_velocity);
+    let u = bs.state.velocity + ws.cross(&rs) - ba.state.velocity - wa.cross(&ra);
     // ∂u/∂(v_S, ω_S, v_A, ω_A) = [I, −[r_S]×, −I, [r_A]×], and
     // ∂u/∂(x_S, θ_S, x_A, θ_A) = [−[ω_A]×, ([ω_A]× − [ω_S]×)[r_S]×, [ω_A]×, 0]
     // (the handles move), both times `scale`.
@@ -306,10 +328,10 @@ const HESSIAN_STEP: f64 = 1e-7;
 /// contact point.
 fn field_hessian(contact: &PairContact, bodies: &[RigidBody]) -> Matrix3<f64> {
     let body = &bodies[contact.field_body];
-    let Some(geometry) = &body.geometry else {
+    let Some(geometry) = &body.model.geometry else {
         return Matrix3::zeros();
     };
-    let local = body.pose.inverse() * contact.position;
+    let local = body.state.pose.inverse() * contact.position;
     let (_, centre) = geometry.field.value_gradient(&local);
     let mut hessian = Matrix3::zeros();
     for axis in 0..3 {
@@ -325,6 +347,6 @@ fn field_hessian(contact: &PairContact, bodies: &[RigidBody]) -> Matrix3<f64> {
         };
         hessian.set_column(axis, &(change / HESSIAN_STEP));
     }
-    let r = body.pose.rotation.to_rotation_matrix();
+    let r = body.state.pose.rotation.to_rotation_matrix();
     r.matrix() * hessian * r.matrix().transpose()
 }

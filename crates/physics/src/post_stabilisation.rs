@@ -7,8 +7,8 @@
 use crate::body::RigidBody;
 use crate::forces::ConstraintRow;
 use crate::joints::Joint;
-use crate::solver::{constraint_jacobians, per_body, pseudo_inverse_solve, SolveError};
-use nalgebra::{DVector, Matrix3, Vector3};
+use crate::solver::{constraint_correction, SolverScratch};
+use nalgebra::{Matrix3, Vector3};
 
 /// Post-stabilisation corrects an island's poses at most this many times
 /// a substep, stopping once every `|C|` is below
@@ -27,11 +27,17 @@ pub const POST_STABILISED_RESIDUAL: f64 = 1e-13;
 /// changes their angular momentum by `Σ m δx × v`; where every joint of
 /// the island is between its own bodies, so that nothing outside it
 /// torques it, [`remove_angular_momentum`] gives that change back.
-pub fn post_stabilise(bodies: &mut [RigidBody], joints: &[Joint], islands: &[Vec<usize>]) {
+/// `rows` and `scratch` are buffers.
+pub fn post_stabilise<'i>(
+    bodies: &mut [RigidBody],
+    joints: &[Joint],
+    islands: impl Iterator<Item = &'i [usize]>,
+    rows: &mut Vec<ConstraintRow>,
+    scratch: &mut SolverScratch,
+) {
     if joints.is_empty() {
         return;
     }
-    let mut rows = Vec::new();
     for island in islands {
         let member = |b: usize| island.binary_search(&b).is_ok();
         let touching = |j: &&Joint| member(j.a) || j.b.is_some_and(member);
@@ -47,20 +53,20 @@ pub fn post_stabilise(bodies: &mut [RigidBody], joints: &[Joint], islands: &[Vec
         for _ in 0..POST_STABILISATION_PASSES {
             rows.clear();
             for joint in joints.iter().filter(touching) {
-                joint.rows(bodies, &mut rows);
+                joint.rows(bodies, rows);
             }
             let residual = rows.iter().map(|r| r.value.abs()).fold(0.0, f64::max);
             if rows.is_empty() || residual < POST_STABILISED_RESIDUAL {
                 break;
             }
-            let Ok(correction) = constraint_correction(bodies, island, &rows) else {
+            let Ok(correction) = constraint_correction(bodies, island, rows, scratch) else {
                 break;
             };
-            for (&b, [dx, dtheta]) in island.iter().zip(&correction) {
+            for (&b, [dx, dtheta]) in island.iter().zip(correction) {
                 let body = &mut bodies[b];
                 let spin = body.angular_momentum();
                 body.displace(dx, dtheta);
-                body.angular_velocity = body.world_inverse_inertia() * spin;
+                body.state.angular_velocity = body.world_inverse_inertia() * spin;
             }
             moved = true;
         }
@@ -71,23 +77,6 @@ pub fn post_stabilise(bodies: &mut [RigidBody], joints: &[Joint], islands: &[Vec
     }
 }
 
-/// The displacement `(δx, δθ) = M⁻¹ Jᵀ λ` with
-/// `J M⁻¹ Jᵀ λ = −C`, the smallest in the mass metric that takes the
-/// island's constraints `rows` to zero to first order. Redundant rows are
-/// dropped by eq 64's SVD pseudo-inverse. Returns each of `island`'s bodies'
-/// `(δx, δθ)`, for [`RigidBody::displace`].
-pub fn constraint_correction(
-    bodies: &[RigidBody],
-    island: &[usize],
-    rows: &[ConstraintRow],
-) -> Result<Vec<[Vector3<f64>; 2]>, SolveError> {
-    let (jt, jm) = constraint_jacobians(bodies, rows, island.len(), |b| {
-        island.binary_search(&b).ok()
-    });
-    let violation = DVector::from_iterator(rows.len(), rows.iter().map(|r| -r.value));
-    let lambda = pseudo_inverse_solve(&jm * jt, &violation)?;
-    per_body(&(jm.transpose() * lambda))
-}
 /// The angular momentum of `island`'s bodies about the origin,
 /// `Σ x_i × m_i v_i + J_i ω_i` (N·m·s).
 pub fn angular_momentum(bodies: &[RigidBody], island: &[usize]) -> Vector3<f64> {
@@ -95,10 +84,11 @@ pub fn angular_momentum(bodies: &[RigidBody], island: &[usize]) -> Vector3<f64> 
         .iter()
         .map(|&b| {
             let body = &bodies[b];
-            body.pose
+            body.state
+                .pose
                 .translation
                 .vector
-                .cross(&(body.mass * body.velocity))
+                .cross(&(body.model.mass * body.state.velocity))
                 + body.angular_momentum()
         })
         .sum()
@@ -110,19 +100,19 @@ pub fn angular_momentum(bodies: &[RigidBody], island: &[usize]) -> Vector3<f64> 
 /// `v_i += Δω × (x_i − c)` and `ω_i += Δω`. A rigid motion of the whole
 /// island, it keeps the linear momentum and every joint between its bodies.
 pub fn remove_angular_momentum(bodies: &mut [RigidBody], island: &[usize], excess: &Vector3<f64>) {
-    let mass: f64 = island.iter().map(|&b| bodies[b].mass).sum();
+    let mass: f64 = island.iter().map(|&b| bodies[b].model.mass).sum();
     let centre = island
         .iter()
-        .map(|&b| bodies[b].mass * bodies[b].pose.translation.vector)
+        .map(|&b| bodies[b].model.mass * bodies[b].state.pose.translation.vector)
         .sum::<Vector3<f64>>()
         / mass;
     let inertia: Matrix3<f64> = island
         .iter()
         .map(|&b| {
             let body = &bodies[b];
-            let r = body.pose.translation.vector - centre;
+            let r = body.state.pose.translation.vector - centre;
             body.world_inertia()
-                + body.mass * (Matrix3::identity() * r.norm_squared() - r * r.transpose())
+                + body.model.mass * (Matrix3::identity() * r.norm_squared() - r * r.transpose())
         })
         .sum();
     let Some(turn) = inertia.try_inverse().map(|inverse| -(inverse * excess)) else {
@@ -130,8 +120,8 @@ pub fn remove_angular_momentum(bodies: &mut [RigidBody], island: &[usize], exces
     };
     for &b in island {
         let body = &mut bodies[b];
-        body.velocity += turn.cross(&(body.pose.translation.vector - centre));
-        body.angular_velocity += turn;
+        body.state.velocity += turn.cross(&(body.state.pose.translation.vector - centre));
+        body.state.angular_velocity += turn;
     }
 }
 
@@ -159,8 +149,8 @@ mod tests {
             for joint in &joints {
                 let mut bodies = assembled.clone();
                 for body in &mut bodies {
-                    body.pose = displaced(
-                        &body.pose,
+                    body.state.pose = displaced(
+                        &body.state.pose,
                         &Vector6::from_iterator(
                             vector(&mut rng, 1e-3)
                                 .iter()
@@ -171,15 +161,21 @@ mod tests {
                 }
                 let centre = |b: &[RigidBody]| {
                     b.iter()
-                        .map(|body| body.mass * body.pose.translation.vector)
+                        .map(|body| body.model.mass * body.state.pose.translation.vector)
                         .sum::<Vector3<f64>>()
                 };
                 let start_centre = centre(&bodies);
                 let mut residuals = vec![largest_value(joint, &bodies)];
+                let mut scratch = SolverScratch::default();
                 for _ in 0..POST_STABILISATION_PASSES {
-                    let correction =
-                        constraint_correction(&bodies, &island, &rows(joint, &bodies)).unwrap();
-                    for (body, [dx, dtheta]) in bodies.iter_mut().zip(&correction) {
+                    let correction = constraint_correction(
+                        &bodies,
+                        &island,
+                        &rows(joint, &bodies),
+                        &mut scratch,
+                    )
+                    .unwrap();
+                    for (body, [dx, dtheta]) in bodies.iter_mut().zip(correction) {
                         body.displace(dx, dtheta);
                     }
                     residuals.push(largest_value(joint, &bodies));
@@ -213,12 +209,12 @@ mod tests {
         // between them stay satisfied.
         let internal: Vec<&Joint> = joints.iter().filter(|j| j.b.is_some()).collect();
         for body in &mut bodies {
-            body.velocity = vector(&mut rng, 1.0);
-            body.angular_velocity = vector(&mut rng, 2.0);
+            body.state.velocity = vector(&mut rng, 1.0);
+            body.state.angular_velocity = vector(&mut rng, 2.0);
         }
         let momentum = |b: &[RigidBody]| {
             b.iter()
-                .map(|body| body.mass * body.velocity)
+                .map(|body| body.model.mass * body.state.velocity)
                 .sum::<Vector3<f64>>()
         };
         let rates = |b: &[RigidBody]| -> Vec<f64> {

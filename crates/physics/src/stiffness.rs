@@ -6,15 +6,16 @@ use crate::narrow_phase::PairContact;
 use crate::penalty::ContactParameters;
 use foldhash::HashMap;
 
-/// Each contact's stiffness: `k` times its weight, scaled per body pair by
-/// eq 77 with the pair's contact count.
+/// Each contact's stiffness into `out`: `k` times its weight, scaled per
+/// body pair by eq 77 with the pair's contact count (`counts` a buffer).
 pub fn contact_stiffnesses(
     contacts: &[PairContact],
     parameters: &ContactParameters,
+    counts: &mut HashMap<(usize, usize), f64>,
     out: &mut Vec<f64>,
 ) {
     out.clear();
-    let mut counts: HashMap<(usize, usize), f64> = HashMap::default();
+    counts.clear();
     for c in contacts {
         let pair = (
             c.shell_body.min(c.field_body),

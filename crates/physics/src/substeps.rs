@@ -3,9 +3,9 @@
 //! a step is split into substeps no body near another travels too far in
 //! (see [`World::step`](crate::World::step)).
 
-use crate::body::RigidBody;
+use crate::body::{RigidBody, RigidBodyState};
 use crate::report::StepReport;
-use nalgebra::Isometry3;
+use haptic_mesh::Aabb;
 
 /// The most substeps one step is split into.
 pub const MAX_SUBSTEPS: usize = 32;
@@ -17,29 +17,36 @@ pub const REJECTED_TRAVEL: f64 = 1.5;
 
 /// For each dynamic body that may touch another within `dt` (its bounds,
 /// grown by how far its points travel in `dt` at its current velocity,
-/// overlap another body's), that travel (m).
-pub fn near_travel(bodies: &[RigidBody], dt: f64) -> Vec<Option<f64>> {
-    let bounds: Vec<_> = bodies.iter().map(RigidBody::world_bounds).collect();
-    (0..bodies.len())
-        .map(|i| {
-            let b = &bodies[i];
-            let geometry = b.geometry.as_ref().filter(|_| b.is_dynamic())?;
-            let travel = (b.velocity.norm() + b.angular_velocity.norm() * geometry.reach()) * dt;
-            let swept = bounds[i]?.dilated(travel);
-            let near = bounds
-                .iter()
-                .enumerate()
-                .any(|(j, other)| j != i && other.is_some_and(|o| swept.overlaps(&o)));
-            near.then_some(travel)
-        })
-        .collect()
+/// overlap another body's), that travel (m), into `out` (`bounds` a
+/// buffer).
+pub fn near_travel(
+    bodies: &[RigidBody],
+    dt: f64,
+    bounds: &mut Vec<Option<Aabb>>,
+    out: &mut Vec<Option<f64>>,
+) {
+    bounds.clear();
+    bounds.extend(bodies.iter().map(RigidBody::world_bounds));
+    out.clear();
+    out.extend((0..bodies.len()).map(|i| {
+        let b = &bodies[i];
+        let geometry = b.model.geometry.as_ref().filter(|_| b.is_dynamic())?;
+        let travel =
+            (b.state.velocity.norm() + b.state.angular_velocity.norm() * geometry.reach()) * dt;
+        let swept = bounds[i]?.dilated(travel);
+        let near = bounds
+            .iter()
+            .enumerate()
+            .any(|(j, other)| j != i && other.is_some_and(|o| swept.overlaps(&o)));
+        near.then_some(travel)
+    }));
 }
 
 /// The farthest any surface point of the bodies `near_travel` found near
-/// another moved from the poses `before` (m).
+/// another moved from their states `before` (m).
 pub fn farthest_move(
     bodies: &[RigidBody],
-    before: &[Isometry3<f64>],
+    before: &[RigidBodyState],
     near_travel: &[Option<f64>],
 ) -> f64 {
     bodies
@@ -47,11 +54,12 @@ pub fn farthest_move(
         .zip(before)
         .zip(near_travel)
         .filter(|(_, near)| near.is_some())
-        .filter_map(|((body, pose), _)| {
-            let reach = body.geometry.as_ref()?.reach();
+        .filter_map(|((body, before), _)| {
+            let reach = body.model.geometry.as_ref()?.reach();
+            let (pose, from) = (&body.state.pose, &before.pose);
             Some(
-                (body.pose.translation.vector - pose.translation.vector).norm()
-                    + body.pose.rotation.angle_to(&pose.rotation) * reach,
+                (pose.translation.vector - from.translation.vector).norm()
+                    + pose.rotation.angle_to(&from.rotation) * reach,
             )
         })
         .fold(0.0, f64::max)

@@ -1,9 +1,8 @@
 //! The world: its bodies and joints, the state their contacts carry from
 //! step to step, and [`World::step`], which runs a step's stages in order.
 
-use crate::body::RigidBody;
-use crate::forces::Forces;
-use crate::friction_anchors::{AnchorKey, FrictionAnchors, FrictionStats};
+use crate::body::{RigidBody, RigidBodyState};
+use crate::friction_anchors::{FrictionAnchors, FrictionStats};
 use crate::integrators::{euler, rk4};
 use crate::joints::{Joint, JointError};
 use crate::narrow_phase::{DetectionStats, PairContact};
@@ -15,9 +14,7 @@ use crate::post_stabilisation::post_stabilise;
 use crate::report::StepReport;
 use crate::substeps::{farthest_move, near_travel, SubstepPlan};
 use crate::ParameterError;
-use foldhash::HashSet;
 use haptic_core::Vector6;
-use nalgebra::{Isometry3, Vector3};
 use std::time::Instant;
 
 /// Why a world cannot be built.
@@ -31,20 +28,55 @@ pub enum WorldError {
     Parameter(#[from] ParameterError),
 }
 
-/// Bodies, joints and the state their contacts carry between steps.
+/// The world: its model (the bodies' models, the joints, the parameters),
+/// its state (the bodies' states and what their contacts carry from step
+/// to step: friction anchors, the PID pairs) and the pipeline's buffers and
+/// caches, which are neither.
 pub struct World {
+    /// Each body's model and state. A deformable kind of body would be a
+    /// second array beside this one (see [`crate::body`]).
     bodies: Vec<RigidBody>,
     joints: Vec<Joint>,
     parameters: WorldParameters,
+    /// The friction springs' anchors (they keep their own undo).
     anchors: FrictionAnchors,
+    /// The PID model's pairs, with its buffers.
     pid: PidContacts,
     pipeline: Pipeline,
+    /// The state a substep started from, for undoing it.
+    backup: SubstepBackup,
     /// Bodies quarantined so far.
     quarantined: u64,
 }
 
-/// A body's pose, velocity and angular velocity, as a substep found them.
-type BodyState = (Isometry3<f64>, Vector3<f64>, Vector3<f64>);
+/// What undoing a substep restores, copied into buffers sized once: the
+/// bodies' states and the PID pairs. (The friction anchors swap their own.)
+#[derive(Default)]
+struct SubstepBackup {
+    bodies: Vec<RigidBodyState>,
+    pid: PidPairs,
+}
+
+impl SubstepBackup {
+    fn save(&mut self, bodies: &[RigidBody], pid: &PidContacts) {
+        self.bodies.clear();
+        self.bodies.extend(bodies.iter().map(|b| b.state));
+        self.pid.clone_from(pid.pairs());
+    }
+
+    fn restore(
+        &self,
+        bodies: &mut [RigidBody],
+        anchors: &mut FrictionAnchors,
+        pid: &mut PidContacts,
+    ) {
+        for (body, state) in bodies.iter_mut().zip(&self.bodies) {
+            body.state = *state;
+        }
+        anchors.undo();
+        pid.restore_pairs(&self.pid);
+    }
+}
 
 impl World {
     /// Checks the bodies, joints and parameters.
@@ -54,23 +86,28 @@ impl World {
         parameters: WorldParameters,
     ) -> Result<World, WorldError> {
         for body in &bodies {
-            let problem = if body.is_dynamic() && !(body.mass > 0.0 && body.mass.is_finite()) {
-                Some(format!("mass {} kg is not positive and finite", body.mass))
+            let problem = if body.is_dynamic()
+                && !(body.model.mass > 0.0 && body.model.mass.is_finite())
+            {
+                Some(format!(
+                    "mass {} kg is not positive and finite",
+                    body.model.mass
+                ))
             } else if body.is_dynamic()
-                && (body.body_inertia.try_inverse().is_none()
-                    || body.body_inertia.iter().any(|v| !v.is_finite()))
+                && (body.model.body_inertia.try_inverse().is_none()
+                    || body.model.body_inertia.iter().any(|v| !v.is_finite()))
             {
                 Some("inertia is not invertible and finite".to_string())
             } else if !body.is_finite() {
                 Some("pose or velocity is not finite".to_string())
-            } else if !(body.static_friction >= 0.0 && body.dynamic_friction >= 0.0) {
+            } else if !(body.model.static_friction >= 0.0 && body.model.dynamic_friction >= 0.0) {
                 Some("friction coefficients must be ≥ 0".to_string())
             } else {
                 None
             };
             if let Some(problem) = problem {
                 return Err(WorldError::Body {
-                    name: body.name.clone(),
+                    name: body.model.name.clone(),
                     problem,
                 });
             }
@@ -88,6 +125,7 @@ impl World {
             pid: PidContacts::new(parameters.pid),
             anchors: FrictionAnchors::default(),
             pipeline: Pipeline::new(parameters.contact.detection_margin),
+            backup: SubstepBackup::default(),
             parameters,
             quarantined: 0,
         })
@@ -97,8 +135,10 @@ impl World {
         &self.bodies
     }
 
-    pub fn bodies_mut(&mut self) -> &mut [RigidBody] {
-        &mut self.bodies
+    /// Puts body `i` in `state` (a launch, a kick); what its contacts
+    /// carry is kept.
+    pub fn set_state(&mut self, i: usize, state: RigidBodyState) {
+        self.bodies[i].state = state;
     }
 
     pub fn joints(&self) -> &[Joint] {
@@ -149,32 +189,40 @@ impl World {
     pub fn step(&mut self, dt: f64, external_impulses: &[Vector6]) -> StepReport {
         let mut plan = SubstepPlan::new(dt, self.parameters.max_travel);
         while plan.unfinished() {
-            let near_travel = near_travel(&self.bodies, plan.remaining);
-            let travel = near_travel.iter().flatten().copied().fold(0.0, f64::max);
-            let (parts, h) = plan.next(travel);
-            let before: Vec<BodyState> = self
-                .bodies
+            let pipeline = &mut self.pipeline;
+            near_travel(
+                &self.bodies,
+                plan.remaining,
+                &mut pipeline.bounds,
+                &mut pipeline.near_travel,
+            );
+            let travel = pipeline
+                .near_travel
                 .iter()
-                .map(|b| (b.pose, b.velocity, b.angular_velocity))
-                .collect();
-            let poses: Vec<Isometry3<f64>> = before.iter().map(|b| b.0).collect();
-            let pid = self.pid.pairs().clone();
-            let report =
-                self.substep_stopping_slips(h, dt, external_impulses, &before, &poses, &pid);
-            let moved = farthest_move(&self.bodies, &poses, &near_travel);
+                .flatten()
+                .copied()
+                .fold(0.0, f64::max);
+            let (parts, h) = plan.next(travel);
+            self.backup.save(&self.bodies, &self.pid);
+            let report = self.substep_stopping_slips(h, dt, external_impulses);
+            let moved = farthest_move(
+                &self.bodies,
+                &self.backup.bodies,
+                &self.pipeline.near_travel,
+            );
             if plan.rejects(parts, moved) {
-                self.restore(&before, &pid);
+                self.backup
+                    .restore(&mut self.bodies, &mut self.anchors, &mut self.pid);
                 continue;
             }
             self.quarantined += report.quarantined as u64;
             plan.accept(parts, h, report, moved);
         }
-        self.pipeline.factorizations.prune();
+        self.pipeline.solver.prune();
         plan.total
     }
 
-    /// A substep of `h` from `before` (poses and velocities, `poses` the
-    /// former alone; `pid` the PID state then), taken again with the
+    /// A substep of `h` from the state in the backup, taken again with the
     /// stopped contacts sticking if its explicit sliding forces reversed
     /// some slips ([`FrictionAnchors::reversed`]). A retaken substep starts
     /// from the same poses: its contacts are the first pass's, unless RK4's
@@ -184,28 +232,25 @@ impl World {
         h: f64,
         dt: f64,
         external_impulses: &[Vector6],
-        before: &[BodyState],
-        poses: &[Isometry3<f64>],
-        pid: &PidPairs,
     ) -> StepReport {
-        let mut stopping = HashSet::default();
+        self.pipeline.stopping.clear();
         let mut first_pass: Option<StepReport> = None;
         loop {
             let detect = first_pass.is_none() || self.parameters.integrator == Integrator::Rk4;
-            let report = self.substep(h, dt, external_impulses, poses, &stopping, detect);
-            let reversed = if first_pass.is_none()
+            let report = self.substep(h, dt, external_impulses, detect);
+            let pipeline = &mut self.pipeline;
+            pipeline.reversed.clear();
+            if first_pass.is_none()
                 && self.parameters.contact_model == ContactModel::ImplicitPenalty
             {
                 self.anchors
-                    .reversed(&self.pipeline.contacts, &self.bodies, h)
-            } else {
-                HashSet::default()
-            };
-            if reversed.is_empty() {
+                    .reversed(&pipeline.contacts, &self.bodies, h, &mut pipeline.reversed);
+            }
+            if pipeline.reversed.is_empty() {
                 return match first_pass {
                     None => report,
                     Some(first) => StepReport {
-                        stopped: stopping.len(),
+                        stopped: pipeline.stopping.len(),
                         retaken: 1,
                         lookups: first.lookups + report.lookups,
                         traversals: first.traversals + report.traversals,
@@ -215,27 +260,16 @@ impl World {
                     },
                 };
             }
-            self.restore(before, pid);
-            stopping = reversed;
+            self.backup
+                .restore(&mut self.bodies, &mut self.anchors, &mut self.pid);
+            std::mem::swap(&mut self.pipeline.stopping, &mut self.pipeline.reversed);
             first_pass = Some(report);
         }
     }
 
-    /// Puts the bodies' poses and velocities and the contacts' state back
-    /// to what they were before a substep.
-    fn restore(&mut self, before: &[BodyState], pid: &PidPairs) {
-        for (body, &(pose, velocity, angular_velocity)) in self.bodies.iter_mut().zip(before) {
-            body.pose = pose;
-            body.velocity = velocity;
-            body.angular_velocity = angular_velocity;
-        }
-        self.anchors.undo();
-        self.pid.restore_pairs(pid);
-    }
-
     /// One step of `h`, the external impulses spread over `dt`, from the
-    /// poses `before`, the contacts in `stopping` sticking where they are;
-    /// without `detect`, on the last detection's contacts. Its stages in
+    /// state in the backup, the contacts in `pipeline.stopping` sticking
+    /// where they are; without `detect`, on the last detection's contacts. Its stages in
     /// order: contact detection, the forces held over the substep, the
     /// integrator, post-stabilisation of the joints, quarantine.
     fn substep(
@@ -243,8 +277,6 @@ impl World {
         h: f64,
         dt: f64,
         external_impulses: &[Vector6],
-        before: &[Isometry3<f64>],
-        stopping: &HashSet<AnchorKey>,
         detect: bool,
     ) -> StepReport {
         let World {
@@ -254,6 +286,7 @@ impl World {
             anchors,
             pid,
             pipeline,
+            backup,
             ..
         } = self;
         let started = Instant::now();
@@ -280,7 +313,7 @@ impl World {
         // semi-implicit step takes implicitly; but for RK4's stages, with
         // each contact's other forces) or the PID forces, gravity and the
         // external impulses.
-        let mut explicit = Forces::default();
+        let explicit = &mut pipeline.explicit;
         explicit.reset(bodies.len());
         let rk4 = parameters.integrator == Integrator::Rk4;
         let mut friction = FrictionStats::default();
@@ -293,19 +326,19 @@ impl World {
                     bodies,
                     parameters.contact.friction_stiffness,
                     h,
-                    stopping,
-                    |i, f| add_point_force(&contacts[i], bodies, f, &mut explicit),
+                    &pipeline.stopping,
+                    |i, f| add_point_force(&contacts[i], bodies, f, explicit),
                 );
             }
             ContactModel::ImplicitPenalty => {}
             ContactModel::PidPenalty => {
                 pid.apply_impacts(bodies, &pipeline.contacts);
-                pid.add_forces(bodies, &pipeline.contacts, h, &mut explicit);
+                pid.add_forces(bodies, &pipeline.contacts, h, explicit);
             }
         }
         for (i, body) in bodies.iter().enumerate() {
             if body.is_dynamic() {
-                let g = parameters.gravity * body.mass;
+                let g = parameters.gravity * body.model.mass;
                 let mut w = Vector6::new(g.x, g.y, g.z, 0.0, 0.0, 0.0);
                 if let Some(impulse) = external_impulses.get(i) {
                     w += impulse / dt;
@@ -314,41 +347,40 @@ impl World {
             }
         }
 
-        let islands = match parameters.integrator {
+        match parameters.integrator {
             Integrator::SemiImplicit | Integrator::SymplecticEuler => {
                 let implicit = parameters.integrator == Integrator::SemiImplicit;
+                let stopping = std::mem::take(&mut pipeline.stopping);
                 let step_friction = Friction {
                     anchors,
                     dt: h,
-                    stopping,
+                    stopping: &stopping,
                 };
-                friction = pipeline.evaluate_forces(
-                    bodies,
-                    joints,
-                    parameters,
-                    &explicit,
-                    Some(step_friction),
-                );
-                let (islands, quarantined) =
+                friction =
+                    pipeline.evaluate_forces(bodies, joints, parameters, Some(step_friction));
+                pipeline.stopping = stopping;
+                report.quarantined +=
                     euler::advance(bodies, pipeline, parameters.baumgarte_alpha, h, implicit);
-                report.quarantined += quarantined;
-                islands
             }
-            Integrator::Rk4 => rk4::step(bodies, joints, parameters, pipeline, &explicit, h),
-        };
+            Integrator::Rk4 => rk4::step(bodies, joints, parameters, pipeline, h),
+        }
         if parameters.joint_post_stabilisation {
-            post_stabilise(bodies, joints, &islands);
+            post_stabilise(
+                bodies,
+                joints,
+                pipeline.islands.iter(),
+                &mut pipeline.island_rows,
+                &mut pipeline.solver,
+            );
         }
         report.sticking = friction.sticking;
         report.sliding = friction.sliding;
-        report.islands = islands.len();
-        report.largest_island = islands.iter().map(Vec::len).max().unwrap_or(0);
+        report.islands = pipeline.islands.len();
+        report.largest_island = pipeline.islands.largest();
 
-        for (body, previous) in bodies.iter_mut().zip(before) {
+        for (body, before) in bodies.iter_mut().zip(&backup.bodies) {
             if body.is_dynamic() && !body.is_finite() {
-                body.pose = *previous;
-                body.velocity = Vector3::zeros();
-                body.angular_velocity = Vector3::zeros();
+                body.state = RigidBodyState::at_rest(before.pose);
                 report.quarantined += 1;
             }
         }

@@ -4,15 +4,22 @@
 //! each) with PD servos (eq 65) under gravity, spinning and tumbling; a
 //! compound pendulum against its closed-form period under the three
 //! integrators, and its energy under RK4; momentum of two free bodies on a
-//! ball joint; a joint whose first body is static. The bodies have no
-//! contact geometry.
+//! ball joint; a joint whose first body is static; a four-bar's step
+//! allocates nothing but its SVDs. The bodies have no contact geometry.
 
+use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_physics::joints::{Joint, JointKind, PdController};
-use haptic_physics::{Integrator, Motion, RigidBody, World, WorldParameters};
+use haptic_physics::{
+    Integrator, Motion, RigidBody, RigidBodyModel, RigidBodyState, World, WorldParameters,
+};
 use nalgebra::{
-    Isometry3, Matrix2, Matrix3, Point3, Translation3, UnitQuaternion, Vector2, Vector3,
+    DMatrix, DMatrixView, DVector, Isometry3, Matrix2, Matrix3, Point3, Translation3,
+    UnitQuaternion, Vector2, Vector3,
 };
 use std::f64::consts::PI;
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 const GRAVITY: f64 = 9.81;
 
@@ -30,25 +37,24 @@ fn parameters(integrator: Integrator, gravity: f64, baumgarte_alpha: f64) -> Wor
 fn cuboid(name: &str, mass: f64, size: Vector3<f64>, pose: Isometry3<f64>) -> RigidBody {
     let s = size.component_mul(&size);
     RigidBody {
-        name: name.to_string(),
-        motion: Motion::Dynamic,
-        mass,
-        body_inertia: Matrix3::from_diagonal(&Vector3::new(s.y + s.z, s.x + s.z, s.x + s.y))
-            * (mass / 12.0),
-        pose,
-        velocity: Vector3::zeros(),
-        angular_velocity: Vector3::zeros(),
-        geometry: None,
-        static_friction: 0.0,
-        dynamic_friction: 0.0,
+        model: RigidBodyModel {
+            name: name.to_string(),
+            motion: Motion::Dynamic,
+            mass,
+            body_inertia: Matrix3::from_diagonal(&Vector3::new(s.y + s.z, s.x + s.z, s.x + s.y))
+                * (mass / 12.0),
+            geometry: None,
+            static_friction: 0.0,
+            dynamic_friction: 0.0,
+        },
+        state: RigidBodyState::at_rest(pose),
     }
 }
 
 fn ground() -> RigidBody {
-    RigidBody {
-        motion: Motion::Static,
-        ..cuboid("ground", 1.0, Vector3::repeat(1.0), Isometry3::identity())
-    }
+    let mut ground = cuboid("ground", 1.0, Vector3::repeat(1.0), Isometry3::identity());
+    ground.model.motion = Motion::Static;
+    ground
 }
 
 /// Distance between a ball or hinge joint's anchor points on its two sides.
@@ -60,8 +66,10 @@ fn anchor_gap(joint: &Joint, bodies: &[RigidBody]) -> f64 {
         } => (anchor_a, anchor_b),
         kind => panic!("joint `{}` ({kind:?}) has no anchor points", joint.name),
     };
-    let pa = bodies[joint.a].pose * anchor_a;
-    let pb = joint.b.map_or(*anchor_b, |b| bodies[b].pose * anchor_b);
+    let pa = bodies[joint.a].state.pose * anchor_a;
+    let pb = joint
+        .b
+        .map_or(*anchor_b, |b| bodies[b].state.pose * anchor_b);
     (pa - pb).norm()
 }
 
@@ -70,9 +78,9 @@ fn hinge_misalignment(joint: &Joint, bodies: &[RigidBody]) -> f64 {
     let JointKind::Hinge { axis_a, axis_b, .. } = &joint.kind else {
         panic!("joint `{}` is not a hinge", joint.name);
     };
-    let na = bodies[joint.a].pose.rotation * axis_a.as_ref();
+    let na = bodies[joint.a].state.pose.rotation * axis_a.as_ref();
     let nb = joint.b.map_or(axis_b.into_inner(), |b| {
-        bodies[b].pose.rotation * axis_b.as_ref()
+        bodies[b].state.pose.rotation * axis_b.as_ref()
     });
     na.cross(&nb).norm().asin()
 }
@@ -84,7 +92,7 @@ fn potential_energy(world: &World) -> f64 {
         .bodies()
         .iter()
         .filter(|b| b.is_dynamic())
-        .map(|b| -b.mass * g.dot(&b.pose.translation.vector))
+        .map(|b| -b.model.mass * g.dot(&b.state.pose.translation.vector))
         .sum()
 }
 
@@ -115,8 +123,8 @@ fn planar_link(
         Vector3::new(d.norm(), width, width),
         Isometry3::from_parts(Translation3::from(centre.coords), rotation),
     );
-    link.velocity = velocity_from + omega * about_y(&(centre - from));
-    link.angular_velocity = Vector3::y() * omega;
+    link.state.velocity = velocity_from + omega * about_y(&(centre - from));
+    link.state.angular_velocity = Vector3::y() * omega;
     link
 }
 
@@ -244,7 +252,7 @@ fn run_four_bar(crank_angle: f64, crank_rate: f64, post_stabilisation: bool) -> 
         gap = gap.max(g);
         misalignment = misalignment.max(m);
         // The crank turns about y, whose positive sense takes x towards −z.
-        crank -= world.bodies()[1].angular_velocity.y * h;
+        crank -= world.bodies()[1].state.angular_velocity.y * h;
         crank_range = (crank_range.0.min(crank), crank_range.1.max(crank));
     }
     FourBarRun {
@@ -401,7 +409,7 @@ fn prismatic_chain_with_a_pd_servo_holds_and_reaches_its_target() {
     let speed = world
         .bodies()
         .iter()
-        .map(|b| b.velocity.norm())
+        .map(|b| b.state.velocity.norm())
         .fold(0.0, f64::max);
     println!(
         "prismatic chain under gravity: max orientation row {orientation:.3e}, max \
@@ -446,12 +454,15 @@ fn spinning_chain(
         })
         .collect();
     let (mass, moment) = bodies.iter().fold((0.0, Vector3::zeros()), |(m, s), b| {
-        (m + b.mass, s + b.pose.translation.vector * b.mass)
+        (
+            m + b.model.mass,
+            s + b.state.pose.translation.vector * b.model.mass,
+        )
     });
     let centre = moment / mass;
     for body in &mut bodies {
-        body.angular_velocity = spin;
-        body.velocity = spin.cross(&(body.pose.translation.vector - centre));
+        body.state.angular_velocity = spin;
+        body.state.velocity = spin.cross(&(body.state.pose.translation.vector - centre));
     }
     let joints = servos
         .iter()
@@ -507,7 +518,7 @@ fn prismatic_chain_spinning_about_its_slides_reaches_its_servo_target() {
     let spins: Vec<f64> = world
         .bodies()
         .iter()
-        .map(|b| b.angular_velocity.x)
+        .map(|b| b.state.angular_velocity.x)
         .collect();
     println!(
         "prismatic chain spinning about its slides: max orientation row {orientation:.3e}, \
@@ -637,7 +648,7 @@ impl Pendulum {
 
 /// Swing angle from the downward vertical about `y` (rad).
 fn swing(body: &RigidBody) -> f64 {
-    let x = body.pose.translation.vector;
+    let x = body.state.pose.translation.vector;
     f64::atan2(-x.x, -x.z)
 }
 
@@ -752,18 +763,19 @@ fn rk4_pendulum_keeps_its_energy_over_ten_periods() {
 /// Total linear momentum and angular momentum about the system's centre of
 /// mass.
 fn momenta(bodies: &[RigidBody]) -> (Vector3<f64>, Vector3<f64>) {
-    let mass: f64 = bodies.iter().map(|b| b.mass).sum();
+    let mass: f64 = bodies.iter().map(|b| b.model.mass).sum();
     let centre = bodies
         .iter()
-        .map(|b| b.pose.translation.vector * b.mass)
+        .map(|b| b.state.pose.translation.vector * b.model.mass)
         .sum::<Vector3<f64>>()
         / mass;
-    let linear = bodies.iter().map(|b| b.velocity * b.mass).sum();
+    let linear = bodies.iter().map(|b| b.state.velocity * b.model.mass).sum();
     let angular = bodies
         .iter()
         .map(|b| {
             b.angular_momentum()
-                + (b.pose.translation.vector - centre).cross(&(b.velocity * b.mass))
+                + (b.state.pose.translation.vector - centre)
+                    .cross(&(b.state.velocity * b.model.mass))
         })
         .sum();
     (linear, angular)
@@ -792,15 +804,16 @@ fn ball_jointed_pair_conserves_momentum() {
         ),
     );
     let joint_point = Point3::new(0.0, 0.02, 0.0);
-    first.velocity = Vector3::new(0.3, -0.2, 0.1);
-    first.angular_velocity = Vector3::new(1.0, 2.0, -0.5);
-    second.angular_velocity = Vector3::new(-3.0, 0.5, 1.5);
+    first.state.velocity = Vector3::new(0.3, -0.2, 0.1);
+    first.state.angular_velocity = Vector3::new(1.0, 2.0, -0.5);
+    second.state.angular_velocity = Vector3::new(-3.0, 0.5, 1.5);
     // The joint's points move together at the start.
     let joint_velocity = first.point_velocity(&joint_point);
-    second.velocity = joint_velocity
+    second.state.velocity = joint_velocity
         - second
+            .state
             .angular_velocity
-            .cross(&(joint_point.coords - second.pose.translation.vector));
+            .cross(&(joint_point.coords - second.state.pose.translation.vector));
     let bodies = vec![first, second];
     let joint = Joint::ball("ball", 0, Some(1), &bodies, joint_point).unwrap();
     let (linear, angular) = momenta(&bodies);
@@ -873,7 +886,7 @@ fn joint_to_a_static_first_body_is_the_same_joint_reversed() {
             world.step(h, &[]);
             gap = gap.max(anchor_gap(&world.joints()[0], world.bodies()));
         }
-        (world.bodies()[1].pose.translation.vector, gap)
+        (world.bodies()[1].state.pose.translation.vector, gap)
     };
     let (forward, forward_gap) = swing(1, 0);
     let (reversed, reversed_gap) = swing(0, 1);
@@ -888,4 +901,62 @@ fn joint_to_a_static_first_body_is_the_same_joint_reversed() {
         "gap {reversed_gap} m with the static body first"
     );
     assert!((forward - reversed).norm() < 1e-9);
+}
+
+/// A four-bar turning fully round at 1 ms steps: once its buffers have
+/// grown in the first steps, a step allocates nothing but in the two
+/// third-party calls that allocate whatever their output's storage:
+/// nalgebra's SVD of its 20 × 20 Schur complement (its factors) and the
+/// Schur complement's product `J M⁻¹ · G⁻¹Jᵀ` (matrixmultiply's packing
+/// buffer); post-stabilised, the same two at each correction.
+#[test]
+fn a_tumbling_four_bar_allocates_only_in_its_svds_and_products() {
+    // What one 20-row pseudo-inverse solve and one 20 × 18 · 18 × 20
+    // product allocate.
+    let (rows, columns) = (20, 18);
+    let schur = DMatrix::<f64>::from_fn(rows, rows, |i, j| 1.0 / (1.0 + (i + j) as f64));
+    let right = vec![1.0; rows];
+    let svd = allocations_during(|| {
+        let view: DMatrixView<f64> = schur.as_view();
+        let svd = DMatrix::from(view).svd(true, true);
+        let _ = svd.solve(&DVector::from_column_slice(&right), 1e-10);
+    });
+    let (a, b) = (
+        DMatrix::<f64>::repeat(rows, columns, 0.5),
+        DMatrix::<f64>::repeat(columns, rows, 0.25),
+    );
+    let mut product = DMatrix::<f64>::zeros(rows, rows);
+    let packing = allocations_during(|| a.mul_to(&b, &mut product));
+    let per_solve = svd + packing;
+    let h = 1e-3;
+    for post_stabilisation in [false, true] {
+        let mut world = four_bar(
+            60f64.to_radians(),
+            4.0,
+            WorldParameters {
+                joint_post_stabilisation: post_stabilisation,
+                ..parameters(Integrator::SemiImplicit, GRAVITY, 1.0 / h)
+            },
+        );
+        for _ in 0..200 {
+            world.step(h, &[]);
+        }
+        let steps = 500;
+        let allocations = allocations_during(|| {
+            for _ in 0..steps {
+                world.step(h, &[]);
+            }
+        });
+        eprintln!(
+            "four-bar, post-stabilisation {post_stabilisation}: {allocations} allocations in \
+             {steps} steps; an SVD makes {svd}, a product {packing}"
+        );
+        if post_stabilisation {
+            // The step's solve, then at most three corrections.
+            assert_eq!(allocations % per_solve, 0);
+            assert!(allocations <= 4 * steps * per_solve);
+        } else {
+            assert_eq!(allocations, steps * per_solve);
+        }
+    }
 }

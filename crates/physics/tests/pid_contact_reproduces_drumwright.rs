@@ -5,7 +5,7 @@
 
 use haptic_core::Vector6;
 use haptic_physics::pid::{ContactPhase, PidContacts, PidParameters, PidPoints};
-use haptic_physics::{Forces, Motion, PairContact, RigidBody};
+use haptic_physics::{Forces, Motion, PairContact, RigidBody, RigidBodyModel, RigidBodyState};
 use nalgebra::{Isometry3, Matrix3, Point3, Translation3, UnitQuaternion, Vector3};
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
@@ -54,7 +54,7 @@ fn box_shell(half: f64, divisions: usize) -> BoxShell {
 /// The block's shell points below `z = 0`, in the plane's field `φ = z`.
 fn plane_contacts(bodies: &[RigidBody], shell: &BoxShell, out: &mut Vec<PairContact>) {
     out.clear();
-    let pose = &bodies[BLOCK].pose;
+    let pose = &bodies[BLOCK].state.pose;
     for (k, (p, n)) in shell.points.iter().zip(&shell.normals).enumerate() {
         let position = pose * p;
         if position.z < 0.0 {
@@ -75,16 +75,20 @@ fn plane_contacts(bodies: &[RigidBody], shell: &BoxShell, out: &mut Vec<PairCont
 /// A static plane and a uniform box of edge `2 half` and `mass` at `pose`, at rest.
 fn plane_and_block(half: f64, mass: f64, pose: Isometry3<f64>) -> Vec<RigidBody> {
     let body = |name: &str, motion, mass, inertia, pose| RigidBody {
-        name: name.to_string(),
-        motion,
-        mass,
-        body_inertia: inertia,
-        pose,
-        velocity: Vector3::zeros(),
-        angular_velocity: Vector3::zeros(),
-        geometry: None,
-        static_friction: 0.5,
-        dynamic_friction: 0.5,
+        model: RigidBodyModel {
+            name: name.to_string(),
+            motion,
+            mass,
+            body_inertia: inertia,
+            geometry: None,
+            static_friction: 0.5,
+            dynamic_friction: 0.5,
+        },
+        state: RigidBodyState {
+            pose,
+            velocity: Vector3::zeros(),
+            angular_velocity: Vector3::zeros(),
+        },
     };
     let inertia = Matrix3::identity() * (mass * (2.0 * half).powi(2) / 6.0);
     vec![
@@ -135,8 +139,8 @@ impl Simulation {
         self.pid.apply_impacts(&mut self.bodies, &self.contacts);
         let [a, alpha] = self.accelerations(dt, push);
         let block = &mut self.bodies[BLOCK];
-        block.velocity += a * dt;
-        block.angular_velocity += alpha * dt;
+        block.state.velocity += a * dt;
+        block.state.angular_velocity += alpha * dt;
         block.advance_pose(dt);
     }
 
@@ -151,10 +155,10 @@ impl Simulation {
         let block = &self.bodies[BLOCK];
         let force = wrench.fixed_rows::<3>(0).into_owned();
         let torque = wrench.fixed_rows::<3>(3).into_owned();
-        let w = block.angular_velocity;
+        let w = block.state.angular_velocity;
         let gyroscopic = w.cross(&(block.world_inertia() * w));
         [
-            force / block.mass,
+            force / block.model.mass,
             block.world_inverse_inertia() * (torque - gyroscopic),
         ]
     }
@@ -167,9 +171,9 @@ impl Simulation {
             .add_forces(&self.bodies, &self.contacts, dt, &mut self.forces);
         let block = &self.bodies[BLOCK];
         let mut wrench = self.forces.wrench[BLOCK];
-        wrench[2] -= block.mass * GRAVITY;
+        wrench[2] -= block.model.mass * GRAVITY;
         if let Some((point, force)) = push {
-            let arm = block.pose.rotation * point.coords;
+            let arm = block.state.pose.rotation * point.coords;
             let torque = arm.cross(&force);
             wrench += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
         }
@@ -184,10 +188,10 @@ impl Simulation {
         self.pid.apply_impacts(&mut self.bodies, &self.contacts);
         let start = &self.bodies[BLOCK];
         let (x0, q0, v0, w0) = (
-            start.pose.translation.vector,
-            start.pose.rotation,
-            start.velocity,
-            start.angular_velocity,
+            start.state.pose.translation.vector,
+            start.state.pose.rotation,
+            start.state.velocity,
+            start.state.angular_velocity,
         );
         type Rate = [Vector3<f64>; 4];
         let mut rates: Vec<Rate> = Vec::with_capacity(4);
@@ -207,9 +211,9 @@ impl Simulation {
             };
             if stage > 0 {
                 let block = &mut self.bodies[BLOCK];
-                block.pose = Isometry3::from_parts(Translation3::from(x), q);
-                block.velocity = v;
-                block.angular_velocity = w;
+                block.state.pose = Isometry3::from_parts(Translation3::from(x), q);
+                block.state.velocity = v;
+                block.state.angular_velocity = w;
                 plane_contacts(&self.bodies, &self.shell, &mut self.contacts);
             }
             let [a, alpha] = self.accelerations(dt, push);
@@ -218,12 +222,12 @@ impl Simulation {
         let sum =
             |k: usize| (rates[0][k] + rates[1][k] * 2.0 + rates[2][k] * 2.0 + rates[3][k]) / 6.0;
         let block = &mut self.bodies[BLOCK];
-        block.pose = Isometry3::from_parts(
+        block.state.pose = Isometry3::from_parts(
             Translation3::from(x0 + sum(0) * dt),
             UnitQuaternion::from_scaled_axis(sum(1) * dt) * q0,
         );
-        block.velocity = v0 + sum(2) * dt;
-        block.angular_velocity = w0 + sum(3) * dt;
+        block.state.velocity = v0 + sum(2) * dt;
+        block.state.angular_velocity = w0 + sum(3) * dt;
     }
 
     /// The deepest point's penetration (m), 0 out of contact.
@@ -234,7 +238,7 @@ impl Simulation {
     /// How far the lowest point lies below the plane (m), negative when
     /// it lies above.
     fn signed_penetration(&self) -> f64 {
-        let pose = &self.bodies[BLOCK].pose;
+        let pose = &self.bodies[BLOCK].state.pose;
         self.shell
             .points
             .iter()
@@ -298,7 +302,7 @@ fn settle(parameters: PidParameters, dt: f64) -> (Vec<f64>, f64, f64) {
         energy[step / window] = energy[step / window].max(sim.kinetic_energy());
     }
     assert_eq!(sim.pid.phase(PLANE, BLOCK), ContactPhase::Resting);
-    let rotation = sim.bodies[BLOCK].pose.rotation;
+    let rotation = sim.bodies[BLOCK].state.pose.rotation;
     let flat = [Vector3::x(), Vector3::y(), Vector3::z()]
         .iter()
         .map(|a| (rotation * a).z.abs())
@@ -467,17 +471,17 @@ fn block_dropped_flat_bounces_with_restitution_then_rests() {
     let mut impacts = Vec::new();
     let mut phases = vec![ContactPhase::Separated];
     for _ in 0..2000 {
-        let before = sim.bodies[BLOCK].velocity.z;
+        let before = sim.bodies[BLOCK].state.velocity.z;
         sim.step(dt, None);
         let phase = sim.pid.phase(PLANE, BLOCK);
         if phase == ContactPhase::Colliding {
             // After the impulse only gravity acts over the step.
-            let after = sim.bodies[BLOCK].velocity.z + GRAVITY * dt;
+            let after = sim.bodies[BLOCK].state.velocity.z + GRAVITY * dt;
             assert!(
                 (after + parameters.restitution * before).abs() < 1e-12,
                 "{after} vs {before}"
             );
-            assert!(sim.bodies[BLOCK].angular_velocity.norm() < 1e-12);
+            assert!(sim.bodies[BLOCK].state.angular_velocity.norm() < 1e-12);
             impacts.push(-before);
         }
         if phases.last() != Some(&phase) {

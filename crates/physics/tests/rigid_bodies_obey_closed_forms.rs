@@ -1,8 +1,10 @@
 //! The rigid world against closed forms: a block on an incline sticks below
 //! `tan⁻¹ μ` and slides above it with `a = g (sin θ − μ_d cos θ)`; a block
 //! dropped on a floor comes to rest at its weight's penetration; a
-//! non-finite body is quarantined, not propagated.
+//! non-finite body is quarantined, not propagated; a resting pile's step
+//! allocates nothing.
 
+use haptic_alloc_counter::{allocations_during, CountingAllocator};
 use haptic_mesh::shapes::box_mesh;
 use haptic_physics::substeps::MAX_SUBSTEPS;
 use haptic_physics::{
@@ -10,6 +12,9 @@ use haptic_physics::{
 };
 use haptic_testkit::simulation::slope;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+
+#[global_allocator]
+static GLOBAL: CountingAllocator = CountingAllocator;
 
 const G: f64 = 9.81;
 const HALF: [f64; 3] = [0.05, 0.04, 0.025];
@@ -31,7 +36,7 @@ fn floor() -> RigidBody {
         &resolution(),
     )
     .unwrap();
-    floor.motion = Motion::Static;
+    floor.model.motion = Motion::Static;
     floor
 }
 
@@ -50,8 +55,8 @@ fn block(mu: f64) -> RigidBody {
         &resolution(),
     )
     .unwrap();
-    block.static_friction = mu;
-    block.dynamic_friction = mu;
+    block.model.static_friction = mu;
+    block.model.dynamic_friction = mu;
     block
 }
 
@@ -75,8 +80,8 @@ fn world_on_incline(angle_deg: f64, mu: f64) -> World {
     // Tilting gravity about y is tilting the floor: downhill is +x.
     let gravity = Vector3::new(G * theta.sin(), 0.0, -G * theta.cos());
     let mut floor = floor();
-    floor.static_friction = mu;
-    floor.dynamic_friction = mu;
+    floor.model.static_friction = mu;
+    floor.model.dynamic_friction = mu;
     World::new(vec![floor, block(mu)], Vec::new(), parameters(gravity)).unwrap()
 }
 
@@ -88,7 +93,7 @@ fn slide(world: &mut World, seconds: f64, h: f64) -> Vec<f64> {
         .map(|_| {
             let report = world.step(h, &[]);
             assert_eq!(report.quarantined, 0);
-            world.bodies()[1].pose.translation.x
+            world.bodies()[1].state.pose.translation.x
         })
         .collect()
 }
@@ -118,14 +123,14 @@ fn stiff_friction_springs_hold_at_five_millisecond_steps() {
     let theta = 20.0_f64.to_radians();
     let gravity = Vector3::new(G * theta.sin(), 0.0, -G * theta.cos());
     let mut floor = floor();
-    floor.static_friction = 0.5;
-    floor.dynamic_friction = 0.5;
+    floor.model.static_friction = 0.5;
+    floor.model.dynamic_friction = 0.5;
     let mut parameters = parameters(gravity);
     parameters.contact.friction_stiffness = 2000.0;
     let mut world = World::new(vec![floor, block(0.5)], Vec::new(), parameters).unwrap();
     let x = slide(&mut world, 1.0, 5e-3);
     let creep = x[x.len() - 1] - x[x.len() / 2];
-    let speed = world.bodies()[1].velocity.norm();
+    let speed = world.bodies()[1].state.velocity.norm();
     eprintln!("20° at 5 ms: creep {creep:e} m over 0.5 s, speed {speed:e} m/s");
     assert!(creep.abs() < 1e-5, "crept {creep:e} m");
     assert!(speed < 1e-4, "still moving at {speed:e} m/s");
@@ -172,10 +177,10 @@ fn quadratic_coefficient(samples: &[(f64, f64)]) -> f64 {
 #[test]
 fn a_dropped_block_comes_to_rest_with_its_weight_carried() {
     let mut block = block(0.5);
-    block.pose.translation.z += 0.02;
+    block.state.pose.translation.z += 0.02;
     let mut floor = floor();
-    floor.static_friction = 0.5;
-    floor.dynamic_friction = 0.5;
+    floor.model.static_friction = 0.5;
+    floor.model.dynamic_friction = 0.5;
     let mut world = World::new(
         vec![floor, block],
         Vec::new(),
@@ -189,14 +194,14 @@ fn a_dropped_block_comes_to_rest_with_its_weight_carried() {
     }
     let block = &world.bodies()[1];
     assert!(
-        block.velocity.norm() < 1e-3,
+        block.state.velocity.norm() < 1e-3,
         "v = {}",
-        block.velocity.norm()
+        block.state.velocity.norm()
     );
     assert!(energy[energy.len() - 1] < 1e-6);
     // Penetration at rest: the weight over the summed normal stiffness of
     // the points in contact, well under a millimetre.
-    let depth = HALF[2] - block.pose.translation.z;
+    let depth = HALF[2] - block.state.pose.translation.z;
     assert!(depth > 0.0 && depth < 1e-3, "depth {depth:e}");
 }
 
@@ -208,7 +213,7 @@ fn a_body_that_becomes_non_finite_is_quarantined() {
         parameters(Vector3::new(0.0, 0.0, -G)),
     )
     .unwrap();
-    let start = world.bodies()[1].pose;
+    let start = world.bodies()[1].state.pose;
     let impulse = [
         nalgebra::Vector6::zeros(),
         nalgebra::Vector6::repeat(f64::NAN),
@@ -218,7 +223,7 @@ fn a_body_that_becomes_non_finite_is_quarantined() {
     assert_eq!(world.quarantined(), 1);
     let block = &world.bodies()[1];
     assert!(block.is_finite());
-    assert_eq!(block.pose, start);
+    assert_eq!(block.state.pose, start);
     // And the world goes on.
     let report = world.step(1e-3, &[]);
     assert_eq!(report.quarantined, 0);
@@ -231,8 +236,8 @@ fn a_body_that_becomes_non_finite_is_quarantined() {
 fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
     for mu in [0.5, 0.0] {
         let mut table = floor();
-        table.static_friction = mu;
-        table.dynamic_friction = mu;
+        table.model.static_friction = mu;
+        table.model.dynamic_friction = mu;
         let mut cube = RigidBody::from_mesh(
             "cube",
             &box_mesh(Vector3::repeat(0.02)),
@@ -241,14 +246,14 @@ fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
             &resolution(),
         )
         .unwrap();
-        cube.static_friction = mu;
-        cube.dynamic_friction = mu;
+        cube.model.static_friction = mu;
+        cube.model.dynamic_friction = mu;
         let parameters = WorldParameters {
             gravity: Vector3::new(0.0, 0.0, -G),
             ..WorldParameters::default()
         };
         // The fall, to where the cube lands in a step (3.4 mm deep).
-        let fall = cube.mass * G * 0.035;
+        let fall = cube.model.mass * G * 0.035;
         let mut world = World::new(vec![table, cube], Vec::new(), parameters).unwrap();
         let mut most: f64 = 0.0;
         for _ in 0..400 {
@@ -257,11 +262,11 @@ fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
             most = most.max(report.kinetic_energy);
         }
         let cube = &world.bodies()[1];
-        let drift = cube.pose.translation.vector.xy().norm();
-        let turn = cube.pose.rotation.angle();
+        let drift = cube.state.pose.translation.vector.xy().norm();
+        let turn = cube.state.pose.rotation.angle();
         eprintln!(
             "μ = {mu}: drift {drift:e} m, turned {turn:e} rad, speed {:e} m/s, most KE {most:e} J of {fall:e}",
-            cube.velocity.norm()
+            cube.state.velocity.norm()
         );
         assert!(
             most <= fall * 1.01,
@@ -270,7 +275,7 @@ fn a_cube_dropped_at_five_millisecond_steps_rests_where_it_fell() {
         assert!(turn < 0.01, "turned {turn} rad");
         if mu > 0.0 {
             assert!(drift < 1e-3, "walked {drift} m");
-            assert!(cube.velocity.norm() < 1e-6);
+            assert!(cube.state.velocity.norm() < 1e-6);
         }
     }
 }
@@ -284,8 +289,8 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
     let (mu, v0) = (0.4, 0.5);
     for h in [1e-3, 5e-3] {
         let mut floor = floor();
-        floor.static_friction = mu;
-        floor.dynamic_friction = mu;
+        floor.model.static_friction = mu;
+        floor.model.dynamic_friction = mu;
         let mut world = World::new(
             vec![floor, block(mu)],
             Vec::new(),
@@ -300,13 +305,15 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
         for _ in 0..(0.3 / h) as usize {
             world.step(h, &[]);
         }
-        world.bodies_mut()[1].velocity = Vector3::new(v0, 0.0, 0.0);
-        let start = world.bodies()[1].pose.translation.x;
+        let mut launched = world.bodies()[1].state;
+        launched.velocity = Vector3::new(v0, 0.0, 0.0);
+        world.set_state(1, launched);
+        let start = world.bodies()[1].state.pose.translation.x;
         let mut stopped = None;
         let mut samples = Vec::new();
         for k in 1..=(0.5 / h) as usize {
             world.step(h, &[]);
-            let v = world.bodies()[1].velocity.x;
+            let v = world.bodies()[1].state.velocity.x;
             if (0.1..0.45).contains(&v) {
                 samples.push((k as f64 * h, v));
             }
@@ -314,7 +321,7 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
                 stopped = Some(k as f64 * h);
             }
         }
-        let distance = world.bodies()[1].pose.translation.x - start;
+        let distance = world.bodies()[1].state.pose.translation.x - start;
         let deceleration = -slope(&samples);
         let time = stopped.expect("the block stops");
         let (expected_time, expected_distance) = (v0 / (mu * G), v0 * v0 / (2.0 * mu * G));
@@ -330,7 +337,7 @@ fn a_sliding_block_stops_with_the_friction_deceleration() {
         assert!((time - expected_time).abs() < 0.02 * expected_time + 2.0 * h);
         let discrete = expected_distance - v0 * h / 2.0;
         assert!((distance - discrete).abs() < 0.02 * expected_distance);
-        let rest = world.bodies()[1].velocity.norm();
+        let rest = world.bodies()[1].state.velocity.norm();
         eprintln!("h = {h}: {rest:e} m/s at the end");
         assert!(rest < 1e-4, "still moving at {rest:e} m/s");
     }
@@ -345,7 +352,7 @@ fn kept_points_give_exactly_the_full_traversals_contacts() {
     use haptic_physics::broad_phase::overlapping_pairs;
     use haptic_physics::narrow_phase::ContactDetector;
     let mut bodies = vec![block(0.5), floor()];
-    let start = bodies[0].pose;
+    let start = bodies[0].state.pose;
     let mut kept = ContactDetector::new(1e-3);
     let mut full = ContactDetector::new(0.0);
     let (mut pairs, mut a, mut b) = (Vec::new(), Vec::new(), Vec::new());
@@ -355,7 +362,7 @@ fn kept_points_give_exactly_the_full_traversals_contacts() {
     for k in 0..60 {
         let t = k as f64;
         let drift = if k < 40 { 5e-5 * t } else { 5e-3 * (t - 39.0) };
-        bodies[0].pose = Isometry3::from_parts(
+        bodies[0].state.pose = Isometry3::from_parts(
             Translation3::new(0.3 * drift, 0.0, -drift.min(1.5e-3)),
             UnitQuaternion::from_euler_angles(5e-4 * t, -3e-4 * t, 0.0),
         ) * start;
@@ -391,25 +398,29 @@ fn kept_points_give_exactly_the_full_traversals_contacts() {
 fn a_fast_collision_is_split_so_no_body_outruns_its_detections() {
     let mut a = block(0.3);
     let mut b = block(0.3);
-    a.pose = Isometry3::from_parts(
+    a.state.pose = Isometry3::from_parts(
         Translation3::new(-0.12, 0.0, 0.0),
         UnitQuaternion::from_euler_angles(0.2, 0.1, 0.0),
     );
-    b.pose = Isometry3::from_parts(
+    b.state.pose = Isometry3::from_parts(
         Translation3::new(0.12, 0.01, 0.0),
         UnitQuaternion::from_euler_angles(-0.1, 0.3, 0.5),
     );
-    a.mass *= 10.0;
-    a.body_inertia *= 10.0;
-    a.velocity = Vector3::new(1.5, 0.0, 0.0);
+    a.model.mass *= 10.0;
+    a.model.body_inertia *= 10.0;
+    a.state.velocity = Vector3::new(1.5, 0.0, 0.0);
 
     // Stiff contact: the struck block gains its speed within a substep.
     let mut stiff = parameters(Vector3::zeros());
     stiff.contact.stiffness = 1e5;
     let mut world = World::new(vec![a, b], Vec::new(), stiff).unwrap();
     let max_travel = world.parameters().max_travel;
-    let momentum =
-        |w: &World| -> Vector3<f64> { w.bodies().iter().map(|b| b.velocity * b.mass).sum() };
+    let momentum = |w: &World| -> Vector3<f64> {
+        w.bodies()
+            .iter()
+            .map(|b| b.state.velocity * b.model.mass)
+            .sum()
+    };
     let start = momentum(&world);
     let (mut touched, mut split, mut undone) = (false, 0, 0);
     for _ in 0..40 {
@@ -429,11 +440,84 @@ fn a_fast_collision_is_split_so_no_body_outruns_its_detections() {
     assert!(split >= 10, "steps split into {split} substeps");
     assert!(undone > 0, "no substep was undone");
     assert!(
-        world.bodies()[1].velocity.x > 1.5,
+        world.bodies()[1].state.velocity.x > 1.5,
         "the struck block left at {} m/s",
-        world.bodies()[1].velocity.x
+        world.bodies()[1].state.velocity.x
     );
     let drift = (momentum(&world) - start).norm() / start.norm();
     assert!(drift < 1e-9, "momentum drifted {drift} of itself");
     println!("largest split {split} substeps, {undone} undone");
+}
+
+/// Twelve 4 cm cubes stacked 2 × 2 in three layers, each 0.1 mm into its
+/// neighbours, come to rest on the floor as one island; once at rest, a
+/// step allocates nothing: every buffer was sized by the steps before.
+/// (An island of more than `DENSE_ISLAND_BODIES` is factored by faer's
+/// sparse LU, whose numeric factorization allocates its supernodes'
+/// contribution blocks each time.)
+#[test]
+fn a_resting_pile_steps_without_allocating() {
+    let coarse = GeometryResolution {
+        shell_points: 300,
+        tree_levels: 3,
+        field_resolution: 16,
+    };
+    let half = 0.02;
+    let mut cube = RigidBody::from_mesh(
+        "cube",
+        &box_mesh(Vector3::repeat(half)),
+        1000.0,
+        &Isometry3::identity(),
+        &coarse,
+    )
+    .unwrap();
+    cube.model.static_friction = 0.5;
+    cube.model.dynamic_friction = 0.5;
+    let mut bodies = vec![floor()];
+    bodies[0].model.static_friction = 0.5;
+    bodies[0].model.dynamic_friction = 0.5;
+    for k in 0..12 {
+        let (column, row, layer) = (k % 2, (k / 2) % 2, k / 4);
+        let mut body = cube.clone();
+        let spacing = 2.0 * half - 1e-4;
+        body.state.pose = Isometry3::translation(
+            column as f64 * spacing,
+            row as f64 * spacing,
+            half + layer as f64 * spacing - 1e-4,
+        );
+        bodies.push(body);
+    }
+    let parameters = WorldParameters {
+        gravity: Vector3::new(0.0, 0.0, -G),
+        ..WorldParameters::default()
+    };
+    let mut world = World::new(bodies, Vec::new(), parameters).unwrap();
+    let dt = 5e-3;
+    for _ in 0..400 {
+        world.step(dt, &[]);
+    }
+    let mut reports = Vec::with_capacity(100);
+    let allocations = allocations_during(|| {
+        for _ in 0..100 {
+            reports.push(world.step(dt, &[]));
+        }
+    });
+    let last = reports.last().unwrap();
+    eprintln!(
+        "resting pile: {} contacts, largest island {} bodies, kinetic energy {:.1e} J, \
+         {allocations} allocations in 100 steps",
+        last.contacts, last.largest_island, last.kinetic_energy
+    );
+    assert!(
+        reports
+            .iter()
+            .all(|r| r.largest_island == 12 && r.quarantined == 0),
+        "the pile is one island of 12"
+    );
+    assert!(
+        last.kinetic_energy < 1e-6,
+        "at rest: {:e} J",
+        last.kinetic_energy
+    );
+    assert_eq!(allocations, 0);
 }

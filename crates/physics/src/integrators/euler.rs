@@ -4,61 +4,59 @@
 //! the poses advanced.
 
 use crate::body::RigidBody;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{island_rows, Pipeline};
 use crate::solver::{rotation_velocity_map, solve_island, IslandProblem};
 use nalgebra::{Matrix3, Vector3};
 
 /// Solves each island's momentum change from the pipeline's forces and
 /// rows and applies it over `dt` (`implicit`: with the forces' gradients,
 /// else symplectic Euler); an island whose solve fails keeps its bodies
-/// where they were, at rest. Returns the islands and how many bodies were
-/// so quarantined.
+/// where they were, at rest. Leaves the islands in `pipeline.islands` and
+/// returns how many bodies were so quarantined.
 pub fn advance(
     bodies: &mut [RigidBody],
     pipeline: &mut Pipeline,
     baumgarte_alpha: f64,
     dt: f64,
     implicit: bool,
-) -> (Vec<Vec<usize>>, usize) {
-    let islands = pipeline.islands(bodies);
-    let gradients = if implicit {
-        pipeline.island_gradients(bodies.len(), &islands)
-    } else {
-        vec![Vec::new(); islands.len()]
-    };
+) -> usize {
+    pipeline.find_islands(bodies);
+    if implicit {
+        pipeline.find_island_gradients(bodies.len());
+    }
     let mut quarantined = 0;
-    for (island, gradients) in islands.iter().zip(&gradients) {
-        let rows = pipeline.island_rows(island);
+    for k in 0..pipeline.islands.len() {
+        let island = pipeline.islands.get(k);
+        island_rows(&pipeline.rows, island, &mut pipeline.island_rows);
         let problem = IslandProblem {
             bodies: island,
-            gradients,
-            rows: &rows,
+            gradients: if implicit {
+                let starts = &pipeline.island_gradient_starts;
+                &pipeline.island_gradients[starts[k]..starts[k + 1]]
+            } else {
+                &[]
+            },
+            rows: &pipeline.island_rows,
             implicit,
             baumgarte_alpha,
             stepped: true,
         };
-        match solve_island(
-            bodies,
-            &pipeline.forces,
-            &problem,
-            dt,
-            &mut pipeline.factorizations,
-        ) {
+        match solve_island(bodies, &pipeline.forces, &problem, dt, &mut pipeline.solver) {
             Ok(changes) => {
-                for (&b, change) in island.iter().zip(&changes) {
+                for (&b, change) in island.iter().zip(changes) {
                     apply_momentum_change(&mut bodies[b], change, dt, implicit);
                 }
             }
             Err(_) => {
                 for &b in island {
-                    bodies[b].velocity = Vector3::zeros();
-                    bodies[b].angular_velocity = Vector3::zeros();
+                    bodies[b].state.velocity = Vector3::zeros();
+                    bodies[b].state.angular_velocity = Vector3::zeros();
                 }
                 quarantined += island.len();
             }
         }
     }
-    (islands, quarantined)
+    quarantined
 }
 
 /// Applies the momentum change `(ΔP, ΔL)` and advances the pose:
@@ -77,9 +75,9 @@ pub fn apply_momentum_change(
         Matrix3::identity()
     };
     let momentum = body.angular_momentum() + change[1];
-    let omega = body.angular_velocity + body.world_inverse_inertia() * change[1];
-    body.velocity += change[0] / body.mass;
-    body.angular_velocity = map * omega;
+    let omega = body.state.angular_velocity + body.world_inverse_inertia() * change[1];
+    body.state.velocity += change[0] / body.model.mass;
+    body.state.angular_velocity = map * omega;
     body.advance_pose(h);
-    body.angular_velocity = body.world_inverse_inertia() * momentum;
+    body.state.angular_velocity = body.world_inverse_inertia() * momentum;
 }

@@ -4,23 +4,23 @@
 //! forces) is held over the step.
 
 use crate::body::RigidBody;
-use crate::forces::Forces;
 use crate::joints::Joint;
 use crate::parameters::WorldParameters;
-use crate::pipeline::Pipeline;
+use crate::pipeline::{island_rows, Pipeline};
 use crate::solver::{solve_island, IslandProblem};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
-/// Advances the bodies by `dt`; `constant` is the explicit part held over
-/// the step. Returns the islands at the end of the step.
+/// Advances the bodies by `dt`; `pipeline.explicit` is the explicit part
+/// held over the step. Leaves the islands at the end of the step in
+/// `pipeline.islands`. (Its stages' buffers are not kept from step to
+/// step, as the Euler integrators' are.)
 pub fn step(
     bodies: &mut [RigidBody],
     joints: &[Joint],
     parameters: &WorldParameters,
     pipeline: &mut Pipeline,
-    constant: &Forces,
     dt: f64,
-) -> Vec<Vec<usize>> {
+) {
     #[derive(Clone, Copy)]
     struct State {
         x: Vector3<f64>,
@@ -31,18 +31,18 @@ pub fn step(
     let start: Vec<State> = bodies
         .iter()
         .map(|b| State {
-            x: b.pose.translation.vector,
-            q: b.pose.rotation,
-            v: b.velocity,
+            x: b.state.pose.translation.vector,
+            q: b.state.pose.rotation,
+            v: b.state.velocity,
             l: b.angular_momentum(),
         })
         .collect();
     let set = |bodies: &mut [RigidBody], states: &[State]| {
         for (b, s) in bodies.iter_mut().zip(states) {
             if b.is_dynamic() {
-                b.pose = Isometry3::from_parts(Translation3::from(s.x), s.q);
-                b.velocity = s.v;
-                b.angular_velocity = b.world_inverse_inertia() * s.l;
+                b.state.pose = Isometry3::from_parts(Translation3::from(s.x), s.q);
+                b.state.velocity = s.v;
+                b.state.angular_velocity = b.world_inverse_inertia() * s.l;
             }
         }
     };
@@ -57,12 +57,12 @@ pub fn step(
         if stage > 0 {
             pipeline.detect(bodies, &parameters.contact);
         }
-        pipeline.evaluate_forces(bodies, joints, parameters, constant, None);
+        pipeline.evaluate_forces(bodies, joints, parameters, None);
         let accelerations = accelerations(bodies, pipeline, parameters.baumgarte_alpha, dt);
         let rate: Vec<Rate> = bodies
             .iter()
             .zip(&accelerations)
-            .map(|(b, a)| [b.velocity, b.angular_velocity, a[0], a[1]])
+            .map(|(b, a)| [b.state.velocity, b.state.angular_velocity, a[0], a[1]])
             .collect();
         if stage < 3 {
             let h = offset * dt;
@@ -96,7 +96,7 @@ pub fn step(
         })
         .collect();
     set(bodies, &end);
-    pipeline.islands(bodies)
+    pipeline.find_islands(bodies);
 }
 
 /// The explicit accelerations `(v̇, L̇)` of every dynamic body from the
@@ -108,25 +108,23 @@ fn accelerations(
     dt: f64,
 ) -> Vec<[Vector3<f64>; 2]> {
     let mut rates = vec![[Vector3::zeros(); 2]; bodies.len()];
-    for island in pipeline.islands(bodies) {
-        let rows = pipeline.island_rows(&island);
+    pipeline.find_islands(bodies);
+    for k in 0..pipeline.islands.len() {
+        let island = pipeline.islands.get(k);
+        island_rows(&pipeline.rows, island, &mut pipeline.island_rows);
         let problem = IslandProblem {
-            bodies: &island,
+            bodies: island,
             gradients: &[],
-            rows: &rows,
+            rows: &pipeline.island_rows,
             implicit: false,
             baumgarte_alpha,
             stepped: false,
         };
-        if let Ok(changes) = solve_island(
-            bodies,
-            &pipeline.forces,
-            &problem,
-            dt,
-            &mut pipeline.factorizations,
-        ) {
-            for (&b, change) in island.iter().zip(&changes) {
-                rates[b] = [change[0] / (dt * bodies[b].mass), change[1] / dt];
+        if let Ok(changes) =
+            solve_island(bodies, &pipeline.forces, &problem, dt, &mut pipeline.solver)
+        {
+            for (&b, change) in island.iter().zip(changes) {
+                rates[b] = [change[0] / (dt * bodies[b].model.mass), change[1] / dt];
             }
         }
     }

@@ -235,8 +235,8 @@ impl Joint {
             }
         };
         let axis_a = Unit::new_normalize(sa.local_vector(&axis));
-        let rotation_a = bodies[a].pose.rotation;
-        let rotation_b = b.map_or_else(UnitQuaternion::identity, |b| bodies[b].pose.rotation);
+        let rotation_a = bodies[a].state.pose.rotation;
+        let rotation_b = b.map_or_else(UnitQuaternion::identity, |b| bodies[b].state.pose.rotation);
         Ok(Joint {
             kind: JointKind::Prismatic {
                 axis_a,

@@ -17,10 +17,10 @@ pub(super) struct Side {
 impl Side {
     pub(super) fn of(body: &RigidBody) -> Self {
         Side {
-            x: body.pose.translation.vector,
-            rotation: *body.pose.rotation.to_rotation_matrix().matrix(),
-            v: body.velocity,
-            w: body.angular_velocity,
+            x: body.state.pose.translation.vector,
+            rotation: *body.state.pose.rotation.to_rotation_matrix().matrix(),
+            v: body.state.velocity,
+            w: body.state.angular_velocity,
         }
     }
 

@@ -4,7 +4,7 @@
 
 use super::side::six;
 use super::*;
-use crate::body::Motion;
+use crate::body::{Motion, RigidBodyModel, RigidBodyState};
 use crate::forces::{ConstraintRow, Forces};
 use haptic_core::displaced;
 use haptic_testkit::jacobian_check::{
@@ -17,16 +17,16 @@ use rand_pcg::Pcg64;
 
 pub(crate) fn body(pose: Isometry3<f64>) -> RigidBody {
     RigidBody {
-        name: "box".into(),
-        motion: Motion::Dynamic,
-        mass: 1.5,
-        body_inertia: Matrix3::from_diagonal(&Vector3::new(0.02, 0.03, 0.04)),
-        pose,
-        velocity: Vector3::zeros(),
-        angular_velocity: Vector3::zeros(),
-        geometry: None,
-        static_friction: 0.0,
-        dynamic_friction: 0.0,
+        model: RigidBodyModel {
+            name: "box".into(),
+            motion: Motion::Dynamic,
+            mass: 1.5,
+            body_inertia: Matrix3::from_diagonal(&Vector3::new(0.02, 0.03, 0.04)),
+            geometry: None,
+            static_friction: 0.0,
+            dynamic_friction: 0.0,
+        },
+        state: RigidBodyState::at_rest(pose),
     }
 }
 
@@ -54,7 +54,7 @@ pub(crate) fn assembly(rng: &mut Pcg64) -> (Vec<RigidBody>, Vec<Joint>) {
         Joint::prismatic("slider", 0, Some(1), &bodies, Some(n)).unwrap(),
         Joint::prismatic("centre slider", 1, Some(0), &bodies, None).unwrap(),
         Joint::prismatic("slider to world", 0, None, &bodies, Some(n)).unwrap(),
-        Joint::target_rotation("cabin", 1, &bodies, bodies[1].pose.rotation).unwrap(),
+        Joint::target_rotation("cabin", 1, &bodies, bodies[1].state.pose.rotation).unwrap(),
     ];
     (bodies, joints)
 }
@@ -63,9 +63,9 @@ pub(crate) fn assembly(rng: &mut Pcg64) -> (Vec<RigidBody>, Vec<Joint>) {
 /// velocities, so that every term of the rows is exercised.
 pub(crate) fn scramble(rng: &mut Pcg64, bodies: &mut [RigidBody]) {
     for body in bodies {
-        body.pose = displaced(&body.pose, &six(&vector(rng, 0.3), &vector(rng, 0.5)));
-        body.velocity = vector(rng, 1.0);
-        body.angular_velocity = vector(rng, 2.0);
+        body.state.pose = displaced(&body.state.pose, &six(&vector(rng, 0.3), &vector(rng, 0.5)));
+        body.state.velocity = vector(rng, 1.0);
+        body.state.angular_velocity = vector(rng, 2.0);
     }
 }
 
@@ -78,14 +78,14 @@ pub(crate) fn rows(joint: &Joint, bodies: &[RigidBody]) -> Vec<ConstraintRow> {
 
 /// The bodies' poses, for [`pose_central_differences`].
 fn poses(bodies: &[RigidBody]) -> Vec<Isometry3<f64>> {
-    bodies.iter().map(|b| b.pose).collect()
+    bodies.iter().map(|b| b.state.pose).collect()
 }
 
 /// `bodies` moved to `poses`.
 fn at_poses(bodies: &[RigidBody], poses: &[Isometry3<f64>]) -> Vec<RigidBody> {
     let mut moved = bodies.to_vec();
     for (body, pose) in moved.iter_mut().zip(poses) {
-        body.pose = *pose;
+        body.state.pose = *pose;
     }
     moved
 }
@@ -94,15 +94,15 @@ fn at_poses(bodies: &[RigidBody], poses: &[Isometry3<f64>]) -> Vec<RigidBody> {
 fn kicked(bodies: &[RigidBody], increment: &DVector<f64>) -> Vec<RigidBody> {
     let mut moved = bodies.to_vec();
     for (j, body) in moved.iter_mut().enumerate() {
-        body.velocity += increment.fixed_rows::<3>(6 * j);
-        body.angular_velocity += increment.fixed_rows::<3>(6 * j + 3);
+        body.state.velocity += increment.fixed_rows::<3>(6 * j);
+        body.state.angular_velocity += increment.fixed_rows::<3>(6 * j + 3);
     }
     moved
 }
 
 /// `Ċ = J_a u_a + J_b u_b` (eq 57), `u = (v, ω)`.
 pub(crate) fn constraint_rate(row: &ConstraintRow, bodies: &[RigidBody]) -> f64 {
-    let u = |body: &RigidBody| six(&body.velocity, &body.angular_velocity);
+    let u = |body: &RigidBody| six(&body.state.velocity, &body.state.angular_velocity);
     row.jacobian_a.dot(&u(&bodies[row.a]))
         + row.b.map_or(0.0, |b| row.jacobian_b.dot(&u(&bodies[b])))
 }
@@ -136,7 +136,7 @@ fn constraints_vanish_at_construction_and_under_the_free_motions() {
         let turned = |bodies: &[RigidBody], p: &Point3<f64>, axis: &Vector3<f64>| {
             let turn = Isometry3::rotation_wrt_point(UnitQuaternion::from_scaled_axis(*axis), *p);
             let mut moved = bodies.to_vec();
-            moved[1].pose = turn * moved[1].pose;
+            moved[1].state.pose = turn * moved[1].state.pose;
             moved
         };
         let max_value = |joint: &Joint, bodies: &[RigidBody]| {
@@ -152,8 +152,8 @@ fn constraints_vanish_at_construction_and_under_the_free_motions() {
         else {
             unreachable!()
         };
-        let p = bodies[0].pose * anchor_a;
-        let n = bodies[0].pose.rotation * axis_a.as_ref();
+        let p = bodies[0].state.pose * anchor_a;
+        let n = bodies[0].state.pose.rotation * axis_a.as_ref();
         let about_axis = turned(&bodies, &p, &(1.3 * n));
         assert!(max_value(hinge, &about_axis) < 1e-12);
         let across = turned(&bodies, &p, &(0.1 * n.cross(&Vector3::x())));
@@ -163,12 +163,12 @@ fn constraints_vanish_at_construction_and_under_the_free_motions() {
         let JointKind::Prismatic { axis_a, .. } = &slider.kind else {
             unreachable!()
         };
-        let along = bodies[0].pose.rotation * axis_a.as_ref();
+        let along = bodies[0].state.pose.rotation * axis_a.as_ref();
         assert!(slider.slide(&bodies).unwrap().abs() < 1e-12);
-        bodies[1].pose.translation.vector += 0.37 * along;
+        bodies[1].state.pose.translation.vector += 0.37 * along;
         assert!(max_value(slider, &bodies) < 1e-12);
         assert!((slider.slide(&bodies).unwrap() - 0.37).abs() < 1e-12);
-        bodies[1].pose.translation.vector += 0.01 * along.cross(&Vector3::y());
+        bodies[1].state.pose.translation.vector += 0.01 * along.cross(&Vector3::y());
         assert!(max_value(slider, &bodies) > 1e-4);
     }
 }
@@ -352,8 +352,8 @@ fn controller_pair_is_collinear_on_the_slide_line() {
     let JointKind::Prismatic { axis_a, .. } = &slider.kind else {
         unreachable!()
     };
-    let along = bodies[0].pose.rotation * axis_a.as_ref();
-    bodies[1].pose.translation.vector += 0.2 * along;
+    let along = bodies[0].state.pose.rotation * axis_a.as_ref();
+    bodies[1].state.pose.translation.vector += 0.2 * along;
     let mut forces = Forces::default();
     forces.reset(2);
     slider.add_control_forces(&bodies, &mut forces);
@@ -364,7 +364,7 @@ fn controller_pair_is_collinear_on_the_slide_line() {
     let moment = |i: usize| {
         let w = forces.wrench[i];
         let f = w.fixed_rows::<3>(0).into_owned();
-        bodies[i].pose.translation.vector.cross(&f) + w.fixed_rows::<3>(3)
+        bodies[i].state.pose.translation.vector.cross(&f) + w.fixed_rows::<3>(3)
     };
     assert!((moment(0) + moment(1)).norm() < 1e-10);
 }
@@ -378,7 +378,7 @@ fn baumgarte_decay_is_critically_damped() {
     let mut bodies = vec![body(Isometry3::identity())];
     let joint = Joint::ball("pin", 0, None, &bodies, Point3::origin()).unwrap();
     let c0 = Vector3::new(0.01, -0.02, 0.005);
-    bodies[0].pose.translation.vector = c0;
+    bodies[0].state.pose.translation.vector = c0;
     let dt = 1e-5;
     let mut worst = 0.0f64;
     for step in 1..=100_000 {
@@ -386,11 +386,11 @@ fn baumgarte_decay_is_critically_damped() {
             Vector3::from_iterator(rows(&joint, &bodies).iter().map(|r| {
                 -(r.velocity_product + alpha * constraint_rate(r, &bodies) + beta * r.value)
             }));
-        bodies[0].velocity += dt * acceleration;
+        bodies[0].state.velocity += dt * acceleration;
         bodies[0].advance_pose(dt);
         let t = step as f64 * dt;
         let exact = c0 * (1.0 + 0.5 * alpha * t) * (-0.5 * alpha * t).exp();
-        let c = bodies[0].pose.translation.vector;
+        let c = bodies[0].state.pose.translation.vector;
         worst = worst.max((c - exact).norm() / c0.norm());
         assert!(c.dot(&c0) > 0.0, "overshoot at t = {t}");
     }

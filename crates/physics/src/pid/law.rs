@@ -126,7 +126,9 @@ fn add_pair_force(
 ) {
     for (b, f) in [(lo, *force), (hi, -force)] {
         if bodies[b].is_dynamic() {
-            let torque = (p - bodies[b].pose.translation.vector).coords.cross(&f);
+            let torque = (p - bodies[b].state.pose.translation.vector)
+                .coords
+                .cross(&f);
             forces.add_wrench(
                 b,
                 &Vector6::new(f.x, f.y, f.z, torque.x, torque.y, torque.z),

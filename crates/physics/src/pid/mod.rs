@@ -91,7 +91,7 @@ impl PidContacts {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::body::{Motion, RigidBody};
+    use crate::body::{Motion, RigidBody, RigidBodyModel, RigidBodyState};
     use crate::forces::Forces;
     use crate::narrow_phase::PairContact;
     use haptic_core::Vector6;
@@ -104,16 +104,20 @@ mod tests {
     /// A 1 m, 10 kg cube centred at height `z`, or a static ground at the origin.
     fn body(motion: Motion, z: f64) -> RigidBody {
         RigidBody {
-            name: format!("{motion:?}"),
-            motion,
-            mass: MASS,
-            body_inertia: Matrix3::identity() * (MASS * (2.0 * HALF).powi(2) / 6.0),
-            pose: Isometry3::translation(0.0, 0.0, z),
-            velocity: Vector3::zeros(),
-            angular_velocity: Vector3::zeros(),
-            geometry: None,
-            static_friction: 0.5,
-            dynamic_friction: 0.5,
+            model: RigidBodyModel {
+                name: format!("{motion:?}"),
+                motion,
+                mass: MASS,
+                body_inertia: Matrix3::identity() * (MASS * (2.0 * HALF).powi(2) / 6.0),
+                geometry: None,
+                static_friction: 0.5,
+                dynamic_friction: 0.5,
+            },
+            state: RigidBodyState {
+                pose: Isometry3::translation(0.0, 0.0, z),
+                velocity: Vector3::zeros(),
+                angular_velocity: Vector3::zeros(),
+            },
         }
     }
 
@@ -125,7 +129,7 @@ mod tests {
         field: usize,
         depths: [f64; 4],
     ) -> Vec<PairContact> {
-        let centre = bodies[shell].pose.translation.vector;
+        let centre = bodies[shell].state.pose.translation.vector;
         [(-1.0, -1.0), (1.0, -1.0), (1.0, 1.0), (-1.0, 1.0)]
             .iter()
             .zip(depths)
@@ -306,7 +310,7 @@ mod tests {
         let contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
         let mut pid = PidContacts::new(PidParameters::default());
         wrench(&mut pid, &mut bodies, &contacts);
-        bodies[1].velocity = Vector3::new(0.3, 0.0, 1.0);
+        bodies[1].state.velocity = Vector3::new(0.3, 0.0, 1.0);
         let forces = wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
         assert_eq!(forces.wrench[1], Vector6::zeros());
@@ -320,7 +324,7 @@ mod tests {
             let mut bodies = resting_cube(d);
             let contacts = bottom_corners(&bodies, 1, 0, [d; 4]);
             let mut pid = PidContacts::new(p);
-            bodies[1].velocity = Vector3::new(speed, 0.0, 0.0);
+            bodies[1].state.velocity = Vector3::new(speed, 0.0, 0.0);
             let w = wrench(&mut pid, &mut bodies, &contacts).wrench[1];
             if speed == 1.0 {
                 assert!((w[0] + p.friction * w[2]).abs() < 1e-9 * w[2], "{w:?}");
@@ -342,7 +346,7 @@ mod tests {
             let p = PidParameters { friction, ..p };
             let mut bodies = resting_cube(1e-4);
             let contacts = bottom_corners(&bodies, 1, 0, [1e-4; 4]);
-            bodies[1].velocity = velocity;
+            bodies[1].state.velocity = velocity;
             let mut pid = PidContacts::new(p);
             let forces = wrench(&mut pid, &mut bodies, &contacts);
             assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
@@ -356,9 +360,10 @@ mod tests {
             if friction == 0.0 {
                 // Frictionless: the tangential velocity is kept, no spin.
                 assert!(
-                    (bodies[1].velocity - Vector3::new(1.0, 0.0, p.restitution)).norm() < 1e-12
+                    (bodies[1].state.velocity - Vector3::new(1.0, 0.0, p.restitution)).norm()
+                        < 1e-12
                 );
-                assert!(bodies[1].angular_velocity.norm() < 1e-12);
+                assert!(bodies[1].state.angular_velocity.norm() < 1e-12);
             } else {
                 // Inside the friction cone: the centroid sticks.
                 assert!(
@@ -375,7 +380,7 @@ mod tests {
         let mut bodies = resting_cube(1e-4);
         let contacts = bottom_corners(&bodies, 1, 0, [1e-4; 4]);
         let mut pid = PidContacts::new(p);
-        bodies[1].velocity = Vector3::new(0.0, 0.0, -1.0);
+        bodies[1].state.velocity = Vector3::new(0.0, 0.0, -1.0);
         wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
         // Still penetrating, every point moving apart: no forces.
@@ -387,17 +392,17 @@ mod tests {
         assert_eq!(pid.phase(0, 1), ContactPhase::Separated);
         assert_eq!(pid.integral(0, 1), 0.0);
         // Back in contact below the impact velocity: resting, no impulse.
-        bodies[1].velocity = Vector3::new(0.0, 0.0, -0.5 * p.impact_velocity);
+        bodies[1].state.velocity = Vector3::new(0.0, 0.0, -0.5 * p.impact_velocity);
         wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
-        assert_eq!(bodies[1].velocity.z, -0.5 * p.impact_velocity);
+        assert_eq!(bodies[1].state.velocity.z, -0.5 * p.impact_velocity);
         // A separating pair that approaches again rests.
-        bodies[1].velocity = Vector3::new(0.0, 0.0, -1.0);
+        bodies[1].state.velocity = Vector3::new(0.0, 0.0, -1.0);
         let mut pid = PidContacts::new(p);
         wrench(&mut pid, &mut bodies, &contacts);
         wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(0, 1), ContactPhase::Separating);
-        bodies[1].velocity.z = -0.01;
+        bodies[1].state.velocity.z = -0.01;
         wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
     }
@@ -418,17 +423,17 @@ mod tests {
         let mut pid = PidContacts::new(p);
         wrench(&mut pid, &mut bodies, &ground);
         assert_eq!(pid.phase(0, 1), ContactPhase::Resting);
-        bodies[2].velocity = Vector3::new(0.0, 0.0, -2.0);
+        bodies[2].state.velocity = Vector3::new(0.0, 0.0, -2.0);
         let mut contacts = bottom_corners(&bodies, 2, 1, [d; 4]);
         contacts.extend(ground);
         wrench(&mut pid, &mut bodies, &contacts);
         assert_eq!(pid.phase(1, 2), ContactPhase::Colliding);
         assert_eq!(pid.phase(0, 1), ContactPhase::Colliding);
         assert!(
-            bodies[1].velocity.norm() < 1e-12,
+            bodies[1].state.velocity.norm() < 1e-12,
             "{:?}",
-            bodies[1].velocity
+            bodies[1].state.velocity
         );
-        assert!((bodies[2].velocity - Vector3::new(0.0, 0.0, -1.0)).norm() < 1e-12);
+        assert!((bodies[2].state.velocity - Vector3::new(0.0, 0.0, -1.0)).norm() < 1e-12);
     }
 }

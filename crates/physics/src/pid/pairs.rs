@@ -258,9 +258,9 @@ fn impact(
     for (b, impulse) in [(lo, j), (hi, -j)] {
         let body = &mut bodies[b];
         if body.is_dynamic() {
-            let r = centroid - body.pose.translation.vector;
-            body.velocity += impulse * body.inverse_mass();
-            body.angular_velocity += body.world_inverse_inertia() * r.coords.cross(&impulse);
+            let r = centroid - body.state.pose.translation.vector;
+            body.state.velocity += impulse * body.inverse_mass();
+            body.state.angular_velocity += body.world_inverse_inertia() * r.coords.cross(&impulse);
             impulsed[b] = true;
         }
     }

@@ -123,7 +123,7 @@ pub(super) fn inverse_effective_mass(
         .iter()
         .map(|&b| {
             let body = &bodies[b];
-            let r = skew(&(p - body.pose.translation.vector).coords);
+            let r = skew(&(p - body.state.pose.translation.vector).coords);
             Matrix3::identity() * body.inverse_mass() - r * body.world_inverse_inertia() * r
         })
         .sum()
