@@ -49,7 +49,7 @@ pub struct Physics {
     /// How near the surface a shell point must lie to be re-examined
     /// every step without a new tree traversal (m); a pair is traversed
     /// again once its bodies have moved apart enough to bring a point from
-    /// beyond it into contact. Default 1 mm; 0 traverses every step.
+    /// beyond it into contact. Default 3 mm; 0 traverses every step.
     pub detection_margin_m: f64,
     /// The farthest a body's point may travel in one physics step (m); a
     /// faster step is split into substeps. Default 1 mm; 0 never splits.
