@@ -40,8 +40,7 @@
 //! pairs: what undoing a substep restores, copied into buffers sized once)
 //! and the [`pipeline::Pipeline`]: the buffers and caches of the stages,
 //! which are neither, sized by the largest step so far. After warm-up a
-//! step allocates nothing but nalgebra's SVD in the solve of an island with
-//! joints.
+//! step allocates nothing.
 //!
 //! A deformable kind of body (nodes with masses, positions and velocities)
 //! would sit beside the rigid bodies the same way: its model and state

@@ -3,8 +3,7 @@
 //! the contacts' stiffnesses, the forces of the contact model and the
 //! joints, and the islands the integrators solve one by one. Every buffer
 //! grows to the largest step's needs and is kept: after warm-up a step
-//! allocates nothing (but nalgebra's SVD in the solve of an island with
-//! joints, see [`crate::solver`]).
+//! allocates nothing, joints' solves included (see [`crate::solver`]).
 
 use crate::body::RigidBody;
 use crate::broad_phase::{BroadPhase, BROAD_PHASE_MARGIN};

@@ -139,7 +139,7 @@ pub struct SparseFactors<'a> {
 }
 
 /// A stack of at least `request` in `workspace`, grown if it is not.
-fn stack(workspace: &mut Vec<MaybeUninit<u8>>, request: StackReq) -> &mut MemStack {
+pub(crate) fn stack(workspace: &mut Vec<MaybeUninit<u8>>, request: StackReq) -> &mut MemStack {
     let bytes = request.unaligned_bytes_required();
     if workspace.len() < bytes {
         workspace.resize(bytes, MaybeUninit::uninit());

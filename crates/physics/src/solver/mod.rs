@@ -39,8 +39,9 @@
 //! less time than with the simplicial one faer picks by itself).
 //!
 //! Every matrix of a solve lives in [`SolverScratch`], sized by the largest
-//! island so far and reused: a solve allocates nothing but nalgebra's SVD
-//! of the Schur complement, for islands with joints.
+//! island so far and reused: after warm-up a solve allocates nothing. The
+//! Schur complement's SVD is faer's, in a kept workspace, and the joint
+//! solve's dense products are plain loops over the kept buffers.
 //!
 //! A step whose poses then move by `h` along the solved velocities
 //! (semi-implicit, symplectic Euler) changes `C` by `h (Ċ⁺ − h e)`, not
@@ -55,9 +56,12 @@ pub mod factorization;
 
 use crate::body::RigidBody;
 use crate::forces::{ConstraintRow, Forces};
-use factorization::{DenseLu, Factors, MatrixBuffer, SparseLu};
+use factorization::{stack, DenseLu, Factors, MatrixBuffer, SparseLu};
+use faer::linalg::svd::{svd, svd_scratch, ComputeSvdVectors};
+use faer::{diag::DiagMut, MatMut, MatRef, Par};
 use haptic_core::{skew, Matrix6};
-use nalgebra::{DMatrix, DMatrixView, DVector, Matrix3, Vector3};
+use nalgebra::{DMatrixView, DMatrixViewMut, Matrix3, Vector3};
+use std::mem::MaybeUninit;
 
 /// Islands of up to this many bodies are factored densely (nalgebra's LU),
 /// larger ones by faer's sparse LU: in the 50-body pile, whose islands
@@ -125,10 +129,9 @@ pub struct SolverScratch {
     sparse: SparseLu,
     /// `ΔS`, `6n × 1`.
     delta: MatrixBuffer,
-    /// `Jᵀ` (`6n × m`), `J M⁻¹` (`m × 6n`) and `(J M⁻¹)ᵀ`.
+    /// `Jᵀ` (`6n × m`) and `J M⁻¹` (`m × 6n`).
     jt: MatrixBuffer,
     jm: MatrixBuffer,
-    jm_transposed: MatrixBuffer,
     /// `d` of the constraint rows, `m × 1`.
     d: MatrixBuffer,
     /// `G⁻¹ Jᵀ`, `6n × m`.
@@ -139,6 +142,8 @@ pub struct SolverScratch {
     target: MatrixBuffer,
     /// A correction, `6n × 1`.
     correction: MatrixBuffer,
+    /// The Schur system's solution `S⁺ b` and its SVD's buffers.
+    pseudo_inverse: PseudoInverse,
     /// The last solve's answer, per body.
     changes: Vec<[Vector3<f64>; 2]>,
 }
@@ -178,6 +183,7 @@ pub fn solve_island<'s>(
         schur,
         target,
         correction,
+        pseudo_inverse,
         changes,
         ..
     } = scratch;
@@ -285,35 +291,139 @@ pub fn solve_island<'s>(
             d[r] = alpha * (rate - h * lag) + beta * row.value + row.velocity_product - gyroscopic;
         }
         factors.solve_in_place(&mut f.copy_of(jt));
-        jm.view().mul_to(&f.view(), &mut schur.zeroed(m, m));
+        product(jm.view(), f.view(), &mut schur.zeroed(m, m));
         let mut right = target.zeroed(m, 1);
-        jm.view().mul_to(&delta.view(), &mut right);
+        product(jm.view(), delta.view(), &mut right);
         for r in 0..m {
             right[r] += d[r] * h;
         }
-        let mu = pseudo_inverse_solve(schur.view(), target.as_slice())?;
-        f.view().mul_to(&mu, &mut correction.zeroed(6 * n, 1));
+        let mu = pseudo_inverse.solve(schur.as_slice(), target.as_slice())?;
+        let mut correction = correction.zeroed(6 * n, 1);
+        product(f.view(), DMatrixView::from_slice(mu, m, 1), &mut correction);
         let mut delta = delta.view_mut();
-        delta -= correction.view();
+        delta -= correction;
     }
     per_body(delta.as_slice(), changes)?;
     Ok(changes)
 }
 
+/// `out = a b`, summed in plain loops (nalgebra's product of dynamic
+/// matrices allocates matrixmultiply's packing buffer).
+fn product(a: DMatrixView<f64>, b: DMatrixView<f64>, out: &mut DMatrixViewMut<f64>) {
+    debug_assert_eq!(a.ncols(), b.nrows());
+    debug_assert_eq!(out.shape(), (a.nrows(), b.ncols()));
+    for j in 0..b.ncols() {
+        for i in 0..a.nrows() {
+            out[(i, j)] = a
+                .row(i)
+                .iter()
+                .zip(b.column(j).iter())
+                .map(|(x, y)| x * y)
+                .sum();
+        }
+    }
+}
+
+/// `out = aᵀ b`, in plain loops.
+fn transposed_product(a: DMatrixView<f64>, b: DMatrixView<f64>, out: &mut DMatrixViewMut<f64>) {
+    debug_assert_eq!(a.nrows(), b.nrows());
+    debug_assert_eq!(out.shape(), (a.ncols(), b.ncols()));
+    for j in 0..b.ncols() {
+        for i in 0..a.ncols() {
+            out[(i, j)] = a.column(i).dot(&b.column(j));
+        }
+    }
+}
+
 /// `S⁺ b` with the singular values of `S` below [`PSEUDO_INVERSE_TOLERANCE`]
-/// of the largest truncated (eq 64). nalgebra's SVD allocates its factors:
-/// the one allocation left in the step of an island with joints.
-pub(crate) fn pseudo_inverse_solve(
-    s: DMatrixView<f64>,
-    b: &[f64],
-) -> Result<DVector<f64>, SolveError> {
-    let svd = DMatrix::from(s).svd(true, true);
-    let largest = svd.singular_values.max();
-    svd.solve(
-        &DVector::from_column_slice(b),
-        PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE),
-    )
-    .map_err(|e| SolveError::Singular(e.to_string()))
+/// of the largest truncated (eq 64), through faer's SVD. Its workspace,
+/// factors and answer are kept, grown only by a larger system than any
+/// before: a solve allocates nothing after warm-up.
+#[derive(Default)]
+pub(crate) struct PseudoInverse {
+    /// faer's SVD workspace.
+    workspace: Vec<MaybeUninit<u8>>,
+    /// `S = U Σ Vᵀ`: the singular values in nonincreasing order, `U` and
+    /// `V` column-major `m × m`.
+    singular_values: Vec<f64>,
+    u: Vec<f64>,
+    v: Vec<f64>,
+    /// `Σ⁺ Uᵀ b` and the answer `V Σ⁺ Uᵀ b`.
+    projected: Vec<f64>,
+    solution: Vec<f64>,
+}
+
+impl PseudoInverse {
+    /// `S⁺ b` for `s` column-major `m × m`, `m` the length of `b`; refused
+    /// if either is not finite, the SVD does not converge or the answer is
+    /// not finite.
+    pub(crate) fn solve(&mut self, s: &[f64], b: &[f64]) -> Result<&[f64], SolveError> {
+        let m = b.len();
+        assert_eq!(s.len(), m * m, "the Schur complement is square");
+        let Self {
+            workspace,
+            singular_values,
+            u,
+            v,
+            projected,
+            solution,
+        } = self;
+        for buffer in [&mut *u, &mut *v] {
+            buffer.clear();
+            buffer.resize(m * m, 0.0);
+        }
+        for buffer in [&mut *singular_values, &mut *projected, &mut *solution] {
+            buffer.clear();
+            buffer.resize(m, 0.0);
+        }
+        if m == 0 {
+            return Ok(solution);
+        }
+        if s.iter().chain(b).any(|x| !x.is_finite()) {
+            return Err(SolveError::NonFinite);
+        }
+        let matrix = MatRef::from_column_major_slice(s, m, m);
+        let request = svd_scratch::<f64>(
+            m,
+            m,
+            ComputeSvdVectors::Full,
+            ComputeSvdVectors::Full,
+            Par::Seq,
+            Default::default(),
+        );
+        svd(
+            matrix,
+            DiagMut::from_slice_mut(singular_values),
+            Some(MatMut::from_column_major_slice_mut(u, m, m)),
+            Some(MatMut::from_column_major_slice_mut(v, m, m)),
+            Par::Seq,
+            stack(workspace, request),
+            Default::default(),
+        )
+        .map_err(|e| {
+            SolveError::Singular(format!("the {m} × {m} Schur complement's SVD: {e:?}"))
+        })?;
+        let largest = singular_values.iter().copied().fold(0.0, f64::max);
+        let tolerance = PSEUDO_INVERSE_TOLERANCE * largest.max(f64::MIN_POSITIVE);
+        for (k, &sigma) in singular_values.iter().enumerate() {
+            if sigma > tolerance {
+                let column = &u[k * m..(k + 1) * m];
+                let dot: f64 = column.iter().zip(b).map(|(x, y)| x * y).sum();
+                projected[k] = dot / sigma;
+            }
+        }
+        for (k, &p) in projected.iter().enumerate() {
+            if p != 0.0 {
+                for (x, &vk) in solution.iter_mut().zip(&v[k * m..(k + 1) * m]) {
+                    *x += vk * p;
+                }
+            }
+        }
+        if solution.iter().any(|x| !x.is_finite()) {
+            return Err(SolveError::NonFinite);
+        }
+        Ok(solution)
+    }
 }
 
 /// A `6n` vector split into its bodies' linear and angular parts, into
@@ -378,25 +488,26 @@ pub fn constraint_correction<'s>(
     let SolverScratch {
         jt,
         jm,
-        jm_transposed,
         schur,
         target,
         correction,
+        pseudo_inverse,
         changes,
         ..
     } = scratch;
     let (n, m) = (island.len(), rows.len());
     constraint_jacobians(bodies, rows, n, |b| island.binary_search(&b).ok(), jt, jm);
-    jm.view().mul_to(&jt.view(), &mut schur.zeroed(m, m));
+    product(jm.view(), jt.view(), &mut schur.zeroed(m, m));
     let mut violation = target.zeroed(m, 1);
     for (r, row) in rows.iter().enumerate() {
         violation[r] = -row.value;
     }
-    let lambda = pseudo_inverse_solve(schur.view(), target.as_slice())?;
-    jm.view().transpose_to(&mut jm_transposed.zeroed(6 * n, m));
-    jm_transposed
-        .view()
-        .mul_to(&lambda, &mut correction.zeroed(6 * n, 1));
+    let lambda = pseudo_inverse.solve(schur.as_slice(), target.as_slice())?;
+    transposed_product(
+        jm.view(),
+        DMatrixView::from_slice(lambda, m, 1),
+        &mut correction.zeroed(6 * n, 1),
+    );
     per_body(correction.as_slice(), changes)?;
     Ok(changes)
 }
