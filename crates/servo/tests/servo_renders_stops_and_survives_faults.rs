@@ -187,7 +187,10 @@ fn thread_runs_near_1_khz_and_ramps_down_on_stop() {
         stats.faults,
         stats.safety
     );
-    assert!(stats.elapsed >= Duration::from_millis(500));
+    // The servo's clock starts a period after its set-up, and an overrun
+    // during the stop ramp zeroes the force at once (the safety layer's
+    // rule), so the run may end up to a period short of the sleep.
+    assert!(stats.elapsed + config.rate.period() >= Duration::from_millis(500));
     // Every period of the run is either ticked or skipped, so the schedule
     // is 1 kHz however loaded the machine; most periods were ticked. (How
     // long the 500 ms sleep above lasts depends on the load, so the tick
