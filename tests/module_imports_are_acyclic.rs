@@ -59,7 +59,12 @@ impl FileWalker<'_> {
             {
                 let mut child = self.module.clone();
                 child.push(name.to_string());
-                return Some(child.into_iter().chain(segments[1..].iter().cloned()).collect());
+                return Some(
+                    child
+                        .into_iter()
+                        .chain(segments[1..].iter().cloned())
+                        .collect(),
+                );
             }
             _ => return None,
         };
@@ -80,7 +85,9 @@ impl FileWalker<'_> {
                 prefix.pop();
             }
             syn::UseTree::Name(n) => self.bind(prefix, &n.ident.to_string(), &n.ident.to_string()),
-            syn::UseTree::Rename(r) => self.bind(prefix, &r.ident.to_string(), &r.rename.to_string()),
+            syn::UseTree::Rename(r) => {
+                self.bind(prefix, &r.ident.to_string(), &r.rename.to_string())
+            }
             syn::UseTree::Glob(_) => {
                 if let Some(path) = self.absolute(prefix) {
                     self.krate.references.push((self.module.clone(), path));
@@ -100,8 +107,12 @@ impl FileWalker<'_> {
             full.push(name.to_string());
         }
         if let Some(path) = self.absolute(&full) {
-            self.krate.references.push((self.module.clone(), path.clone()));
-            self.krate.imports.insert((self.module.clone(), bound_as.to_string()), path);
+            self.krate
+                .references
+                .push((self.module.clone(), path.clone()));
+            self.krate
+                .imports
+                .insert((self.module.clone(), bound_as.to_string()), path);
         }
     }
 }
@@ -146,8 +157,10 @@ impl<'ast> Visit<'ast> for FileWalker<'_> {
 /// The module a file defines, from its place under `src/`.
 fn file_module(src: &Path, file: &Path) -> ModulePath {
     let relative = file.strip_prefix(src).unwrap().with_extension("");
-    let mut parts: Vec<String> =
-        relative.iter().map(|p| p.to_string_lossy().into_owned()).collect();
+    let mut parts: Vec<String> = relative
+        .iter()
+        .map(|p| p.to_string_lossy().into_owned())
+        .collect();
     if parts.last().is_some_and(|p| p == "mod") || parts == ["lib"] || parts == ["main"] {
         parts.pop();
     }
@@ -175,7 +188,10 @@ fn declared_modules(
     for item in items {
         if let syn::Item::Mod(m) = item {
             let name = m.ident.to_string();
-            children.entry(module.clone()).or_default().insert(name.clone());
+            children
+                .entry(module.clone())
+                .or_default()
+                .insert(name.clone());
             let mut child = module.clone();
             child.push(name);
             modules.insert(child.clone());
@@ -194,8 +210,7 @@ fn parse_crate(src: &Path) -> Crate {
         .iter()
         .map(|f| {
             let text = fs::read_to_string(f).unwrap();
-            let ast = syn::parse_file(&text)
-                .unwrap_or_else(|e| panic!("{}: {e}", f.display()));
+            let ast = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", f.display()));
             (file_module(src, f), ast)
         })
         .collect();
@@ -206,7 +221,11 @@ fn parse_crate(src: &Path) -> Crate {
         declared_modules(module, &ast.items, &mut children, &mut krate.modules);
     }
     for (module, ast) in &parsed {
-        let mut walker = FileWalker { krate: &mut krate, module: module.clone(), children: &children };
+        let mut walker = FileWalker {
+            krate: &mut krate,
+            module: module.clone(),
+            children: &children,
+        };
         walker.visit_file(ast);
     }
     krate
@@ -223,7 +242,9 @@ impl Crate {
                 .find(|&k| self.modules.contains(&path[..k].to_vec()))
                 .unwrap_or(0);
             let module = path[..module_len].to_vec();
-            let Some(name) = path.get(module_len) else { return module };
+            let Some(name) = path.get(module_len) else {
+                return module;
+            };
             match self.imports.get(&(module.clone(), name.clone())) {
                 Some(target) if *target != path => {
                     let mut next = target.clone();
@@ -288,8 +309,7 @@ fn strongly_connected(edges: &BTreeSet<(String, String)>) -> Vec<Vec<String>> {
             }
             if self.low[v] == self.index[v] {
                 let at = self.stack.iter().rposition(|&x| x == v).unwrap();
-                let component: Vec<String> =
-                    self.stack.drain(at..).map(str::to_string).collect();
+                let component: Vec<String> = self.stack.drain(at..).map(str::to_string).collect();
                 if component.len() > 1 {
                     self.components.push(component);
                 }
@@ -316,7 +336,11 @@ fn describe(cycles: &[(ModulePath, Vec<String>)]) -> Vec<String> {
         .iter()
         .map(|(parent, modules)| {
             let prefix: String = parent.iter().map(|p| format!("{p}::")).collect();
-            modules.iter().map(|m| format!("{prefix}{m}")).collect::<Vec<_>>().join(" ↔ ")
+            modules
+                .iter()
+                .map(|m| format!("{prefix}{m}"))
+                .collect::<Vec<_>>()
+                .join(" ↔ ")
         })
         .collect()
 }
@@ -336,8 +360,16 @@ fn no_crate_has_modules_that_import_each_other() {
             found.push(format!("{}: {cycle}", src.display()));
         }
     }
-    assert!(checked > 10, "found only {checked} crates under {}", crates.display());
-    assert!(found.is_empty(), "modules that import each other:\n{}", found.join("\n"));
+    assert!(
+        checked > 10,
+        "found only {checked} crates under {}",
+        crates.display()
+    );
+    assert!(
+        found.is_empty(),
+        "modules that import each other:\n{}",
+        found.join("\n")
+    );
 }
 
 /// Writes a small crate and returns the cycles found in it.
@@ -371,13 +403,22 @@ fn the_checker_finds_cycles_through_re_exports_and_nested_modules() {
         ("c.rs", "pub fn h() { let _ = crate::Alpha; }"),
     ]);
     assert_eq!(circle.len(), 1);
-    assert!(["a", "b", "c"].iter().all(|m| circle[0].contains(m)), "{circle:?}");
+    assert!(
+        ["a", "b", "c"].iter().all(|m| circle[0].contains(m)),
+        "{circle:?}"
+    );
     // A parent using its children, children using each other one way and
     // their parent's items, and a test module using `super::*`: no cycle.
     let clean = cycles_in(&[
         ("lib.rs", "mod a; mod b; pub struct Root; pub use a::Alpha;"),
-        ("a.rs", "pub struct Alpha; use crate::b::Beta; use crate::Root;"),
-        ("b.rs", "pub struct Beta; #[cfg(test)] mod tests { use super::*; }"),
+        (
+            "a.rs",
+            "pub struct Alpha; use crate::b::Beta; use crate::Root;",
+        ),
+        (
+            "b.rs",
+            "pub struct Beta; #[cfg(test)] mod tests { use super::*; }",
+        ),
     ]);
     assert!(clean.is_empty(), "{clean:?}");
 }
