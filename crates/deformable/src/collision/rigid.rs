@@ -1,0 +1,71 @@
+//! A deformable surface's samples against a rigid body's signed distance
+//! field.
+
+use crate::body::DeformableBody;
+use crate::constraints::contact::RigidContact;
+use haptic_mesh::Aabb;
+use haptic_physics::RigidBody;
+use nalgebra::{Point3, Vector3};
+
+/// Bounds of `positions` grown by `margin`.
+pub fn bounds(positions: &[Point3<f64>], margin: f64) -> Aabb {
+    let mut b = Aabb::from_points(positions);
+    let grow = Vector3::repeat(margin);
+    b.min -= grow;
+    b.max += grow;
+    b
+}
+
+/// Appends to `out` a contact for every surface sample of `body` (index
+/// `body_index`, its nodes at `positions`) whose distance from `rigid`'s
+/// surface, less the body's half thickness, is below `margin`. The normal is
+/// the field's gradient, turned into the world.
+pub fn detect(
+    body_index: u32,
+    body: &DeformableBody,
+    body_bounds: &Aabb,
+    rigid_index: u32,
+    rigid: &RigidBody,
+    margin: f64,
+    out: &mut Vec<RigidContact>,
+) {
+    let Some(geometry) = rigid.model.geometry.as_ref() else {
+        return;
+    };
+    let Some(rigid_bounds) = rigid.world_bounds() else {
+        return;
+    };
+    if !body_bounds.overlaps(&rigid_bounds) {
+        return;
+    }
+    let thickness = body.model.material.thickness;
+    let reach = margin + thickness;
+    let local_bounds = Aabb {
+        min: geometry.bounds.min - Vector3::repeat(reach),
+        max: geometry.bounds.max + Vector3::repeat(reach),
+    };
+    let friction = (body.model.material.friction * rigid.model.static_friction).sqrt();
+    let pose = rigid.state.pose;
+    for (s, sample) in body.model.samples.iter().enumerate() {
+        let p = sample.position(&body.state.positions);
+        let local = pose.inverse_transform_point(&p);
+        if !local_bounds.contains(&local) {
+            continue;
+        }
+        let (distance, gradient) = geometry.field.value_gradient(&local);
+        let gap = distance - thickness;
+        let length = gradient.norm();
+        if gap >= margin || !(length > 1e-9) || !gap.is_finite() {
+            continue;
+        }
+        out.push(RigidContact {
+            body: body_index,
+            sample: s as u32,
+            rigid: rigid_index,
+            point: p,
+            normal: pose.rotation * (gradient / length),
+            gap,
+            friction,
+        });
+    }
+}

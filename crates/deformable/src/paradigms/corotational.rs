@@ -1,0 +1,300 @@
+//! Co-rotational linear FEM on tetrahedra: each element's linear stiffness
+//! `K⁰` acts in the frame of its rotation `R`, found by polar decomposition
+//! of its deformation gradient, so that rigid rotations store no energy
+//! (Müller & Gross, "Interactive virtual materials", 2004).
+
+use super::mass_spring::integration_check;
+use super::rotation::extract_rotation;
+use super::{integrate_forces, ElasticForces, ForceIntegration, ForceScratch, StepInput};
+use crate::error::DeformableError;
+use crate::topology::tet_volume;
+use nalgebra::{Matrix3, Point3, UnitQuaternion, Vector3};
+
+/// Lamé parameters `(λ, μ)` of Young's modulus `young` and Poisson's ratio
+/// `poisson`.
+pub fn lame(young: f64, poisson: f64) -> (f64, f64) {
+    let mu = young / (2.0 * (1.0 + poisson));
+    let lambda = young * poisson / ((1.0 + poisson) * (1.0 - 2.0 * poisson));
+    (lambda, mu)
+}
+
+/// One tetrahedron: its nodes, rest shape and rest-frame stiffness.
+#[derive(Clone, Debug)]
+struct Element {
+    nodes: [u32; 4],
+    /// Rest positions.
+    rest: [Vector3<f64>; 4],
+    /// `D_m⁻¹`, `D_m = [X₁ − X₀, X₂ − X₀, X₃ − X₀]`.
+    inverse_rest_shape: Matrix3<f64>,
+    /// `K⁰_ab = V [μ (g_a·g_b) I + μ g_b g_aᵀ + λ g_a g_bᵀ]`, `g_a = ∇N_a`:
+    /// the element's linear-elastic stiffness (the energy's Hessian).
+    stiffness: [[Matrix3<f64>; 4]; 4],
+}
+
+/// A co-rotational FEM body.
+#[derive(Clone, Debug)]
+pub struct CorotationalFem {
+    elements: Vec<Element>,
+    /// Pa.
+    pub young: f64,
+    pub poisson: f64,
+    /// Rayleigh damping: `f_d = −α M v + β K v`; `α` in 1/s.
+    pub mass_damping: f64,
+    /// `β` in s.
+    pub stiffness_damping: f64,
+    pub integration: ForceIntegration,
+    rotations: Vec<UnitQuaternion<f64>>,
+    scratch: ForceScratch,
+}
+
+impl CorotationalFem {
+    /// Elements of `tets` at their rest positions `rest`. Refuses an
+    /// inverted or degenerate tetrahedron, naming it, and a Poisson's ratio
+    /// outside `(−1, 0.5)`.
+    pub fn new(
+        body: &str,
+        rest: &[Point3<f64>],
+        tets: &[[u32; 4]],
+        young: f64,
+        poisson: f64,
+        integration: ForceIntegration,
+    ) -> Result<Self, DeformableError> {
+        let parameter = |field, value, expected| DeformableError::Parameter {
+            body: body.to_string(),
+            field,
+            value,
+            expected,
+        };
+        if !(young.is_finite() && young > 0.0) {
+            return Err(parameter("young_modulus", young, "finite and > 0"));
+        }
+        if !(poisson > -1.0 && poisson < 0.5) {
+            return Err(parameter("poisson_ratio", poisson, "in (−1, 0.5)"));
+        }
+        let (lambda, mu) = lame(young, poisson);
+        let mean_volume = tets
+            .iter()
+            .filter(|t| t.iter().all(|&i| (i as usize) < rest.len()))
+            .map(|t| tet_volume(rest, t).abs())
+            .sum::<f64>()
+            / tets.len().max(1) as f64;
+        let mut elements = Vec::with_capacity(tets.len());
+        for (e, t) in tets.iter().enumerate() {
+            if let Some(&index) = t.iter().find(|&&i| i as usize >= rest.len()) {
+                return Err(DeformableError::Index {
+                    body: body.to_string(),
+                    element: format!("tetrahedron {e}"),
+                    index,
+                    nodes: rest.len(),
+                });
+            }
+            let volume = tet_volume(rest, t);
+            if !(volume > 1e-9 * mean_volume) {
+                return Err(DeformableError::Degenerate {
+                    body: body.to_string(),
+                    element: format!(
+                        "tetrahedron {e} (signed volume {volume:e} m³: {})",
+                        if volume < 0.0 { "inverted" } else { "flat" }
+                    ),
+                });
+            }
+            let x = t.map(|i| rest[i as usize].coords);
+            let shape = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
+            let inverse = shape
+                .try_inverse()
+                .ok_or_else(|| DeformableError::Degenerate {
+                    body: body.to_string(),
+                    element: format!("tetrahedron {e}"),
+                })?;
+            let mut g = [Vector3::zeros(); 4];
+            for k in 0..3 {
+                g[k + 1] = inverse.row(k).transpose();
+            }
+            g[0] = -(g[1] + g[2] + g[3]);
+            let mut stiffness = [[Matrix3::zeros(); 4]; 4];
+            for a in 0..4 {
+                for b in 0..4 {
+                    stiffness[a][b] = volume
+                        * (mu * g[a].dot(&g[b]) * Matrix3::identity()
+                            + mu * g[b] * g[a].transpose()
+                            + lambda * g[a] * g[b].transpose());
+                }
+            }
+            elements.push(Element {
+                nodes: *t,
+                rest: x,
+                inverse_rest_shape: inverse,
+                stiffness,
+            });
+        }
+        Ok(Self {
+            rotations: vec![UnitQuaternion::identity(); elements.len()],
+            elements,
+            young,
+            poisson,
+            mass_damping: 0.0,
+            stiffness_damping: 0.0,
+            integration,
+            scratch: ForceScratch::default(),
+        })
+    }
+
+    /// With Rayleigh damping `f_d = −α M v + β K v`.
+    pub fn with_damping(mut self, mass_damping: f64, stiffness_damping: f64) -> Self {
+        self.mass_damping = mass_damping;
+        self.stiffness_damping = stiffness_damping;
+        self
+    }
+
+    pub fn element_count(&self) -> usize {
+        self.elements.len()
+    }
+
+    pub(crate) fn free_velocities(&mut self, input: &StepInput, free: &mut [Vector3<f64>]) {
+        let integration = self.integration;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        integrate_forces(self, integration, &mut scratch, input, free);
+        self.scratch = scratch;
+    }
+
+    /// `½ uᵀ K⁰ u` per element, `u = Rᵀ x − X` (with the rotations of the
+    /// last step).
+    pub(crate) fn potential_energy(&self, positions: &[Point3<f64>]) -> f64 {
+        let mut energy = 0.0;
+        for (element, q) in self.elements.iter().zip(&self.rotations) {
+            let u = self.rest_frame_displacements(element, q, positions);
+            for a in 0..4 {
+                for b in 0..4 {
+                    energy += 0.5 * u[a].dot(&(element.stiffness[a][b] * u[b]));
+                }
+            }
+        }
+        energy
+    }
+
+    fn rest_frame_displacements(
+        &self,
+        element: &Element,
+        q: &UnitQuaternion<f64>,
+        positions: &[Point3<f64>],
+    ) -> [Vector3<f64>; 4] {
+        let inverse = q.inverse();
+        // Relative to node 0, so that translations drop out (Σ_b K⁰_ab = 0).
+        let x0 = positions[element.nodes[0] as usize].coords;
+        std::array::from_fn(|a| {
+            inverse * (positions[element.nodes[a] as usize].coords - x0)
+                - (element.rest[a] - element.rest[0])
+        })
+    }
+
+    pub(crate) fn check(&self, body: &str, nodes: usize) -> Result<(), DeformableError> {
+        for (e, element) in self.elements.iter().enumerate() {
+            if let Some(&index) = element.nodes.iter().find(|&&i| i as usize >= nodes) {
+                return Err(DeformableError::Index {
+                    body: body.to_string(),
+                    element: format!("tetrahedron {e}"),
+                    index,
+                    nodes,
+                });
+            }
+        }
+        for (field, value) in [
+            ("mass_damping", self.mass_damping),
+            ("stiffness_damping", self.stiffness_damping),
+        ] {
+            if !(value.is_finite() && value >= 0.0) {
+                return Err(DeformableError::Parameter {
+                    body: body.to_string(),
+                    field,
+                    value,
+                    expected: "finite and ≥ 0",
+                });
+            }
+        }
+        integration_check(body, self.integration)
+    }
+
+    /// `out += s R K⁰ Rᵀ y` over the elements.
+    fn add_rotated_stiffness(&self, s: f64, y: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
+        for (element, q) in self.elements.iter().zip(&self.rotations) {
+            let inverse = q.inverse();
+            let local: [Vector3<f64>; 4] =
+                std::array::from_fn(|b| inverse * y[element.nodes[b] as usize]);
+            for a in 0..4 {
+                let mut f = Vector3::zeros();
+                for b in 0..4 {
+                    f += element.stiffness[a][b] * local[b];
+                }
+                out[element.nodes[a] as usize] += s * (q * f);
+            }
+        }
+    }
+}
+
+impl ElasticForces for CorotationalFem {
+    fn prepare(&mut self, positions: &[Point3<f64>]) {
+        for (element, q) in self.elements.iter().zip(self.rotations.iter_mut()) {
+            let x = element.nodes.map(|i| positions[i as usize].coords);
+            let deformed = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
+            let gradient = deformed * element.inverse_rest_shape;
+            *q = extract_rotation(&gradient, *q, 20);
+        }
+    }
+
+    /// `f_e = −R K⁰ (Rᵀ x − X)` plus Rayleigh damping.
+    fn add_forces(&self, input: &StepInput, forces: &mut [Vector3<f64>]) {
+        for (element, q) in self.elements.iter().zip(&self.rotations) {
+            let u = self.rest_frame_displacements(element, q, input.positions);
+            for a in 0..4 {
+                let mut f = Vector3::zeros();
+                for b in 0..4 {
+                    f += element.stiffness[a][b] * u[b];
+                }
+                forces[element.nodes[a] as usize] -= q * f;
+            }
+        }
+        if self.mass_damping > 0.0 {
+            for (i, f) in forces.iter_mut().enumerate() {
+                *f -= self.mass_damping * input.masses[i] * input.velocities[i];
+            }
+        }
+        if self.stiffness_damping > 0.0 {
+            self.add_rotated_stiffness(-self.stiffness_damping, input.velocities, forces);
+        }
+    }
+
+    fn add_stiffness_product(&self, s: f64, y: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
+        self.add_rotated_stiffness(-s, y, out);
+    }
+
+    fn add_damping_product(
+        &self,
+        input: &StepInput,
+        s: f64,
+        y: &[Vector3<f64>],
+        out: &mut [Vector3<f64>],
+    ) {
+        if self.mass_damping > 0.0 {
+            for (i, o) in out.iter_mut().enumerate() {
+                *o -= s * self.mass_damping * input.masses[i] * y[i];
+            }
+        }
+        if self.stiffness_damping > 0.0 {
+            self.add_rotated_stiffness(-s * self.stiffness_damping, y, out);
+        }
+    }
+
+    fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]) {
+        let h = input.h;
+        for (i, d) in diagonal.iter_mut().enumerate() {
+            *d += h * self.mass_damping * input.masses[i];
+        }
+        let scale = h * self.stiffness_damping + h * h;
+        for element in &self.elements {
+            for a in 0..4 {
+                diagonal[element.nodes[a] as usize] +=
+                    scale * element.stiffness[a][a].trace() / 3.0;
+            }
+        }
+    }
+}

@@ -1,0 +1,214 @@
+//! The four deformable paradigms and how each hands the constraint solver
+//! its nodes' unconstrained velocities at `t + h` (the paper's eqs 1–3).
+//!
+//! Force-based paradigms (mass–spring, co-rotational FEM) give internal
+//! forces; they are integrated by the paper's symplectic Euler (eq 38:
+//! `v + h m⁻¹ f`) or, beyond the paper, linearly implicitly
+//! (`(M − hD − h²K) Δv = h (f + hKv)`, solved matrix-free by conjugate
+//! gradients), which stays stable at any stiffness and step. Position-based
+//! paradigms (XPBD, shape matching) give goal positions `g` from the
+//! predicted positions of eq 1, turned into velocities by eqs 2 and 3.
+//!
+//! The paper's eq 38 adds `h m⁻¹ f` after the solver to velocities that
+//! eqs 2–3 already derived from positions predicted with `f` (eq 1), which
+//! would count external forces twice for the position-based paradigms. Here
+//! every paradigm returns the whole unconstrained velocity, external forces
+//! included once: a free body of any paradigm falls at exactly `g`.
+
+pub mod conjugate_gradient;
+pub mod corotational;
+pub mod mass_spring;
+pub mod rotation;
+pub mod shape_matching;
+pub mod xpbd;
+
+use crate::error::DeformableError;
+use conjugate_gradient::ConjugateGradient;
+pub use corotational::CorotationalFem;
+pub use mass_spring::{MassSpring, Spring};
+use nalgebra::{Point3, Vector3};
+pub use shape_matching::ShapeMatching;
+pub use xpbd::Xpbd;
+
+/// How a force-based paradigm advances its velocities.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ForceIntegration {
+    /// The paper's symplectic Euler (eq 38): conditionally stable.
+    SymplecticEuler,
+    /// One linearised backward-Euler step, solved by conjugate gradients to
+    /// `tolerance` (relative residual) in at most `max_iterations`.
+    LinearlyImplicit {
+        max_iterations: usize,
+        tolerance: f64,
+    },
+}
+
+impl Default for ForceIntegration {
+    fn default() -> Self {
+        ForceIntegration::LinearlyImplicit {
+            max_iterations: 40,
+            tolerance: 1e-4,
+        }
+    }
+}
+
+/// A deformable body's paradigm, selectable per object.
+#[derive(Clone, Debug)]
+pub enum Paradigm {
+    MassSpring(MassSpring),
+    CorotationalFem(CorotationalFem),
+    Xpbd(Xpbd),
+    ShapeMatching(ShapeMatching),
+}
+
+/// What every step needs from outside a body's paradigm.
+pub struct StepInput<'a> {
+    pub h: f64,
+    pub gravity: Vector3<f64>,
+    pub masses: &'a [f64],
+    pub positions: &'a [Point3<f64>],
+    pub velocities: &'a [Vector3<f64>],
+}
+
+impl Paradigm {
+    /// The paradigm's name as configuration spells it.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Paradigm::MassSpring(_) => "mass_spring",
+            Paradigm::CorotationalFem(_) => "corotational_fem",
+            Paradigm::Xpbd(_) => "xpbd",
+            Paradigm::ShapeMatching(_) => "shape_matching",
+        }
+    }
+
+    /// Writes into `free` each node's velocity at `t + h` under internal and
+    /// external forces, with no constraint (eqs 1–3).
+    pub fn free_velocities(&mut self, input: &StepInput, free: &mut [Vector3<f64>]) {
+        match self {
+            Paradigm::MassSpring(model) => model.free_velocities(input, free),
+            Paradigm::CorotationalFem(model) => model.free_velocities(input, free),
+            Paradigm::Xpbd(model) => model.free_velocities(input, free),
+            Paradigm::ShapeMatching(model) => model.free_velocities(input, free),
+        }
+    }
+
+    /// Elastic energy stored at `positions` (J); shape matching stores its
+    /// goal springs' `½ k m |g − x|²/h²`-free form as 0 (it has no energy
+    /// function).
+    pub fn potential_energy(&self, positions: &[Point3<f64>]) -> f64 {
+        match self {
+            Paradigm::MassSpring(model) => model.potential_energy(positions),
+            Paradigm::CorotationalFem(model) => model.potential_energy(positions),
+            Paradigm::Xpbd(model) => model.potential_energy(positions),
+            Paradigm::ShapeMatching(_) => 0.0,
+        }
+    }
+
+    /// Checks element indices against `nodes` and the parameters' ranges.
+    pub fn check(&self, body: &str, nodes: usize) -> Result<(), DeformableError> {
+        match self {
+            Paradigm::MassSpring(model) => model.check(body, nodes),
+            Paradigm::CorotationalFem(model) => model.check(body, nodes),
+            Paradigm::Xpbd(model) => model.check(body, nodes),
+            Paradigm::ShapeMatching(model) => model.check(body, nodes),
+        }
+    }
+}
+
+/// Internal forces with their Jacobians, for [`integrate_forces`].
+pub(crate) trait ElasticForces {
+    /// Caches what the products need at `positions` (directions, rotations).
+    fn prepare(&mut self, positions: &[Point3<f64>]);
+    /// `f += f_internal(x, v)`, elastic and damping.
+    fn add_forces(&self, input: &StepInput, forces: &mut [Vector3<f64>]);
+    /// `out += s K y`, `K = ∂f/∂x` (negative semi-definite).
+    fn add_stiffness_product(&self, s: f64, y: &[Vector3<f64>], out: &mut [Vector3<f64>]);
+    /// `out += s D y`, `D = ∂f/∂v` (negative semi-definite).
+    fn add_damping_product(
+        &self,
+        input: &StepInput,
+        s: f64,
+        y: &[Vector3<f64>],
+        out: &mut [Vector3<f64>],
+    );
+    /// `diag += diag(−hD − h²K)`, scalar per node (a Jacobi preconditioner).
+    fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]);
+}
+
+/// Scratch of [`integrate_forces`], kept between steps.
+#[derive(Clone, Debug, Default)]
+pub struct ForceScratch {
+    forces: Vec<Vector3<f64>>,
+    rhs: Vec<Vector3<f64>>,
+    delta: Vec<Vector3<f64>>,
+    diagonal: Vec<f64>,
+    cg: ConjugateGradient,
+}
+
+/// The free velocities of a force-based paradigm (eq 38 or its linearly
+/// implicit form, see [`ForceIntegration`]).
+pub(crate) fn integrate_forces(
+    model: &mut impl ElasticForces,
+    integration: ForceIntegration,
+    scratch: &mut ForceScratch,
+    input: &StepInput,
+    free: &mut [Vector3<f64>],
+) {
+    let n = input.positions.len();
+    let h = input.h;
+    model.prepare(input.positions);
+    scratch.forces.clear();
+    scratch
+        .forces
+        .extend(input.masses.iter().map(|m| *m * input.gravity));
+    model.add_forces(input, &mut scratch.forces);
+    match integration {
+        ForceIntegration::SymplecticEuler => {
+            for i in 0..n {
+                free[i] = input.velocities[i] + h / input.masses[i] * scratch.forces[i];
+            }
+        }
+        ForceIntegration::LinearlyImplicit {
+            max_iterations,
+            tolerance,
+        } => {
+            // rhs = h (f + h K v)
+            scratch.rhs.clear();
+            scratch.rhs.resize(n, Vector3::zeros());
+            model.add_stiffness_product(h, input.velocities, &mut scratch.rhs);
+            for i in 0..n {
+                scratch.rhs[i] = h * (scratch.forces[i] + scratch.rhs[i]);
+            }
+            scratch.diagonal.clear();
+            scratch.diagonal.extend_from_slice(input.masses);
+            model.add_implicit_diagonal(input, &mut scratch.diagonal);
+            scratch.delta.clear();
+            scratch.delta.resize(n, Vector3::zeros());
+            let ForceScratch {
+                rhs,
+                delta,
+                diagonal,
+                cg,
+                ..
+            } = scratch;
+            let model = &*model;
+            cg.solve(
+                |y, out| {
+                    for i in 0..n {
+                        out[i] = input.masses[i] * y[i];
+                    }
+                    model.add_damping_product(input, -h, y, out);
+                    model.add_stiffness_product(-h * h, y, out);
+                },
+                diagonal,
+                rhs,
+                delta,
+                max_iterations,
+                tolerance,
+            );
+            for i in 0..n {
+                free[i] = input.velocities[i] + scratch.delta[i];
+            }
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! Linear shape matching (Müller, Heidelberger, Teschner & Gross,
+//! "Meshless deformations based on shape matching", 2005): the goal of
+//! every node is its rest position moved by the best-fitting blend of a
+//! rotation and a linear map of the whole body; eq 2 pulls the nodes
+//! towards it.
+
+use super::{rotation::extract_rotation, StepInput};
+use crate::error::DeformableError;
+use nalgebra::{Matrix3, Point3, UnitQuaternion, Vector3};
+
+/// A shape-matched body's rest shape and settings.
+#[derive(Clone, Debug)]
+pub struct ShapeMatching {
+    /// Rest positions about the rest centre of mass, `qᵢ`.
+    rest_offsets: Vec<Vector3<f64>>,
+    /// `A_qq⁻¹ = (Σ mᵢ qᵢ qᵢᵀ)⁻¹`.
+    inverse_rest_spread: Matrix3<f64>,
+    /// Eq 2's `k` in (0, 1]: the fraction of the way to the goal taken per step.
+    pub stiffness: f64,
+    /// The linear part's weight `β` in `β A + (1 − β) R` (0: rigid goals).
+    pub linear_blend: f64,
+    /// Eq 2's `γ` in [0, 1).
+    pub damping: f64,
+    rotation: UnitQuaternion<f64>,
+}
+
+impl ShapeMatching {
+    pub fn new(
+        body: &str,
+        rest: &[Point3<f64>],
+        masses: &[f64],
+        stiffness: f64,
+        linear_blend: f64,
+        damping: f64,
+    ) -> Result<Self, DeformableError> {
+        let parameter = |field, value, expected| DeformableError::Parameter {
+            body: body.to_string(),
+            field,
+            value,
+            expected,
+        };
+        if !(stiffness > 0.0 && stiffness <= 1.0) {
+            return Err(parameter("stiffness", stiffness, "in (0, 1]"));
+        }
+        if !(0.0..=1.0).contains(&linear_blend) {
+            return Err(parameter("linear_blend", linear_blend, "in [0, 1]"));
+        }
+        if !(0.0..1.0).contains(&damping) {
+            return Err(parameter("damping", damping, "in [0, 1)"));
+        }
+        let total: f64 = masses.iter().sum();
+        let centre: Vector3<f64> = masses
+            .iter()
+            .zip(rest)
+            .map(|(m, p)| *m * p.coords)
+            .sum::<Vector3<f64>>()
+            / total;
+        let rest_offsets: Vec<Vector3<f64>> = rest.iter().map(|p| p.coords - centre).collect();
+        let spread: Matrix3<f64> = masses
+            .iter()
+            .zip(&rest_offsets)
+            .map(|(m, q)| *m * q * q.transpose())
+            .sum();
+        let inverse_rest_spread =
+            spread
+                .try_inverse()
+                .ok_or_else(|| DeformableError::Degenerate {
+                    body: body.to_string(),
+                    element:
+                        "rest shape (its nodes are coplanar: linear shape matching needs a volume)"
+                            .to_string(),
+                })?;
+        Ok(Self {
+            rest_offsets,
+            inverse_rest_spread,
+            stiffness,
+            linear_blend,
+            damping,
+            rotation: UnitQuaternion::identity(),
+        })
+    }
+
+    /// Eq 2 on the predicted positions `p = x + h (v + h g)`:
+    /// `vᵢ' = v + h g + k (gᵢ − pᵢ)/h`, `gᵢ = (β A + (1 − β) R) qᵢ + c`, with
+    /// `A` scaled to unit determinant so that the linear part keeps the
+    /// volume. Eq 2's `(1 − γ)` damps only the velocities' spread about
+    /// their mass-weighted mean, so that damping neither slows a fall nor
+    /// changes the body's momentum (the goals already keep it:
+    /// `Σ mᵢ (gᵢ − pᵢ) = 0`).
+    pub(crate) fn free_velocities(&mut self, input: &StepInput, free: &mut [Vector3<f64>]) {
+        let h = input.h;
+        let total: f64 = input.masses.iter().sum();
+        let predict =
+            |i: usize| input.positions[i].coords + h * (input.velocities[i] + h * input.gravity);
+        let centre: Vector3<f64> = (0..free.len())
+            .map(|i| input.masses[i] * predict(i))
+            .sum::<Vector3<f64>>()
+            / total;
+        let mut apq = Matrix3::zeros();
+        for i in 0..free.len() {
+            apq += input.masses[i] * (predict(i) - centre) * self.rest_offsets[i].transpose();
+        }
+        self.rotation = extract_rotation(&apq, self.rotation, 20);
+        let rotation = *self.rotation.to_rotation_matrix().matrix();
+        let mut linear = apq * self.inverse_rest_spread;
+        let det = linear.determinant();
+        linear = if det > 0.0 {
+            linear / det.cbrt()
+        } else {
+            rotation
+        };
+        let transform = self.linear_blend * linear + (1.0 - self.linear_blend) * rotation;
+        for i in 0..free.len() {
+            let p = predict(i);
+            let goal = transform * self.rest_offsets[i] + centre;
+            free[i] = input.velocities[i] + h * input.gravity + self.stiffness * (goal - p) / h;
+        }
+        let mean: Vector3<f64> = (0..free.len())
+            .map(|i| input.masses[i] * free[i])
+            .sum::<Vector3<f64>>()
+            / total;
+        for v in free.iter_mut() {
+            *v = mean + (1.0 - self.damping) * (*v - mean);
+        }
+    }
+
+    pub(crate) fn check(&self, body: &str, nodes: usize) -> Result<(), DeformableError> {
+        if self.rest_offsets.len() != nodes {
+            return Err(DeformableError::Parameter {
+                body: body.to_string(),
+                field: "shape matching nodes",
+                value: self.rest_offsets.len() as f64,
+                expected: "one per node",
+            });
+        }
+        Ok(())
+    }
+}

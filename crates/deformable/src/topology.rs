@@ -1,0 +1,372 @@
+//! Where a deformable body's elements come from: generated cloth grids and
+//! rope strips, and the edges, bending hinges and collision samples of any
+//! triangle surface.
+
+use nalgebra::{Isometry3, Point3};
+use std::collections::BTreeMap;
+
+/// An edge between two nodes with its rest length (m).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Edge {
+    pub a: u32,
+    pub b: u32,
+    pub rest_length: f64,
+}
+
+/// Two triangles sharing the edge `(i, j)`, with `l` and `r` the vertices
+/// opposite it (eq 33's `x̃_i, x̃_j, x̃_L, x̃_R`).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Hinge {
+    pub i: u32,
+    pub j: u32,
+    pub l: u32,
+    pub r: u32,
+}
+
+/// A point of the surface tested for contact: `Σ weights[k] · x[nodes[k]]`
+/// (a node or a face centroid), so that a rigid edge cannot pass between
+/// nodes unnoticed.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceSample {
+    pub nodes: [u32; 3],
+    pub weights: [f64; 3],
+}
+
+impl SurfaceSample {
+    /// Its position among `positions`.
+    pub fn position(&self, positions: &[Point3<f64>]) -> Point3<f64> {
+        let mut p = nalgebra::Vector3::zeros();
+        for k in 0..3 {
+            p += self.weights[k] * positions[self.nodes[k] as usize].coords;
+        }
+        Point3::from(p)
+    }
+}
+
+/// A generated sheet: nodes, triangles and the springs a cloth is made of.
+#[derive(Clone, Debug)]
+pub struct Sheet {
+    pub positions: Vec<Point3<f64>>,
+    pub triangles: Vec<[u32; 3]>,
+    /// Between grid neighbours along the rows and columns.
+    pub structural: Vec<Edge>,
+    /// Along both diagonals of every grid cell.
+    pub shear: Vec<Edge>,
+}
+
+/// A `columns × rows` grid of nodes spanning `width × depth` metres in the
+/// plane `z = 0` of `pose`, centred on its origin, each cell split into two
+/// triangles along alternating diagonals (so that the sheet has no preferred
+/// fold direction). The Fig. 3 cloth is `sheet(51, 51, 1.0, 1.0, …)`:
+/// 5,100 structural edges and 7,400 interior (bending) edges.
+pub fn sheet(columns: usize, rows: usize, width: f64, depth: f64, pose: &Isometry3<f64>) -> Sheet {
+    assert!(
+        columns >= 2 && rows >= 2,
+        "a sheet needs at least 2×2 nodes"
+    );
+    let index = |c: usize, r: usize| (r * columns + c) as u32;
+    let mut positions = Vec::with_capacity(columns * rows);
+    for r in 0..rows {
+        for c in 0..columns {
+            let x = width * (c as f64 / (columns - 1) as f64 - 0.5);
+            let y = depth * (r as f64 / (rows - 1) as f64 - 0.5);
+            positions.push(pose * Point3::new(x, y, 0.0));
+        }
+    }
+    let mut triangles = Vec::with_capacity(2 * (columns - 1) * (rows - 1));
+    for r in 0..rows - 1 {
+        for c in 0..columns - 1 {
+            let (a, b, cc, d) = (
+                index(c, r),
+                index(c + 1, r),
+                index(c + 1, r + 1),
+                index(c, r + 1),
+            );
+            if (r + c) % 2 == 0 {
+                triangles.push([a, b, cc]);
+                triangles.push([a, cc, d]);
+            } else {
+                triangles.push([a, b, d]);
+                triangles.push([b, cc, d]);
+            }
+        }
+    }
+    let edge = |a: u32, b: u32| Edge {
+        a,
+        b,
+        rest_length: (positions[b as usize] - positions[a as usize]).norm(),
+    };
+    let mut structural = Vec::new();
+    let mut shear = Vec::new();
+    for r in 0..rows {
+        for c in 0..columns {
+            if c + 1 < columns {
+                structural.push(edge(index(c, r), index(c + 1, r)));
+            }
+            if r + 1 < rows {
+                structural.push(edge(index(c, r), index(c, r + 1)));
+            }
+            if c + 1 < columns && r + 1 < rows {
+                shear.push(edge(index(c, r), index(c + 1, r + 1)));
+                shear.push(edge(index(c + 1, r), index(c, r + 1)));
+            }
+        }
+    }
+    Sheet {
+        positions,
+        triangles,
+        structural,
+        shear,
+    }
+}
+
+/// A rope as a strip two nodes wide: `length` metres along `pose`'s x axis,
+/// `width` across its y axis, `pairs` rungs. The Fig. 4 rope is 25 pairs:
+/// 50 nodes, 48 triangles, 121 edges (two rails, the rungs and both
+/// diagonals of each cell) and 47 interior edges.
+pub fn strip(pairs: usize, length: f64, width: f64, pose: &Isometry3<f64>) -> Sheet {
+    let mut grid = sheet(pairs, 2, length, width, pose);
+    grid.structural.append(&mut grid.shear);
+    grid
+}
+
+/// A solid box meshed by tetrahedra.
+#[derive(Clone, Debug)]
+pub struct TetBox {
+    pub positions: Vec<Point3<f64>>,
+    pub tets: Vec<[u32; 4]>,
+    /// Its boundary, triangles facing out.
+    pub surface: Vec<[u32; 3]>,
+}
+
+/// A box of `cells[0] × cells[1] × cells[2]` cubes spanning `size`, centred
+/// on `pose`'s origin, each cube split into six positive tetrahedra about
+/// its main diagonal (Freudenthal's subdivision, which conforms across
+/// cells).
+pub fn tet_box(cells: [usize; 3], size: [f64; 3], pose: &Isometry3<f64>) -> TetBox {
+    let [nx, ny, nz] = cells;
+    assert!(nx > 0 && ny > 0 && nz > 0, "a box needs at least one cell");
+    let index = |i: usize, j: usize, k: usize| (i + (nx + 1) * (j + (ny + 1) * k)) as u32;
+    let mut positions = Vec::with_capacity((nx + 1) * (ny + 1) * (nz + 1));
+    for k in 0..=nz {
+        for j in 0..=ny {
+            for i in 0..=nx {
+                positions.push(
+                    pose * Point3::new(
+                        size[0] * (i as f64 / nx as f64 - 0.5),
+                        size[1] * (j as f64 / ny as f64 - 0.5),
+                        size[2] * (k as f64 / nz as f64 - 0.5),
+                    ),
+                );
+            }
+        }
+    }
+    // The six paths from corner (0,0,0) to (1,1,1) along the axes.
+    const PATHS: [[usize; 3]; 6] = [
+        [0, 1, 2],
+        [0, 2, 1],
+        [1, 0, 2],
+        [1, 2, 0],
+        [2, 0, 1],
+        [2, 1, 0],
+    ];
+    let mut tets = Vec::with_capacity(6 * nx * ny * nz);
+    for k in 0..nz {
+        for j in 0..ny {
+            for i in 0..nx {
+                for path in PATHS {
+                    let mut corner = [i, j, k];
+                    let mut t = [index(i, j, k); 4];
+                    for (step, axis) in path.iter().enumerate() {
+                        corner[*axis] += 1;
+                        t[step + 1] = index(corner[0], corner[1], corner[2]);
+                    }
+                    if tet_volume(&positions, &t) < 0.0 {
+                        t.swap(2, 3);
+                    }
+                    tets.push(t);
+                }
+            }
+        }
+    }
+    let surface = boundary(&tets, &positions);
+    TetBox {
+        positions,
+        tets,
+        surface,
+    }
+}
+
+/// The faces of `tets` that belong to one tetrahedron only, turned to face
+/// away from it.
+pub fn boundary(tets: &[[u32; 4]], positions: &[Point3<f64>]) -> Vec<[u32; 3]> {
+    let mut faces: BTreeMap<[u32; 3], ([u32; 3], usize)> = BTreeMap::new();
+    for t in tets {
+        for (face, opposite) in [
+            ([t[1], t[2], t[3]], t[0]),
+            ([t[0], t[3], t[2]], t[1]),
+            ([t[0], t[1], t[3]], t[2]),
+            ([t[0], t[2], t[1]], t[3]),
+        ] {
+            let mut key = face;
+            key.sort_unstable();
+            let entry = faces.entry(key).or_insert((face, 0));
+            entry.1 += 1;
+            let [a, b, c] = face.map(|v| positions[v as usize]);
+            let outward = (b - a)
+                .cross(&(c - a))
+                .dot(&(a - positions[opposite as usize]))
+                > 0.0;
+            if !outward {
+                entry.0 = [face[0], face[2], face[1]];
+            } else {
+                entry.0 = face;
+            }
+        }
+    }
+    faces
+        .into_values()
+        .filter(|(_, count)| *count == 1)
+        .map(|(face, _)| face)
+        .collect()
+}
+
+/// Every edge of `triangles` once, with its rest length among `positions`.
+pub fn edges(triangles: &[[u32; 3]], positions: &[Point3<f64>]) -> Vec<Edge> {
+    edge_faces(triangles)
+        .keys()
+        .map(|&(a, b)| Edge {
+            a,
+            b,
+            rest_length: (positions[b as usize] - positions[a as usize]).norm(),
+        })
+        .collect()
+}
+
+/// The hinge over every interior edge of `triangles` (an edge of exactly two
+/// triangles); edges of one or of more than two triangles have none.
+pub fn hinges(triangles: &[[u32; 3]]) -> Vec<Hinge> {
+    edge_faces(triangles)
+        .into_iter()
+        .filter_map(|((i, j), faces)| match faces[..] {
+            [f, g] => Some(Hinge {
+                i,
+                j,
+                l: opposite(&triangles[f], i, j),
+                r: opposite(&triangles[g], i, j),
+            }),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The collision samples of a surface: each of its vertices and the
+/// centroid of each triangle.
+pub fn surface_samples(triangles: &[[u32; 3]]) -> Vec<SurfaceSample> {
+    let mut vertices: Vec<u32> = triangles.iter().flatten().copied().collect();
+    vertices.sort_unstable();
+    vertices.dedup();
+    let mut samples: Vec<SurfaceSample> = vertices
+        .into_iter()
+        .map(|v| SurfaceSample {
+            nodes: [v, v, v],
+            weights: [1.0, 0.0, 0.0],
+        })
+        .collect();
+    samples.extend(triangles.iter().map(|&nodes| SurfaceSample {
+        nodes,
+        weights: [1.0 / 3.0; 3],
+    }));
+    samples
+}
+
+/// Each undirected edge (smaller index first) with the triangles holding it.
+fn edge_faces(triangles: &[[u32; 3]]) -> BTreeMap<(u32, u32), Vec<usize>> {
+    let mut faces: BTreeMap<(u32, u32), Vec<usize>> = BTreeMap::new();
+    for (f, t) in triangles.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            faces.entry((a.min(b), a.max(b))).or_default().push(f);
+        }
+    }
+    faces
+}
+
+fn opposite(triangle: &[u32; 3], i: u32, j: u32) -> u32 {
+    *triangle
+        .iter()
+        .find(|&&v| v != i && v != j)
+        .expect("a triangle holding an edge has a third vertex")
+}
+
+/// Signed volume of tetrahedron `t` among `positions`:
+/// `(b − a)·((c − a) × (d − a)) / 6`, positive when `d` is on the side
+/// `(b − a) × (c − a)` points to.
+pub fn tet_volume(positions: &[Point3<f64>], t: &[u32; 4]) -> f64 {
+    let [a, b, c, d] = t.map(|i| positions[i as usize]);
+    (b - a).dot(&(c - a).cross(&(d - a))) / 6.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fig_3_cloth_has_the_papers_constraint_counts() {
+        let cloth = sheet(51, 51, 1.0, 1.0, &Isometry3::identity());
+        assert_eq!(cloth.positions.len(), 2601);
+        assert_eq!(cloth.structural.len(), 5100);
+        assert_eq!(hinges(&cloth.triangles).len(), 7400);
+        assert!((cloth.structural[0].rest_length - 0.02).abs() < 1e-12);
+    }
+
+    #[test]
+    fn the_fig_4_rope_has_the_papers_element_counts() {
+        let rope = strip(25, 1.2, 0.02, &Isometry3::identity());
+        assert_eq!(rope.positions.len(), 50);
+        assert_eq!(rope.triangles.len(), 48);
+        assert_eq!(rope.structural.len(), 121);
+        assert_eq!(hinges(&rope.triangles).len(), 47);
+    }
+
+    #[test]
+    fn a_tet_box_fills_its_volume_with_positive_tetrahedra_and_a_closed_outward_surface() {
+        let tets = tet_box([3, 2, 4], [0.3, 0.2, 0.4], &Isometry3::identity());
+        assert_eq!(tets.tets.len(), 6 * 24);
+        let volume: f64 = tets
+            .tets
+            .iter()
+            .map(|t| {
+                let v = tet_volume(&tets.positions, t);
+                assert!(v > 0.0);
+                v
+            })
+            .sum();
+        assert!((volume - 0.3 * 0.2 * 0.4).abs() < 1e-12);
+        // The surface is closed: every edge is used by exactly two faces,
+        // and the divergence theorem gives the volume back.
+        let mut edge_use: BTreeMap<(u32, u32), i32> = BTreeMap::new();
+        let mut enclosed = 0.0;
+        for f in &tets.surface {
+            for k in 0..3 {
+                *edge_use.entry((f[k], f[(k + 1) % 3])).or_default() += 1;
+            }
+            let [a, b, c] = f.map(|v| tets.positions[v as usize].coords);
+            enclosed += a.dot(&b.cross(&c)) / 6.0;
+        }
+        assert!(edge_use
+            .keys()
+            .all(|&(a, b)| edge_use.get(&(b, a)) == Some(&1)));
+        assert!((enclosed - volume).abs() < 1e-12, "{enclosed}");
+    }
+
+    #[test]
+    fn samples_cover_vertices_and_faces_with_unit_weights() {
+        let cloth = sheet(3, 3, 1.0, 1.0, &Isometry3::identity());
+        let samples = surface_samples(&cloth.triangles);
+        assert_eq!(samples.len(), 9 + 8);
+        for s in &samples {
+            assert!((s.weights.iter().sum::<f64>() - 1.0).abs() < 1e-15);
+        }
+    }
+}

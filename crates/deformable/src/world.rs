@@ -1,0 +1,511 @@
+//! The coupled world: deformable bodies and the rigid world, stepped
+//! together.
+//!
+//! # How the two meet
+//!
+//! The paper staggers one iteration of a rigid PGS with one of its
+//! deformable PGS (§3). Our rigid world is an implicit penalty method (Xu,
+//! Zhao & Barbič), which has no iterations to stagger with, so a step here
+//! is:
+//!
+//! 1. each deformable's paradigm gives its nodes' free velocities (eqs 1–3);
+//! 2. every rigid body enters the PGS as a participant with its inverse mass
+//!    and world inverse inertia (eq 18) and its free velocity `v + h g`, `ω`;
+//!    the rigid joints enter as bilateral rows, so that a jointed body
+//!    answers the deformables as its joints let it;
+//! 3. the PGS solves every row: internal ones, anchors, contacts and friction
+//!    (Algorithm 1);
+//! 4. nodes advance by symplectic Euler (eq 38), and over-long inextensible
+//!    edges are projected back ([`crate::post_stabilisation`]);
+//! 5. each rigid body's share of the coupling rows' impulses,
+//!    `Σ λ (J_x, J_q)`, reaches the rigid world's implicit step as an
+//!    external impulse, spread over the step, together with its own
+//!    contacts, joints and gravity.
+//!
+//! Every coupling row's impulse on the deformable is the exact opposite of
+//! its impulse on the rigid body (see [`crate::constraints::contact`]), and
+//! the rigid step applies an external impulse exactly, so the coupling
+//! conserves linear and angular momentum. What the PGS cannot see is the
+//! rigid world's own penalty contacts within the step: a dish resting on the
+//! ground answers a jelly's weight through its penalty springs one step
+//! later, as the paper's staggering answers it one iteration later.
+
+use crate::body::DeformableBody;
+use crate::collision;
+use crate::constraints::anchor::{self, Anchor, AnchorTarget, RigidView};
+use crate::constraints::contact::{self, ContactSettings, RigidContact};
+use crate::constraints::{bending, inextensibility, joints, RowSource, Rows};
+use crate::paradigms::StepInput;
+use crate::parameters::{SolverParameterError, SolverParameters, TangentBasis};
+use crate::post_stabilisation;
+use crate::solver::{self, Velocities};
+use haptic_physics::{ConstraintRow, StepReport, World};
+use nalgebra::{Matrix3, Point3, Vector3, Vector6};
+use std::collections::HashMap;
+use thiserror::Error;
+
+/// Why a coupled world cannot be built.
+#[derive(Debug, Error, PartialEq)]
+pub enum CoupledWorldError {
+    #[error("anchor {anchor}: {problem}")]
+    Anchor { anchor: usize, problem: String },
+    #[error(transparent)]
+    Parameter(#[from] SolverParameterError),
+}
+
+/// What a step did.
+#[derive(Clone, Debug, Default)]
+pub struct CoupledStepReport {
+    /// Rows solved, and of them contact rows (normal and friction).
+    pub rows: usize,
+    pub contact_rows: usize,
+    /// Surface samples in contact with rigid bodies.
+    pub contacts: usize,
+    /// The deepest penetration of a sample into a rigid body (m, ≥ 0).
+    pub max_penetration: f64,
+    /// Deformable bodies whose step was not finite: put back where they were
+    /// and stopped.
+    pub quarantined: usize,
+    /// The rigid world's step.
+    pub rigid: StepReport,
+    /// Seconds spent in detection, in building rows, in the solver.
+    pub detection_seconds: f64,
+    pub solver_seconds: f64,
+    pub paradigm_seconds: f64,
+    pub projection_seconds: f64,
+    /// The largest relative error of an over-long inextensible edge met by
+    /// the position projection's last pass.
+    pub max_edge_error: f64,
+}
+
+/// The buffers of a step, kept so that a step allocates nothing once they
+/// have grown.
+#[derive(Debug, Default)]
+struct Scratch {
+    positions: Vec<Point3<f64>>,
+    velocities: Vec<Vector3<f64>>,
+    inverse_masses: Vec<f64>,
+    rigid_views: Vec<RigidView>,
+    rigid_linear: Vec<Vector3<f64>>,
+    rigid_angular: Vec<Vector3<f64>>,
+    contacts: Vec<RigidContact>,
+    joint_rows: Vec<ConstraintRow>,
+    rows: Rows,
+    impulses: Vec<Vector6<f64>>,
+    held: Vec<bool>,
+}
+
+/// Deformable bodies, anchors and the rigid world they share.
+pub struct CoupledWorld {
+    rigid: World,
+    bodies: Vec<DeformableBody>,
+    anchors: Vec<Anchor>,
+    parameters: SolverParameters,
+    node_offsets: Vec<u32>,
+    scratch: Scratch,
+    warm: HashMap<RowSource, f64, foldhash::fast::FixedState>,
+    convergence: Vec<f64>,
+    quarantined: u64,
+}
+
+impl CoupledWorld {
+    /// Checks the anchors against the bodies and the parameters.
+    pub fn new(
+        rigid: World,
+        bodies: Vec<DeformableBody>,
+        anchors: Vec<Anchor>,
+        parameters: SolverParameters,
+    ) -> Result<CoupledWorld, CoupledWorldError> {
+        parameters.check()?;
+        for (k, a) in anchors.iter().enumerate() {
+            let problem = match bodies.get(a.body) {
+                None => Some(format!("deformable body {} does not exist", a.body)),
+                Some(b) if a.node as usize >= b.state.positions.len() => Some(format!(
+                    "node {} is beyond `{}`'s {} nodes",
+                    a.node,
+                    b.model.name,
+                    b.state.positions.len()
+                )),
+                _ => match a.target {
+                    AnchorTarget::Rigid { body, .. } if body >= rigid.bodies().len() => {
+                        Some(format!("rigid body {body} does not exist"))
+                    }
+                    AnchorTarget::World(p) if !p.coords.iter().all(|v| v.is_finite()) => {
+                        Some("its world point is not finite".to_string())
+                    }
+                    _ => None,
+                },
+            };
+            if let Some(problem) = problem {
+                return Err(CoupledWorldError::Anchor { anchor: k, problem });
+            }
+        }
+        let mut node_offsets = Vec::with_capacity(bodies.len());
+        let mut total = 0u32;
+        for b in &bodies {
+            node_offsets.push(total);
+            total += b.state.positions.len() as u32;
+        }
+        Ok(CoupledWorld {
+            rigid,
+            bodies,
+            anchors,
+            parameters,
+            node_offsets,
+            scratch: Scratch::default(),
+            warm: HashMap::default(),
+            convergence: Vec::new(),
+            quarantined: 0,
+        })
+    }
+
+    pub fn rigid(&self) -> &World {
+        &self.rigid
+    }
+
+    pub fn rigid_mut(&mut self) -> &mut World {
+        &mut self.rigid
+    }
+
+    pub fn bodies(&self) -> &[DeformableBody] {
+        &self.bodies
+    }
+
+    pub fn bodies_mut(&mut self) -> &mut [DeformableBody] {
+        &mut self.bodies
+    }
+
+    pub fn anchors(&self) -> &[Anchor] {
+        &self.anchors
+    }
+
+    pub fn parameters(&self) -> &SolverParameters {
+        &self.parameters
+    }
+
+    /// The RMS impulse change of each iteration of the last step (Fig. 1).
+    pub fn convergence(&self) -> &[f64] {
+        &self.convergence
+    }
+
+    /// The rows of the last step, with their final impulses.
+    pub fn rows(&self) -> &Rows {
+        &self.scratch.rows
+    }
+
+    /// Deformable bodies put back after a non-finite step, so far.
+    pub fn quarantined(&self) -> u64 {
+        self.quarantined
+    }
+
+    /// Total linear momentum of the deformables and the dynamic rigid bodies
+    /// (N·s).
+    pub fn momentum(&self) -> Vector3<f64> {
+        let rigid: Vector3<f64> = self
+            .rigid
+            .bodies()
+            .iter()
+            .filter(|b| b.is_dynamic())
+            .map(|b| b.model.mass * b.state.velocity)
+            .sum();
+        rigid
+            + self
+                .bodies
+                .iter()
+                .map(DeformableBody::momentum)
+                .sum::<Vector3<f64>>()
+    }
+
+    /// Kinetic energy of everything that moves (J).
+    pub fn kinetic_energy(&self) -> f64 {
+        self.rigid.kinetic_energy()
+            + self
+                .bodies
+                .iter()
+                .map(DeformableBody::kinetic_energy)
+                .sum::<f64>()
+    }
+
+    /// Advances the world by `h` seconds (see the module's documentation).
+    pub fn step(&mut self, h: f64) -> CoupledStepReport {
+        let gravity = self.rigid.parameters().gravity;
+        let parameters = self.parameters;
+        let mut report = CoupledStepReport::default();
+        let started = std::time::Instant::now();
+        let s = &mut self.scratch;
+
+        // 1. Free velocities (eqs 1–3), all bodies' nodes in one array.
+        s.positions.clear();
+        s.velocities.clear();
+        s.inverse_masses.clear();
+        for body in &mut self.bodies {
+            let start = s.velocities.len();
+            s.velocities
+                .resize(start + body.state.positions.len(), Vector3::zeros());
+            body.model.paradigm.free_velocities(
+                &StepInput {
+                    h,
+                    gravity,
+                    masses: &body.model.masses,
+                    positions: &body.state.positions,
+                    velocities: &body.state.velocities,
+                },
+                &mut s.velocities[start..],
+            );
+            s.positions.extend_from_slice(&body.state.positions);
+            s.inverse_masses
+                .extend(body.model.masses.iter().map(|m| 1.0 / m));
+        }
+        report.paradigm_seconds = started.elapsed().as_secs_f64();
+
+        // 2. Rigid participants (eq 18) at their free velocities.
+        s.rigid_views.clear();
+        s.rigid_linear.clear();
+        s.rigid_angular.clear();
+        for body in self.rigid.bodies() {
+            let dynamic = body.is_dynamic();
+            s.rigid_views.push(RigidView {
+                centre: Point3::from(body.state.pose.translation.vector),
+                inverse_mass: body.inverse_mass(),
+                inverse_inertia: if dynamic {
+                    body.world_inverse_inertia()
+                } else {
+                    Matrix3::zeros()
+                },
+            });
+            s.rigid_linear.push(if dynamic {
+                body.state.velocity + h * gravity
+            } else {
+                body.state.velocity
+            });
+            s.rigid_angular.push(body.state.angular_velocity);
+        }
+
+        // 3. Detection and rows.
+        let detection = std::time::Instant::now();
+        s.contacts.clear();
+        for (b, body) in self.bodies.iter().enumerate() {
+            let offset = self.node_offsets[b] as usize;
+            let nodes = offset..offset + body.state.positions.len();
+            let fastest = s.velocities[nodes]
+                .iter()
+                .map(|v| v.norm())
+                .fold(0.0, f64::max);
+            for (r, rigid) in self.rigid.bodies().iter().enumerate() {
+                let rigid_speed = rigid.state.velocity.norm()
+                    + rigid.state.angular_velocity.norm()
+                        * rigid.model.geometry.as_ref().map_or(0.0, |g| g.reach());
+                let margin = parameters.contact_margin + h * (fastest + rigid_speed);
+                let bounds = collision::rigid::bounds(&body.state.positions, margin);
+                collision::rigid::detect(
+                    b as u32,
+                    body,
+                    &bounds,
+                    r as u32,
+                    rigid,
+                    margin,
+                    &mut s.contacts,
+                );
+            }
+        }
+        report.detection_seconds = detection.elapsed().as_secs_f64();
+        let solving = std::time::Instant::now();
+        s.rows.clear();
+        let bias_rate = parameters.baumgarte / h;
+        for (b, body) in self.bodies.iter().enumerate() {
+            let offset = self.node_offsets[b];
+            let material = &body.model.material;
+            inextensibility::add_rows(
+                &mut s.rows,
+                b as u32,
+                offset,
+                &body.model.inextensible,
+                &body.state.positions,
+                &s.inverse_masses,
+                bias_rate,
+                -material.stretch_limit * h,
+                material.compression_limit * h,
+            );
+            bending::add_rows(
+                &mut s.rows,
+                b as u32,
+                offset,
+                &body.model.hinges,
+                &body.state.positions,
+                &s.inverse_masses,
+                bias_rate,
+                material.bending_limit * h,
+            );
+        }
+        let rigid_bodies = self.rigid.bodies();
+        anchor::add_rows(
+            &mut s.rows,
+            &self.anchors,
+            &self.node_offsets,
+            &s.positions,
+            &s.rigid_views,
+            |body, point| rigid_bodies[body].state.pose * point,
+            &s.inverse_masses,
+            bias_rate,
+        );
+        if parameters.joint_rows && !self.rigid.joints().is_empty() {
+            s.joint_rows.clear();
+            for joint in self.rigid.joints() {
+                joint.rows(rigid_bodies, &mut s.joint_rows);
+            }
+            joints::add_rows(&mut s.rows, &s.joint_rows, &s.rigid_views);
+        }
+        let settings = ContactSettings {
+            h,
+            baumgarte: parameters.baumgarte,
+            friction_bound: parameters.friction_bound,
+            tangent_basis: parameters.tangent_basis,
+            gravity,
+        };
+        let first_contact_row = s.rows.len();
+        for c in &s.contacts {
+            let body = &self.bodies[c.body as usize];
+            let sample = &body.model.samples[c.sample as usize];
+            let rigid = &rigid_bodies[c.rigid as usize];
+            // Eq 32's contact mass: the sample's share of its body plus the
+            // rigid body's share of its contacts (static bodies add none).
+            let contact_mass = sample
+                .nodes
+                .iter()
+                .zip(sample.weights)
+                .map(|(n, w)| w * body.model.masses[*n as usize])
+                .sum::<f64>()
+                + if rigid.is_dynamic() {
+                    rigid.model.mass / s.contacts.len() as f64
+                } else {
+                    0.0
+                };
+            let mut contact = *c;
+            contact.gap = contact
+                .gap
+                .max(-parameters.max_push_out_speed * h / parameters.baumgarte.max(1e-12));
+            report.max_penetration = report.max_penetration.max(-c.gap);
+            contact::add_rows(
+                &mut s.rows,
+                &contact,
+                sample,
+                self.node_offsets[c.body as usize],
+                &s.rigid_views[c.rigid as usize],
+                contact_mass,
+                &s.velocities,
+                (
+                    s.rigid_linear[c.rigid as usize],
+                    s.rigid_angular[c.rigid as usize],
+                ),
+                &s.inverse_masses,
+                &settings,
+            );
+        }
+        report.contacts = s.contacts.len();
+        report.rows = s.rows.len();
+        report.contact_rows = s.rows.len() - first_contact_row;
+
+        // 4. Warm starting (§4.6), then Algorithm 1.
+        let warm_friction = parameters.tangent_basis == TangentBasis::FromNormal;
+        if parameters.warm_start > 0.0 {
+            for row in &mut s.rows.rows {
+                let friction = matches!(row.source, RowSource::Contact { axis, .. } if axis > 0);
+                if friction && !warm_friction {
+                    continue;
+                }
+                if let Some(previous) = self.warm.get(&row.source) {
+                    let start = parameters.warm_start * previous;
+                    row.impulse = if friction {
+                        start
+                    } else {
+                        start.clamp(row.lower, row.upper)
+                    };
+                }
+            }
+        }
+        let mut velocities = Velocities {
+            nodes: &mut s.velocities,
+            node_inverse_masses: &s.inverse_masses,
+            rigid_linear: &mut s.rigid_linear,
+            rigid_angular: &mut s.rigid_angular,
+        };
+        solver::apply_start(&s.rows, &mut velocities);
+        self.convergence.clear();
+        for _ in 0..parameters.iterations {
+            self.convergence
+                .push(solver::iterate(&mut s.rows, &mut velocities));
+        }
+        self.warm.clear();
+        self.warm
+            .extend(s.rows.rows.iter().map(|row| (row.source, row.impulse)));
+        report.solver_seconds = solving.elapsed().as_secs_f64();
+
+        // 5. Symplectic Euler for the nodes (eq 38), quarantining any body
+        //    whose step is not finite.
+        for (b, body) in self.bodies.iter_mut().enumerate() {
+            let offset = self.node_offsets[b] as usize;
+            let n = body.state.positions.len();
+            let velocities = &s.velocities[offset..offset + n];
+            let finite = velocities.iter().all(|v| v.iter().all(|c| c.is_finite()));
+            if finite {
+                body.state.velocities.copy_from_slice(velocities);
+                for (x, v) in body.state.positions.iter_mut().zip(velocities) {
+                    *x += h * v;
+                }
+            } else {
+                body.state
+                    .positions
+                    .copy_from_slice(&s.positions[offset..offset + n]);
+                body.state
+                    .velocities
+                    .iter_mut()
+                    .for_each(|v| *v = Vector3::zeros());
+                report.quarantined += 1;
+            }
+        }
+        self.quarantined += report.quarantined as u64;
+        let projection = std::time::Instant::now();
+        let (rigid_linear, rigid_angular, rigid_views) =
+            (&s.rigid_linear, &s.rigid_angular, &s.rigid_views);
+        report.max_edge_error = post_stabilisation::project(
+            &mut self.bodies,
+            &self.node_offsets,
+            &self.anchors,
+            &s.contacts,
+            |c| {
+                let r = c.rigid as usize;
+                h * (rigid_linear[r] + rigid_angular[r].cross(&(c.point - rigid_views[r].centre)))
+            },
+            parameters.projection_sweeps,
+            &mut s.held,
+        );
+        report.projection_seconds = projection.elapsed().as_secs_f64();
+
+        // 6. The coupling rows' impulses on the rigid bodies, into the rigid
+        //    world's implicit step.
+        s.impulses.clear();
+        s.impulses.resize(rigid_bodies.len(), Vector6::zeros());
+        for row in &s.rows.rows {
+            if row.nodes.0 == row.nodes.1 {
+                continue;
+            }
+            for t in &s.rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize] {
+                let impulse = &mut s.impulses[t.body as usize];
+                let linear = row.impulse * t.linear;
+                let angular = row.impulse * t.angular;
+                for k in 0..3 {
+                    impulse[k] += linear[k];
+                    impulse[k + 3] += angular[k];
+                }
+            }
+        }
+        for impulse in &mut s.impulses {
+            if !impulse.iter().all(|v| v.is_finite()) {
+                *impulse = Vector6::zeros();
+                report.quarantined += 1;
+            }
+        }
+        report.rigid = self.rigid.step(h, &s.impulses);
+        report
+    }
+}

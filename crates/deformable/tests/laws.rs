@@ -1,0 +1,375 @@
+//! Physical laws the deformable world keeps: free fall, momentum across the
+//! coupling, statics of anchors, co-rotation, and the solver's convergence.
+
+use haptic_deformable::body::{sheet_masses, solid_masses};
+use haptic_deformable::constraints::RowSource;
+use haptic_deformable::paradigms::{
+    CorotationalFem, ForceIntegration, MassSpring, Paradigm, ShapeMatching, Xpbd,
+};
+use haptic_deformable::scenes::{cloth, fig3_rigid_world, ClothSpec};
+use haptic_deformable::topology::{self, tet_box};
+use haptic_deformable::{
+    Anchor, AnchorTarget, CoupledWorld, DeformableBody, DeformableMaterial, SolverParameters,
+};
+use haptic_physics::{GeometryResolution, RigidBody, World, WorldParameters};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+
+fn empty_world(gravity: Vector3<f64>) -> World {
+    World::new(
+        vec![],
+        vec![],
+        WorldParameters {
+            gravity,
+            ..WorldParameters::default()
+        },
+    )
+    .unwrap()
+}
+
+fn at(x: f64, y: f64, z: f64) -> Isometry3<f64> {
+    Isometry3::from_parts(Translation3::new(x, y, z), UnitQuaternion::identity())
+}
+
+/// A jelly cube of each paradigm, 5 cm, 4×4×4 cells, 1000 kg/m³.
+fn jellies(pose: &Isometry3<f64>) -> Vec<DeformableBody> {
+    let mesh = tet_box([4, 4, 4], [0.05; 3], pose);
+    let masses = solid_masses(&mesh.positions, &mesh.tets, 1000.0);
+    let edges = topology::edges(
+        &mesh
+            .tets
+            .iter()
+            .flat_map(|t| {
+                [
+                    [t[0], t[1], t[2]],
+                    [t[0], t[1], t[3]],
+                    [t[0], t[2], t[3]],
+                    [t[1], t[2], t[3]],
+                ]
+            })
+            .collect::<Vec<_>>(),
+        &mesh.positions,
+    );
+    let implicit = ForceIntegration::default();
+    let node_mass = masses.iter().sum::<f64>() / masses.len() as f64;
+    let paradigms = vec![
+        Paradigm::MassSpring(MassSpring::from_young_modulus(
+            &edges, 1e4, 0.1, node_mass, implicit,
+        )),
+        Paradigm::CorotationalFem(
+            CorotationalFem::new("fem", &mesh.positions, &mesh.tets, 1e4, 0.45, implicit).unwrap(),
+        ),
+        Paradigm::Xpbd(
+            Xpbd::new(
+                "xpbd",
+                &mesh.positions,
+                edges.clone(),
+                mesh.tets.clone(),
+                1e4,
+                0.45,
+                10,
+                0.0,
+            )
+            .unwrap(),
+        ),
+        Paradigm::ShapeMatching(
+            ShapeMatching::new("shape", &mesh.positions, &masses, 0.5, 0.3, 0.1).unwrap(),
+        ),
+    ];
+    paradigms
+        .into_iter()
+        .map(|p| {
+            DeformableBody::new(
+                p.name(),
+                mesh.positions.clone(),
+                masses.clone(),
+                mesh.surface.clone(),
+                vec![],
+                DeformableMaterial::default(),
+                p,
+            )
+            .unwrap()
+        })
+        .collect()
+}
+
+/// With nothing to touch, every paradigm's body falls at exactly `g`: its
+/// centre of mass follows symplectic Euler's `z₀ − g h² n(n+1)/2` (to the
+/// implicit solves' tolerance, a few nanometres), and all its nodes move
+/// together.
+#[test]
+fn every_paradigm_falls_freely_at_g() {
+    let g = Vector3::new(0.0, 0.0, -9.81);
+    let mut world = CoupledWorld::new(
+        empty_world(g),
+        jellies(&at(0.0, 0.0, 0.0)),
+        vec![],
+        SolverParameters::default(),
+    )
+    .unwrap();
+    let start: Vec<Point3<f64>> = world.bodies().iter().map(|b| b.centre_of_mass()).collect();
+    let h = 0.01;
+    let steps = 50;
+    for _ in 0..steps {
+        world.step(h);
+    }
+    let t = h * steps as f64;
+    for (body, z0) in world.bodies().iter().zip(&start) {
+        // Symplectic Euler: z_n = z₀ − g h² n(n+1)/2.
+        let expected = z0.z - 9.81 * h * h * (steps * (steps + 1)) as f64 / 2.0;
+        let z = body.centre_of_mass().z;
+        assert!(
+            (z - expected).abs() < 1e-7,
+            "{}: z {z}, expected {expected} after {t} s",
+            body.model.name
+        );
+        let speed = body
+            .state
+            .velocities
+            .iter()
+            .map(|v| (v.z + 9.81 * t).abs())
+            .fold(0.0, f64::max);
+        assert!(
+            speed < 1e-6,
+            "{}: velocities spread by {speed} m/s",
+            body.model.name
+        );
+    }
+}
+
+/// A cloth flung at a free rigid bunny (a real mesh, turned into general
+/// position) in zero gravity: the total linear momentum of cloth and bunny
+/// is kept through the impact to 1e-6 of itself.
+#[test]
+fn a_cloth_striking_a_free_rigid_body_keeps_the_total_momentum() {
+    let bunny_mesh = haptic_acceptance::mesh_sized("pybullet-bunny.obj", 0.12);
+    let pose = Isometry3::from_parts(
+        Translation3::new(0.0, 0.0, 0.0),
+        UnitQuaternion::from_euler_angles(0.3, -0.7, 1.1),
+    );
+    let mut bunny = RigidBody::from_mesh(
+        "bunny",
+        &bunny_mesh,
+        500.0,
+        &pose,
+        &GeometryResolution::default(),
+    )
+    .unwrap();
+    bunny.model.static_friction = 0.6;
+    bunny.model.dynamic_friction = 0.6;
+    let rigid = World::new(
+        vec![bunny],
+        vec![],
+        WorldParameters {
+            gravity: Vector3::zeros(),
+            ..WorldParameters::default()
+        },
+    )
+    .unwrap();
+    let centre = rigid.bodies()[0].state.pose.translation.vector;
+    let sheet_pose = Isometry3::from_parts(
+        Translation3::new(centre.x + 0.15, centre.y + 0.01, centre.z - 0.02),
+        UnitQuaternion::from_euler_angles(0.0, std::f64::consts::FRAC_PI_2, 0.2),
+    );
+    let spec = ClothSpec {
+        nodes: 15,
+        side: 0.14,
+        areal_density: 2.0,
+        ..ClothSpec::default()
+    };
+    let (mut body, _) = cloth("cloth", &spec, &sheet_pose).unwrap();
+    for v in &mut body.state.velocities {
+        *v = Vector3::new(-1.5, 0.1, 0.05);
+    }
+    let mut world =
+        CoupledWorld::new(rigid, vec![body], vec![], SolverParameters::default()).unwrap();
+    let before = world.momentum();
+    let mut touched = 0;
+    for _ in 0..40 {
+        let report = world.step(0.005);
+        touched += report.contacts;
+    }
+    let after = world.momentum();
+    let bunny_speed = world.rigid().bodies()[0].state.velocity.norm();
+    assert!(touched > 0, "the cloth never touched the bunny");
+    assert!(
+        bunny_speed > 0.01,
+        "the bunny was not pushed: {bunny_speed} m/s"
+    );
+    let drift = (after - before).norm() / before.norm();
+    println!("momentum before {before:?}, after {after:?}, relative drift {drift:e}, bunny {bunny_speed} m/s");
+    assert!(drift < 1e-6, "{drift:e}");
+}
+
+/// A cloth hanging from a line of world anchors comes to rest with the
+/// anchors carrying its weight: their impulses per step, averaged over the
+/// last second, are `m g h` within 1 %.
+#[test]
+fn the_anchors_of_a_hanging_cloth_carry_its_weight() {
+    let pose = Isometry3::from_parts(
+        Translation3::new(0.0, 0.0, 1.0),
+        UnitQuaternion::from_euler_angles(std::f64::consts::FRAC_PI_2, 0.0, 0.0),
+    );
+    let spec = ClothSpec {
+        nodes: 21,
+        side: 0.4,
+        ..ClothSpec::default()
+    };
+    let (body, sheet) = cloth("cloth", &spec, &pose).unwrap();
+    let top: Vec<u32> = (0..sheet.positions.len() as u32)
+        .filter(|&i| i as usize >= 20 * 21)
+        .collect();
+    let anchors: Vec<Anchor> = top
+        .iter()
+        .map(|&node| Anchor {
+            body: 0,
+            node,
+            target: AnchorTarget::World(sheet.positions[node as usize]),
+        })
+        .collect();
+    let mass = body.mass();
+    let g = 9.81;
+    let mut world = CoupledWorld::new(
+        empty_world(Vector3::new(0.0, 0.0, -g)),
+        vec![body],
+        anchors,
+        SolverParameters::default(),
+    )
+    .unwrap();
+    let h = 0.01;
+    let (mut carried, mut samples) = (0.0, 0);
+    for step in 0..400 {
+        world.step(h);
+        if step >= 300 {
+            let lift: f64 = world
+                .rows()
+                .rows
+                .iter()
+                .filter(|r| matches!(r.source, RowSource::Anchor { axis: 2, .. }))
+                .map(|r| r.impulse)
+                .sum();
+            carried += lift / h;
+            samples += 1;
+        }
+    }
+    let carried = carried / samples as f64;
+    let strain = world.bodies()[0].max_strain(&sheet.structural);
+    println!(
+        "weight {:.6} N, anchors carry {carried:.6} N, strain {strain:.4}",
+        mass * g
+    );
+    assert!(
+        (carried - mass * g).abs() < 0.01 * mass * g,
+        "{carried} vs {}",
+        mass * g
+    );
+}
+
+/// Co-rotational FEM stores no energy in a rigid rotation: a jelly built
+/// turned by 90° from its rest shape stays undeformed, and one spinning
+/// freely neither deforms nor gains energy.
+#[test]
+fn corotational_fem_is_indifferent_to_rotation() {
+    let mesh = tet_box([3, 3, 3], [0.06; 3], &Isometry3::identity());
+    let masses = solid_masses(&mesh.positions, &mesh.tets, 1000.0);
+    let fem = CorotationalFem::new(
+        "fem",
+        &mesh.positions,
+        &mesh.tets,
+        1e4,
+        0.45,
+        ForceIntegration::default(),
+    )
+    .unwrap();
+    let turn = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    let turned: Vec<Point3<f64>> = mesh.positions.iter().map(|p| turn * p).collect();
+    let mut body = DeformableBody::new(
+        "fem",
+        mesh.positions.clone(),
+        masses,
+        mesh.surface.clone(),
+        vec![],
+        DeformableMaterial::default(),
+        Paradigm::CorotationalFem(fem),
+    )
+    .unwrap();
+    body.state.positions = turned.clone();
+    let spin = Vector3::new(0.3, -2.0, 1.0);
+    for (v, p) in body.state.velocities.iter_mut().zip(&turned) {
+        *v = spin.cross(&p.coords);
+    }
+    let mut world = CoupledWorld::new(
+        empty_world(Vector3::zeros()),
+        vec![body],
+        vec![],
+        SolverParameters::default(),
+    )
+    .unwrap();
+    let energy = world.kinetic_energy();
+    let mut highest: f64 = 0.0;
+    for _ in 0..200 {
+        world.step(0.005);
+        highest = highest.max(
+            world.kinetic_energy()
+                + world.bodies()[0]
+                    .model
+                    .paradigm
+                    .potential_energy(&world.bodies()[0].state.positions),
+        );
+    }
+    // Undeformed: every pairwise distance as at rest.
+    let body = &world.bodies()[0];
+    let mut worst: f64 = 0.0;
+    for e in topology::edges(&body.model.surface, &mesh.positions) {
+        let now = (body.state.positions[e.b as usize] - body.state.positions[e.a as usize]).norm();
+        worst = worst.max((now - e.rest_length).abs() / e.rest_length);
+    }
+    println!("energy {energy:.6e} J, highest {highest:.6e} J, worst edge change {worst:e}");
+    assert!(
+        highest <= energy * (1.0 + 1e-9),
+        "energy grew from {energy} to {highest}"
+    );
+    assert!(worst < 0.02, "{worst}");
+}
+
+/// The PGS converges the way the paper's Fig. 1 shows: the root mean square
+/// impulse change falls over the first iterations of a cloth resting on the
+/// ball.
+#[test]
+fn pgs_impulse_changes_fall_over_the_iterations() {
+    let (body, _) = cloth(
+        "cloth",
+        &ClothSpec {
+            nodes: 31,
+            side: 0.6,
+            ..ClothSpec::default()
+        },
+        &at(0.0, 0.0, 0.3),
+    )
+    .unwrap();
+    let mut world = CoupledWorld::new(
+        fig3_rigid_world(),
+        vec![body],
+        vec![],
+        SolverParameters {
+            warm_start: 0.0,
+            ..SolverParameters::default()
+        },
+    )
+    .unwrap();
+    for _ in 0..30 {
+        world.step(0.02);
+    }
+    let trace = world.convergence().to_vec();
+    println!("RMS Δλ per iteration: {trace:?}");
+    assert!(
+        trace[1] < trace[0] && trace[4] < trace[1] && trace[9] < 0.5 * trace[0],
+        "{trace:?}"
+    );
+}
+
+#[test]
+fn sheet_masses_add_up_to_the_areal_density_times_the_area() {
+    let s = topology::sheet(7, 5, 0.6, 0.4, &Isometry3::identity());
+    let total: f64 = sheet_masses(&s.positions, &s.triangles, 0.3).iter().sum();
+    assert!((total - 0.3 * 0.24).abs() < 1e-12);
+}
