@@ -173,6 +173,9 @@ pub struct RapierArgs {
     /// body's steps cost nothing).
     #[arg(long)]
     pub sleep: bool,
+    /// Let the body's surface collide with itself (off by default).
+    #[arg(long)]
+    pub self_contacts: bool,
 }
 
 impl RapierArgs {
@@ -191,6 +194,7 @@ impl RapierArgs {
             s.bend_softness.natural_frequency = f;
         }
         s.can_sleep = self.sleep;
+        s.self_contacts = self.self_contacts;
         s.validated().map_err(|e| format!("rapier settings: {e}"))
     }
 }

@@ -58,6 +58,9 @@ pub struct RapierSoftSettings {
     /// Whether the body may fall asleep at rest, after which its steps cost
     /// nothing (`SoftBodyParticleSettings::can_sleep`).
     pub can_sleep: bool,
+    /// Whether the body's surface collides with itself
+    /// (`SoftBodyBuilder::self_contacts`; off by default).
+    pub self_contacts: bool,
 }
 
 impl Default for RapierSoftSettings {
@@ -70,6 +73,7 @@ impl Default for RapierSoftSettings {
             edge_softness: material.edge_softness,
             bend_softness: material.bend_softness,
             can_sleep: SoftBodyParticleSettings::default().can_sleep,
+            self_contacts: false,
         }
     }
 }
@@ -123,13 +127,14 @@ impl RapierSoftSettings {
     /// One line naming the settings.
     pub fn describe(&self) -> String {
         format!(
-            "{} substeps, edges {} Hz ζ = {}, bending {} Hz ζ = {}, sleeping {}",
+            "{} substeps, edges {} Hz ζ = {}, bending {} Hz ζ = {}, sleeping {}, self-contacts {}",
             self.substeps,
             self.edge_softness.natural_frequency,
             self.edge_softness.damping_ratio,
             self.bend_softness.natural_frequency,
             self.bend_softness.damping_ratio,
-            if self.can_sleep { "on" } else { "off" }
+            if self.can_sleep { "on" } else { "off" },
+            if self.self_contacts { "on" } else { "off" }
         )
     }
 }
@@ -188,6 +193,7 @@ impl RapierSoft {
         )
         .mass(scene.mass)
         .material(material)
+        .self_contacts(settings.self_contacts)
         .particle_settings(SoftBodyParticleSettings {
             can_sleep: settings.can_sleep,
             ..SoftBodyParticleSettings::default()

@@ -1,5 +1,8 @@
 //! `scenes`: the cloth over the ball and the jelly drop, every engine
-//! set-up in turn, round after round, in one process.
+//! set-up in turn, round after round, in one process. Another engine joins
+//! the comparison as one more [`Contender`] in [`cloth_contenders`] and
+//! [`jelly_contenders`], built from the same scene; its headline figures
+//! then carry its name.
 
 use super::{
     cloth_headline, jelly_headline, print_cloth_run, print_cloth_scene, print_jelly_run,

@@ -66,6 +66,7 @@ pub fn sweep(
     for &n in substeps {
         for &factor in edge_factors {
             let s = RapierSoftSettings::scaled(n as usize, factor)
+                .awake()
                 .validated()
                 .map_err(|e| format!("--substeps {n} --edge-factors {factor}: {e}"))?;
             settings.push(s);
