@@ -84,8 +84,9 @@ fn timing_columns(t: &crate::run::Timing) -> String {
         .failed_at
         .map_or(String::new(), |at| format!(" FAILED at t = {at:.2} s"));
     format!(
-        "{} steps, step median {:.2} ms, p95 {:.2} ms, max {:.2} ms, {:.3} s wall per simulated s; final speed {:.3} m/s{failed}",
+        "{} steps ({} s simulated), step median {:.2} ms, p95 {:.2} ms, max {:.2} ms, {:.3} s wall per simulated s; final speed {:.3} m/s{failed}",
         t.steps(),
+        t.simulated(),
         ms(t.step_walls.median()),
         ms(t.step_walls.p95()),
         ms(t.step_walls.max()),
@@ -130,8 +131,19 @@ fn pooled<'a>(runs: impl Iterator<Item = &'a crate::run::Timing>) -> StepTimes {
     runs.fold(StepTimes::default(), |all, t| all.pooled(&t.step_walls))
 }
 
-fn timing_headline(prefix: &str, times: &StepTimes, simulated: f64) -> Vec<String> {
+/// The size and the step times of a set-up's rounds: `times` pooled over
+/// rounds of `first`'s length, `simulated` seconds in all.
+fn timing_headline(
+    prefix: &str,
+    first: &crate::run::Timing,
+    times: &StepTimes,
+    simulated: f64,
+) -> Vec<String> {
+    let elements: usize = first.size.elements.iter().map(|(_, n)| n).sum();
     vec![
+        format!("{prefix}_nodes: {} count", first.size.nodes),
+        format!("{prefix}_elements: {elements} count"),
+        format!("{prefix}_simulated_per_run: {:.2} s", first.simulated()),
         format!("{prefix}_step_median: {:.2} ms", ms(times.median())),
         format!("{prefix}_step_p95: {:.2} ms", ms(times.p95())),
         format!("{prefix}_step_max: {:.2} ms", ms(times.max())),
@@ -152,7 +164,7 @@ pub fn cloth_headline(name: &str, runs: &[ClothRun]) -> Vec<String> {
     let prefix = format!("{name}_cloth");
     let times = pooled(runs.iter().map(|r| &r.timing));
     let simulated: f64 = runs.iter().map(|r| r.timing.simulated()).sum();
-    let mut lines = timing_headline(&prefix, &times, simulated);
+    let mut lines = timing_headline(&prefix, &first.timing, &times, simulated);
     lines.push(format!(
         "{prefix}_max_strain: {:.4} ratio",
         first.strain.peak
@@ -203,7 +215,7 @@ pub fn jelly_headline(name: &str, runs: &[JellyRun]) -> Vec<String> {
     let prefix = format!("{name}_jelly");
     let times = pooled(runs.iter().map(|r| &r.timing));
     let simulated: f64 = runs.iter().map(|r| r.timing.simulated()).sum();
-    let mut lines = timing_headline(&prefix, &times, simulated);
+    let mut lines = timing_headline(&prefix, &first.timing, &times, simulated);
     lines.push(format!(
         "{prefix}_max_ground_penetration: {:.3} mm",
         ms(first.ground_penetration.peak)

@@ -30,7 +30,7 @@ fn cloth_contenders<'a>(scene: &'a ClothScene, stiff: RapierSoftSettings) -> Vec
         Contender {
             name: "rapier",
             settings: format!(
-                "rapier's cloth builder, its defaults: {}",
+                "rapier's cloth builder, its defaults (sleeping aside): {}",
                 defaults.describe()
             ),
             build: Box::new(move || {
