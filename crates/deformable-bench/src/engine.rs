@@ -10,6 +10,9 @@ use nalgebra::Point3;
 pub struct BodySize {
     pub nodes: usize,
     pub elements: Vec<(&'static str, usize)>,
+    /// The most scalar constraint rows a step solved, for engines that
+    /// count them.
+    pub peak_constraints: Option<usize>,
 }
 
 impl std::fmt::Display for BodySize {
@@ -17,6 +20,9 @@ impl std::fmt::Display for BodySize {
         write!(f, "{} nodes", self.nodes)?;
         for (name, count) in &self.elements {
             write!(f, ", {count} {name}")?;
+        }
+        if let Some(rows) = self.peak_constraints {
+            write!(f, ", at most {rows} constraint rows in a step")?;
         }
         Ok(())
     }

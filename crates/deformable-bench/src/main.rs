@@ -12,6 +12,7 @@ mod cli;
 mod engine;
 mod experiments;
 mod metrics;
+mod ours;
 mod rapier_soft;
 mod run;
 mod scene;

@@ -292,6 +292,7 @@ impl Engine for RapierSoft {
         ];
         elements.retain(|&(_, count)| count > 0);
         BodySize {
+            peak_constraints: None,
             nodes: body.num_particles(),
             elements,
         }

@@ -56,6 +56,14 @@ pub struct SolverParameters {
     /// nodes advance (beyond the paper, see [`crate::post_stabilisation`]);
     /// 0 leaves both to Baumgarte, as the paper does.
     pub projection_sweeps: usize,
+    /// Passes of the solver between which implicitly integrated bodies
+    /// answer the impulses with their stiffness (see [`crate::world`]); 1
+    /// for the paper's single pass.
+    pub elastic_passes: usize,
+    /// Equal substeps a step is taken in, each a whole coupled step (the
+    /// rigid world's included): contact stops a node within a substep, so
+    /// a body's stiffness has less to catch up on.
+    pub substeps: usize,
 }
 
 impl Default for SolverParameters {
@@ -70,6 +78,8 @@ impl Default for SolverParameters {
             max_push_out_speed: 0.5,
             joint_rows: true,
             projection_sweeps: 30,
+            elastic_passes: 4,
+            substeps: 1,
         }
     }
 }
@@ -84,6 +94,8 @@ impl SolverParameters {
             friction_bound: FrictionBound::GravityPressure,
             tangent_basis: TangentBasis::FromSlip,
             projection_sweeps: 0,
+            elastic_passes: 1,
+            substeps: 1,
             ..Self::default()
         }
     }
@@ -114,6 +126,18 @@ impl SolverParameters {
                 self.max_push_out_speed,
                 self.max_push_out_speed > 0.0,
                 "> 0",
+            ),
+            (
+                "substeps",
+                self.substeps as f64,
+                self.substeps > 0,
+                "at least 1",
+            ),
+            (
+                "elastic_passes",
+                self.elastic_passes as f64,
+                self.elastic_passes > 0,
+                "at least 1",
             ),
             (
                 "iterations",

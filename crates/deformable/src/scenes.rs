@@ -4,9 +4,9 @@
 use crate::body::{sheet_masses, DeformableBody, DeformableError, DeformableMaterial};
 use crate::paradigms::{ForceIntegration, MassSpring, Paradigm, Spring};
 use crate::topology::{self, Sheet};
-use haptic_mesh::shapes::icosphere;
+use haptic_mesh::shapes::{box_mesh, icosphere};
 use haptic_physics::{GeometryResolution, Motion, RigidBody, World, WorldParameters};
-use nalgebra::{Isometry3, Vector3};
+use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
 /// A cloth's make-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -112,4 +112,31 @@ pub fn fig3_rigid_world() -> World {
         },
     )
     .expect("the ball is valid")
+}
+
+/// A fixed slab whose top face is the plane `z = height`, `reach` metres
+/// each way from the vertical through the origin, 0.1 m thick, with
+/// friction `friction`.
+pub fn ground(height: f64, reach: f64, friction: f64) -> RigidBody {
+    let thickness = 0.1;
+    let mesh = box_mesh(Vector3::new(reach, reach, 0.5 * thickness));
+    let pose = Isometry3::from_parts(
+        Translation3::new(0.0, 0.0, height - 0.5 * thickness),
+        UnitQuaternion::identity(),
+    );
+    let mut slab = RigidBody::from_mesh(
+        "ground",
+        &mesh,
+        1000.0,
+        &pose,
+        &GeometryResolution {
+            field_resolution: 96,
+            ..GeometryResolution::default()
+        },
+    )
+    .expect("a box is closed");
+    slab.model.motion = Motion::Static;
+    slab.model.static_friction = friction;
+    slab.model.dynamic_friction = friction;
+    slab
 }

@@ -93,6 +93,10 @@ struct Scratch {
     rows: Rows,
     impulses: Vec<Vector6<f64>>,
     held: Vec<bool>,
+    /// Node velocities each elastic pass starts from.
+    base: Vec<Vector3<f64>>,
+    node_impulses: Vec<Vector3<f64>>,
+    response: Vec<Vector3<f64>>,
 }
 
 /// Deformable bodies, anchors and the rigid world they share.
@@ -226,8 +230,32 @@ impl CoupledWorld {
                 .sum::<f64>()
     }
 
-    /// Advances the world by `h` seconds (see the module's documentation).
+    /// Advances the world by `h` seconds in
+    /// [`SolverParameters::substeps`] equal substeps (see the module's
+    /// documentation). The report's counts and largest values are the
+    /// substeps' largest, its times their sums, its rigid step the last's.
     pub fn step(&mut self, h: f64) -> CoupledStepReport {
+        let parts = self.parameters.substeps.max(1);
+        let mut total = CoupledStepReport::default();
+        for _ in 0..parts {
+            let r = self.substep(h / parts as f64);
+            total.rows = total.rows.max(r.rows);
+            total.contact_rows = total.contact_rows.max(r.contact_rows);
+            total.contacts = total.contacts.max(r.contacts);
+            total.max_penetration = total.max_penetration.max(r.max_penetration);
+            total.max_edge_error = total.max_edge_error.max(r.max_edge_error);
+            total.quarantined += r.quarantined;
+            total.detection_seconds += r.detection_seconds;
+            total.solver_seconds += r.solver_seconds;
+            total.paradigm_seconds += r.paradigm_seconds;
+            total.projection_seconds += r.projection_seconds;
+            total.rigid = r.rigid;
+        }
+        total
+    }
+
+    /// One substep of `h` seconds.
+    fn substep(&mut self, h: f64) -> CoupledStepReport {
         let gravity = self.rigid.parameters().gravity;
         let parameters = self.parameters;
         let mut report = CoupledStepReport::default();
@@ -423,6 +451,8 @@ impl CoupledWorld {
                 }
             }
         }
+        s.base.clear();
+        s.base.extend_from_slice(&s.velocities);
         let mut velocities = Velocities {
             nodes: &mut s.velocities,
             node_inverse_masses: &s.inverse_masses,
@@ -434,6 +464,63 @@ impl CoupledWorld {
         for _ in 0..parameters.iterations {
             self.convergence
                 .push(solver::iterate(&mut s.rows, &mut velocities));
+        }
+        // Elastic passes: the solver moves a node by `M⁻¹ p`, but an
+        // implicitly integrated body answers an impulse by `A⁻¹ p`, sharing
+        // it with the nodes its stiffness reaches. Each pass replaces the
+        // former by the latter for the impulses of the last pass and solves
+        // the rows again from there (their impulses kept), so that a jelly
+        // struck on its underside is stopped as a whole within the step.
+        let gravity_free = gravity;
+        for _ in 1..parameters.elastic_passes {
+            let mut answered = false;
+            s.node_impulses.clear();
+            s.node_impulses.extend(
+                s.velocities
+                    .iter()
+                    .zip(&s.base)
+                    .zip(&s.inverse_masses)
+                    .map(|((w, u), inverse)| (w - u) / *inverse),
+            );
+            s.response.clear();
+            s.response.resize(s.velocities.len(), Vector3::zeros());
+            for (b, body) in self.bodies.iter_mut().enumerate() {
+                let offset = self.node_offsets[b] as usize;
+                let nodes = offset..offset + body.state.positions.len();
+                let input = StepInput {
+                    h,
+                    gravity: gravity_free,
+                    masses: &body.model.masses,
+                    positions: &body.state.positions,
+                    velocities: &body.state.velocities,
+                };
+                if body.model.paradigm.respond(
+                    &input,
+                    &s.node_impulses[nodes.clone()],
+                    &mut s.response[nodes.clone()],
+                ) {
+                    answered = true;
+                    for i in nodes {
+                        s.base[i] += s.response[i];
+                        s.velocities[i] = s.base[i];
+                    }
+                } else {
+                    s.base[nodes.clone()].copy_from_slice(&s.velocities[nodes]);
+                }
+            }
+            if !answered {
+                break;
+            }
+            let mut velocities = Velocities {
+                nodes: &mut s.velocities,
+                node_inverse_masses: &s.inverse_masses,
+                rigid_linear: &mut s.rigid_linear,
+                rigid_angular: &mut s.rigid_angular,
+            };
+            for _ in 0..parameters.iterations {
+                self.convergence
+                    .push(solver::iterate(&mut s.rows, &mut velocities));
+            }
         }
         self.warm.clear();
         self.warm

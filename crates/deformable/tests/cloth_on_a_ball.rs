@@ -16,7 +16,11 @@ fn the_draped_cloth_holds_its_edges_and_stays_out_of_the_ball() {
         fig3_rigid_world(),
         vec![body],
         vec![],
-        SolverParameters::default(),
+        SolverParameters {
+            // The cloth's rows hold it; its weak shear springs pass nothing on.
+            elastic_passes: 1,
+            ..SolverParameters::default()
+        },
     )
     .unwrap();
     let (mut peak_rows, mut resting_strain, mut resting_penetration, mut contacts) =

@@ -127,7 +127,7 @@ pub fn print_jelly_run(name: &str, run: &JellyRun) {
 }
 
 /// The step times of `runs` pooled.
-fn pooled<'a>(runs: impl Iterator<Item = &'a crate::run::Timing>) -> StepTimes {
+pub(crate) fn pooled<'a>(runs: impl Iterator<Item = &'a crate::run::Timing>) -> StepTimes {
     runs.fold(StepTimes::default(), |all, t| all.pooled(&t.step_walls))
 }
 
@@ -140,7 +140,7 @@ fn timing_headline(
     simulated: f64,
 ) -> Vec<String> {
     let elements: usize = first.size.elements.iter().map(|(_, n)| n).sum();
-    vec![
+    let mut lines = vec![
         format!("{prefix}_nodes: {} count", first.size.nodes),
         format!("{prefix}_elements: {elements} count"),
         format!("{prefix}_simulated_per_run: {:.2} s", first.simulated()),
@@ -151,7 +151,11 @@ fn timing_headline(
             "{prefix}_wall_per_simulated_second: {:.3} s/s",
             times.total() / simulated
         ),
-    ]
+    ];
+    if let Some(rows) = first.size.peak_constraints {
+        lines.push(format!("{prefix}_peak_constraints: {rows} count"));
+    }
+    lines
 }
 
 /// The headline figures of `runs` (one set-up's rounds): step times pooled

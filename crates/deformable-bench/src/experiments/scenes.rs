@@ -10,9 +10,11 @@ use super::{
 };
 use crate::cli::{ClothArgs, JellyArgs};
 use crate::engine::Engine;
+use crate::ours::Ours;
 use crate::rapier_soft::{RapierSoft, RapierSoftSettings};
 use crate::run::{run_cloth, run_jelly};
 use crate::scene::{ClothScene, JellyScene};
+use haptic_deformable::SolverParameters;
 
 /// The comparison's knobs.
 pub struct Plan {
@@ -22,11 +24,54 @@ pub struct Plan {
     pub stiff_edge_factor: f64,
 }
 
-/// The cloth's set-ups: rapier with its defaults, and rapier with more
+/// Our solver at the paper's two iterations (its rigid solver's two are
+/// the rigid world's implicit step) and one pass, with 8 projection passes.
+fn ours_paper() -> SolverParameters {
+    SolverParameters {
+        iterations: 2,
+        projection_sweeps: 8,
+        elastic_passes: 1,
+        ..SolverParameters::default()
+    }
+}
+
+/// Our set-ups: at the paper's iteration count, and at `tuned`.
+fn ours_contenders<'a>(
+    tuned: SolverParameters,
+    build: impl Fn(SolverParameters) -> Result<Ours, String> + Copy + 'a,
+) -> Vec<Contender<'a>> {
+    let describe = |p: &SolverParameters| {
+        format!(
+            "our PGS, {} iterations, {} projection passes, {} elastic pass(es), {} substep(s), warm start {}, β h = {}",
+            p.iterations, p.projection_sweeps, p.elastic_passes, p.substeps, p.warm_start, p.baumgarte
+        )
+    };
+    let (paper, defaults) = (ours_paper(), tuned);
+    vec![
+        Contender {
+            name: "ours_paper",
+            settings: describe(&paper),
+            build: Box::new(move || Ok(Box::new(build(paper)?) as Box<dyn Engine>)),
+        },
+        Contender {
+            name: "ours",
+            settings: describe(&defaults),
+            build: Box::new(move || Ok(Box::new(build(defaults)?) as Box<dyn Engine>)),
+        },
+    ]
+}
+
+/// The cloth's set-ups: ours, rapier with its defaults, and rapier with more
 /// substeps and stiffer edges.
 fn cloth_contenders<'a>(scene: &'a ClothScene, stiff: RapierSoftSettings) -> Vec<Contender<'a>> {
     let defaults = RapierSoftSettings::default().awake();
-    vec![
+    // The cloth's rows hold it; its weak shear springs pass nothing on.
+    let tuned = SolverParameters {
+        elastic_passes: 1,
+        ..SolverParameters::default()
+    };
+    let mut contenders = ours_contenders(tuned, move |p| Ours::cloth(scene, p));
+    contenders.extend([
         Contender {
             name: "rapier",
             settings: format!(
@@ -46,13 +91,21 @@ fn cloth_contenders<'a>(scene: &'a ClothScene, stiff: RapierSoftSettings) -> Vec
                 Ok(Box::new(engine) as Box<dyn Engine>)
             }),
         },
-    ]
+    ]);
+    contenders
 }
 
-/// The jelly's set-ups: rapier with its default substeps.
+/// The jelly's set-ups: ours, and rapier with its default substeps.
 fn jelly_contenders(scene: &JellyScene) -> Vec<Contender<'_>> {
     let defaults = RapierSoftSettings::default().awake();
-    vec![Contender {
+    // Four 5 ms substeps with the default elastic passes: what keeps a
+    // resting FEM jelly's volume (crates/deformable/tests/jelly_on_the_ground.rs).
+    let tuned = SolverParameters {
+        substeps: 4,
+        ..SolverParameters::default()
+    };
+    let mut contenders = ours_contenders(tuned, move |p| Ours::jelly(scene, p));
+    contenders.push(Contender {
         name: "rapier",
         settings: format!(
             "rapier's corotational cells, {} substeps (its default), sleeping off",
@@ -61,7 +114,8 @@ fn jelly_contenders(scene: &JellyScene) -> Vec<Contender<'_>> {
         build: Box::new(move || {
             Ok(Box::new(RapierSoft::jelly(scene, &defaults)) as Box<dyn Engine>)
         }),
-    }]
+    });
+    contenders
 }
 
 pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Result<(), String> {
@@ -146,6 +200,32 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
         jelly_headline(c.name, runs)
             .iter()
             .for_each(|l| println!("{l}"));
+    }
+    // The figures: our steps at the paper's iteration count, and our
+    // defaults' wall time against rapier's stiff set-up (both draped with a
+    // lower largest strain than rapier's defaults).
+    let median = |name: &str, runs: &[Vec<crate::run::ClothRun>]| {
+        contenders
+            .iter()
+            .position(|c| c.name == name)
+            .map(|k| super::pooled(runs[k].iter().map(|r| &r.timing)))
+    };
+    let wall = |name: &str| {
+        contenders.iter().position(|c| c.name == name).map(|k| {
+            let times = super::pooled(cloth_runs[k].iter().map(|r| &r.timing));
+            let simulated: f64 = cloth_runs[k].iter().map(|r| r.timing.simulated()).sum();
+            times.total() / simulated
+        })
+    };
+    if let Some(times) = median("ours_paper", &cloth_runs) {
+        println!("cloth_step_median: {:.2} ms", 1e3 * times.median());
+    }
+    if let Some(k) = jelly_set.iter().position(|c| c.name == "ours_paper") {
+        let times = super::pooled(jelly_runs[k].iter().map(|r| &r.timing));
+        println!("jelly_step_median: {:.2} ms", 1e3 * times.median());
+    }
+    if let (Some(ours), Some(rapier)) = (wall("ours"), wall("rapier_stiff")) {
+        println!("cloth_wall_ratio_ours_over_rapier: {:.3} x", ours / rapier);
     }
     Ok(())
 }

@@ -116,6 +116,7 @@ mod tests {
                 h: 0.02,
                 step_walls: StepTimes(vec![wall; 10]),
                 size: BodySize {
+                    peak_constraints: None,
                     nodes: 4,
                     elements: Vec::new(),
                 },

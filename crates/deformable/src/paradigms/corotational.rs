@@ -5,7 +5,9 @@
 
 use super::mass_spring::integration_check;
 use super::rotation::extract_rotation;
-use super::{integrate_forces, ElasticForces, ForceIntegration, ForceScratch, StepInput};
+use super::{
+    integrate_forces, respond_implicitly, ElasticForces, ForceIntegration, ForceScratch, StepInput,
+};
 use crate::error::DeformableError;
 use crate::topology::tet_volume;
 use nalgebra::{Matrix3, Point3, UnitQuaternion, Vector3};
@@ -155,6 +157,20 @@ impl CorotationalFem {
         let mut scratch = std::mem::take(&mut self.scratch);
         integrate_forces(self, integration, &mut scratch, input, free);
         self.scratch = scratch;
+    }
+
+    pub(crate) fn respond(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        response: &mut [Vector3<f64>],
+    ) -> bool {
+        let integration = self.integration;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let answered =
+            respond_implicitly(self, integration, &mut scratch, input, impulses, response);
+        self.scratch = scratch;
+        answered
     }
 
     /// `½ uᵀ K⁰ u` per element, `u = Rᵀ x − X` (with the rotations of the

@@ -1,7 +1,9 @@
 //! Mass–spring–damper bodies: Hookean springs along edges with dampers
 //! along them (the paper's mass–spring cloth and jelly).
 
-use super::{integrate_forces, ElasticForces, ForceIntegration, ForceScratch, StepInput};
+use super::{
+    integrate_forces, respond_implicitly, ElasticForces, ForceIntegration, ForceScratch, StepInput,
+};
 use crate::error::DeformableError;
 use crate::topology::Edge;
 use nalgebra::{Matrix3, Point3, Vector3};
@@ -71,6 +73,20 @@ impl MassSpring {
         let mut scratch = std::mem::take(&mut self.scratch);
         integrate_forces(self, integration, &mut scratch, input, free);
         self.scratch = scratch;
+    }
+
+    pub(crate) fn respond(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        response: &mut [Vector3<f64>],
+    ) -> bool {
+        let integration = self.integration;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let answered =
+            respond_implicitly(self, integration, &mut scratch, input, impulses, response);
+        self.scratch = scratch;
+        answered
     }
 
     pub(crate) fn potential_energy(&self, positions: &[Point3<f64>]) -> f64 {

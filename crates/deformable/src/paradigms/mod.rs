@@ -92,6 +92,25 @@ impl Paradigm {
         }
     }
 
+    /// Writes into `response` the velocity change `A⁻¹ p` the body's
+    /// linearly implicit step gives the node impulses `impulses`, with
+    /// `A = M − hD − h²K` as the last [`free_velocities`](Self::free_velocities)
+    /// prepared it: an impulse on a few nodes moves the whole body as its
+    /// stiffness passes it on. Returns `false`, writing nothing, for
+    /// paradigms whose response is `M⁻¹ p` (explicit or position-based).
+    pub fn respond(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        response: &mut [Vector3<f64>],
+    ) -> bool {
+        match self {
+            Paradigm::MassSpring(model) => model.respond(input, impulses, response),
+            Paradigm::CorotationalFem(model) => model.respond(input, impulses, response),
+            Paradigm::Xpbd(_) | Paradigm::ShapeMatching(_) => false,
+        }
+    }
+
     /// Elastic energy stored at `positions` (J); shape matching stores its
     /// goal springs' `½ k m |g − x|²/h²`-free form as 0 (it has no energy
     /// function).
@@ -143,6 +162,56 @@ pub struct ForceScratch {
     delta: Vec<Vector3<f64>>,
     diagonal: Vec<f64>,
     cg: ConjugateGradient,
+}
+
+/// `A⁻¹ p` of a force-based paradigm prepared by [`integrate_forces`]
+/// (see [`Paradigm::respond`]); `false` when it integrates explicitly.
+pub(crate) fn respond_implicitly(
+    model: &impl ElasticForces,
+    integration: ForceIntegration,
+    scratch: &mut ForceScratch,
+    input: &StepInput,
+    impulses: &[Vector3<f64>],
+    response: &mut [Vector3<f64>],
+) -> bool {
+    let ForceIntegration::LinearlyImplicit {
+        max_iterations,
+        tolerance,
+    } = integration
+    else {
+        return false;
+    };
+    let n = input.positions.len();
+    let h = input.h;
+    response.iter_mut().for_each(|r| *r = Vector3::zeros());
+    scratch.cg.solve(
+        |y, out| {
+            for i in 0..n {
+                out[i] = input.masses[i] * y[i];
+            }
+            model.add_damping_product(input, -h, y, out);
+            model.add_stiffness_product(-h * h, y, out);
+        },
+        &scratch.diagonal,
+        impulses,
+        response,
+        max_iterations,
+        tolerance,
+    );
+    // `A` moves a uniform translation `t` as `M` does (`K t = D t = 0`), so
+    // the exact answer carries the impulses' momentum, `Σ mᵢ rᵢ = Σ pᵢ`;
+    // the solve's tolerance is taken off as a common translation.
+    let total_mass: f64 = input.masses.iter().sum();
+    let missing: Vector3<f64> = impulses.iter().sum::<Vector3<f64>>()
+        - input
+            .masses
+            .iter()
+            .zip(response.iter())
+            .map(|(m, r)| *m * r)
+            .sum::<Vector3<f64>>();
+    let shift = missing / total_mass;
+    response.iter_mut().for_each(|r| *r += shift);
+    true
 }
 
 /// The free velocities of a force-based paradigm (eq 38 or its linearly
