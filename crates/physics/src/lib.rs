@@ -42,12 +42,10 @@
 //! which are neither, sized by the largest step so far. After warm-up a
 //! step allocates nothing.
 //!
-//! A deformable kind of body (nodes with masses, positions and velocities)
-//! would sit beside the rigid bodies the same way: its model and state
-//! types in a module beside [`body`], an array of them in the [`World`]
-//! next to its rigid bodies, its states saved and restored with theirs on
-//! an undone substep, and its forces handed to the integrators through
-//! [`forces`].
+//! Deformable bodies are not in this crate: `haptic-deformable`'s
+//! `CoupledWorld` owns a [`World`] and reaches it only through
+//! [`World::step`]'s external impulses, its bodies' states and its joints'
+//! rows.
 //!
 //! A new kind of constraint is a [`joints::JointKind`] with its rows in
 //! `joints::rows`; a new contact model a module beside [`penalty`] and
