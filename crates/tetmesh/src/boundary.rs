@@ -157,6 +157,33 @@ pub fn check_closed_manifold(surface: &TriangleMesh) -> Result<(), BoundaryError
     Ok(())
 }
 
+/// Every edge of `surface` that does not bound exactly two triangles, and
+/// every vertex whose triangles form more than one fan.
+pub(crate) fn non_manifold_parts(surface: &TriangleMesh) -> (Vec<[u32; 2]>, Vec<u32>) {
+    let mut counts: HashMap<[u32; 2], usize> = HashMap::new();
+    let mut incident: Vec<Vec<u32>> = vec![Vec::new(); surface.vertices.len()];
+    for (f, t) in surface.triangles.iter().enumerate() {
+        for k in 0..3 {
+            let (a, b) = (t[k], t[(k + 1) % 3]);
+            *counts.entry([a.min(b), a.max(b)]).or_default() += 1;
+            incident[t[k] as usize].push(f as u32);
+        }
+    }
+    let mut edges: Vec<[u32; 2]> = counts
+        .into_iter()
+        .filter(|&(_, count)| count != 2)
+        .map(|(edge, _)| edge)
+        .collect();
+    edges.sort_unstable();
+    let vertices = (0..surface.vertices.len() as u32)
+        .filter(|&v| {
+            let faces = &incident[v as usize];
+            faces.len() >= 2 && count_fans(v, faces, surface) != 1
+        })
+        .collect();
+    (edges, vertices)
+}
+
 /// Connected components of the triangles around `vertex`, joined where two
 /// share an edge through `vertex`.
 fn count_fans(vertex: u32, faces: &[u32], surface: &TriangleMesh) -> usize {

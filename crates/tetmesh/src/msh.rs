@@ -260,6 +260,10 @@ impl<'a> Parser<'a> {
                 break;
             }
             let (section, start) = self.token("a section")?;
+            // Binary data starts right after the section line's newline.
+            if self.binary && self.bytes.get(self.pos) == Some(&b'\n') {
+                self.pos += 1;
+            }
             match section {
                 "$MeshFormat" => {
                     self.mesh_format()?;

@@ -28,7 +28,7 @@
 //! stencil piece is convex; a tet that is negative in the real
 //! configuration is therefore a real inversion, and refused.
 
-use crate::boundary::BoundaryError;
+use crate::boundary::{non_manifold_parts, BoundaryError};
 use crate::tet_mesh::{signed_volume, Quality, TetMesh};
 use crate::validate::{TetMeshError, DEGENERATE_RELATIVE_VOLUME};
 use haptic_mesh::Aabb;
@@ -80,6 +80,8 @@ pub struct StuffingReport {
     /// Lattice tets kept whole, and cut by the surface.
     pub whole_tets: usize,
     pub cut_tets: usize,
+    /// Tets removed where the surface pinched to an edge or a vertex.
+    pub removed_tets: usize,
     /// Total volume (m³) and element quality of the result.
     pub volume: f64,
     pub quality: Quality,
@@ -464,7 +466,8 @@ pub fn stuff_isosurface(
     for tet in &mut tets {
         *tet = tet.map(|id| new_index[id as usize]);
     }
-    let mesh = TetMesh::new(positions, tets);
+    let mut mesh = TetMesh::new(positions, tets);
+    let removed_tets = remove_pinches(&mut mesh);
     let validation = mesh
         .validate_with(DEGENERATE_RELATIVE_VOLUME)
         .map_err(StuffingError::Invalid)?;
@@ -476,10 +479,54 @@ pub fn stuff_isosurface(
         warped_nodes,
         whole_tets,
         cut_tets,
+        removed_tets,
         volume: validation.volume,
         quality: mesh.quality(),
     };
     Ok(Stuffed { mesh, report })
+}
+
+/// Where a feature is thinner than the lattice resolves, two parts of the
+/// mesh can meet at a single edge or node, and the boundary is not a
+/// manifold there. Removes the tets at every such edge and node until the
+/// boundary is a manifold (at most a few rounds), then the nodes no tet
+/// uses; returns how many tets went.
+fn remove_pinches(mesh: &mut TetMesh) -> usize {
+    const ROUNDS: usize = 8;
+    let before = mesh.tets.len();
+    for _ in 0..ROUNDS {
+        let Ok(boundary) = mesh.boundary() else {
+            break;
+        };
+        let (edges, vertices) = non_manifold_parts(&boundary.surface);
+        if edges.is_empty() && vertices.is_empty() {
+            break;
+        }
+        let node = |v: u32| boundary.surface_to_node[v as usize];
+        let edges: Vec<[u32; 2]> = edges.iter().map(|e| e.map(node)).collect();
+        let vertices: Vec<u32> = vertices.iter().map(|&v| node(v)).collect();
+        mesh.tets.retain(|tet| {
+            let at_edge = edges
+                .iter()
+                .any(|[a, b]| tet.contains(a) && tet.contains(b));
+            let at_vertex = vertices.iter().any(|v| tet.contains(v));
+            !(at_edge || at_vertex)
+        });
+    }
+    // Drop the nodes no tet uses any more.
+    let mut new_index = vec![u32::MAX; mesh.positions.len()];
+    let mut positions = Vec::with_capacity(mesh.positions.len());
+    for tet in &mut mesh.tets {
+        for n in tet.iter_mut() {
+            if new_index[*n as usize] == u32::MAX {
+                new_index[*n as usize] = positions.len() as u32;
+                positions.push(mesh.positions[*n as usize]);
+            }
+            *n = new_index[*n as usize];
+        }
+    }
+    mesh.positions = positions;
+    before - mesh.tets.len()
 }
 
 /// The zero of the field on the segment `a`–`b` (values `fa`, `fb` of
