@@ -173,7 +173,7 @@ impl<'a> Parser<'a> {
     }
 
     fn take(&mut self, n: usize, what: &str) -> Result<&'a [u8], ReadError> {
-        if self.bytes.len() - self.pos < n {
+        if self.bytes.len().saturating_sub(self.pos) < n {
             return Err(self.error(self.pos, format!("the file ends inside {what}")));
         }
         let slice = &self.bytes[self.pos..self.pos + n];
@@ -235,12 +235,14 @@ impl<'a> Parser<'a> {
     }
 
     /// A count from the file, refused when the rest of the file cannot
-    /// hold that many items of at least `min_bytes` each (so that a corrupt
-    /// count allocates nothing).
-    fn count(&mut self, what: &str, min_bytes: usize) -> Result<usize, ReadError> {
+    /// hold that many items of `fields` numbers each (at least 2 bytes a
+    /// number in text, 4 in binary), so that a corrupt count allocates
+    /// nothing.
+    fn count(&mut self, what: &str, fields: usize) -> Result<usize, ReadError> {
         let start = self.pos;
         let count = self.size(what)?;
-        let room = (self.bytes.len() - self.pos) / min_bytes.max(1);
+        let min_bytes = fields.max(1) * if self.binary { 4 } else { 2 };
+        let room = self.bytes.len().saturating_sub(self.pos) / min_bytes;
         if count > room as u64 {
             return Err(self.error(
                 start,
@@ -352,7 +354,7 @@ impl<'a> Parser<'a> {
                 while self.pos < self.bytes.len() && self.bytes[self.pos] != b'\n' {
                     self.pos += 1;
                 }
-                self.pos += 1;
+                self.pos = (self.pos + 1).min(self.bytes.len());
                 let one = self.take(4, "the byte-order mark")?;
                 self.big_endian = match one {
                     [1, 0, 0, 0] => false,
@@ -398,8 +400,8 @@ impl<'a> Parser<'a> {
     }
 
     fn nodes(&mut self) -> Result<Nodes, ReadError> {
-        let blocks = self.count("the number of node blocks", 16)?;
-        let count = self.count("the number of nodes", 16)?;
+        let blocks = self.count("the number of node blocks", 4)?;
+        let count = self.count("the number of nodes", 4)?;
         let _min_tag = self.size("the smallest node tag")?;
         let _max_tag = self.size("the largest node tag")?;
         let mut nodes = Nodes {
@@ -412,7 +414,7 @@ impl<'a> Parser<'a> {
             let dim = self.int("a node block's entity dimension")?;
             let _entity = self.int("a node block's entity tag")?;
             let parametric = self.int("a node block's parametric flag")?;
-            let in_block = self.count("a node block's node count", 16)?;
+            let in_block = self.count("a node block's node count", 4)?;
             if !(0..=3).contains(&dim) || !(0..=1).contains(&parametric) {
                 return Err(self.error(
                     block_start,
@@ -460,8 +462,8 @@ impl<'a> Parser<'a> {
         &mut self,
         nodes: &Nodes,
     ) -> Result<(Vec<[u32; 4]>, Vec<u64>, Vec<Location>), ReadError> {
-        let blocks = self.count("the number of element blocks", 16)?;
-        let count = self.count("the number of elements", 8)?;
+        let blocks = self.count("the number of element blocks", 4)?;
+        let count = self.count("the number of elements", 2)?;
         let _min_tag = self.size("the smallest element tag")?;
         let _max_tag = self.size("the largest element tag")?;
         let mut tets = Vec::new();
@@ -473,7 +475,7 @@ impl<'a> Parser<'a> {
             let _dim = self.int("an element block's entity dimension")?;
             let _entity = self.int("an element block's entity tag")?;
             let element_type = self.int("an element block's element type")?;
-            let in_block = self.count("an element block's element count", 8)?;
+            let in_block = self.count("an element block's element count", 2)?;
             seen += in_block;
             let per_element = nodes_per_element(element_type);
             if self.binary {
