@@ -17,7 +17,8 @@
 //! - `hapticd prep MESH --resolution N --out FILE [--density KG_M3]`: builds
 //!   a prepared-geometry file (distance field, point shell, point tree),
 //!   skipped when up to date, and reports the mesh's solid: mass, centre of
-//!   mass, inertia.
+//!   mass, inertia; `--tets OUT.msh --tet-spacing METRES` also writes the
+//!   solid's tetrahedral mesh (Gmsh MSH 4.1, docs/volume-meshes.md).
 //! - `hapticd inspect FILE [--query POINTS.csv]`: describes a prepared file,
 //!   or prints its field's value and gradient at given points; given a mesh,
 //!   describes its solid (`--density`, default 1,000 kg/m³).

@@ -1,4 +1,5 @@
-//! `hapticd prep`: mesh → prepared-geometry file, skipped when up to date.
+//! `hapticd prep`: mesh → prepared-geometry file, skipped when up to date;
+//! with `--tets`, also the tetrahedral mesh of its solid (MSH 4.1).
 
 use crate::memory::MemoryBudget;
 use crate::mesh_source::Source;
@@ -6,7 +7,9 @@ use crate::output::Stdout;
 use crate::progress::Progress;
 use crate::report::{check_density, describe_solid, level_sizes, mib, millimetres};
 use anyhow::bail;
-use haptic_asset::{cache_key, read_header, write_prepared, PreparedGeometry, SourceInfo};
+use haptic_asset::{
+    cache_key, load_prepared, read_header, write_prepared, AtomicFile, PreparedGeometry, SourceInfo,
+};
 use haptic_config::DEFAULT_DENSITY_KG_M3;
 use haptic_mesh::{LengthUnit, LoadedMesh, TriangleMesh};
 use haptic_pointshell::{
@@ -16,8 +19,12 @@ use haptic_sdf::MAX_BAND_HALF_WIDTH_VOXELS;
 use haptic_sdf::{
     BuildProgress, DenseField, DenseOptions, Field, GridSpec, SparseField, SparseOptions,
 };
+use haptic_tetmesh::{
+    enclosed_volume, lattice_size, msh_string, stuff_isosurface, StuffingOptions,
+    BYTES_PER_LATTICE_NODE,
+};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Seed of the point-shell sampling, so that a build is reproducible.
@@ -79,6 +86,17 @@ pub struct PrepArgs {
     /// this [default: the memory available, /proc/meminfo's MemAvailable].
     #[arg(long, value_name = "GIB")]
     memory_limit: Option<f64>,
+
+    /// Also write the tetrahedral mesh of the solid, filled from the
+    /// distance field by isosurface stuffing, as Gmsh MSH 4.1 (written
+    /// every run, also when the prepared file is up to date).
+    #[arg(long, value_name = "OUT.msh", requires = "tet_spacing")]
+    tets: Option<PathBuf>,
+
+    /// Cube size of the tetrahedral mesh's BCC lattice: about the size of
+    /// an interior tet.
+    #[arg(long, value_name = "METRES", requires = "tets")]
+    tet_spacing: Option<f64>,
 }
 
 pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
@@ -91,6 +109,11 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
         match read_header(&args.out) {
             Ok(header) if header.source.cache_key == key => {
                 writeln!(stdout, "up to date: {out}")?;
+                if let Some(tets) = &args.tets {
+                    let LoadedMesh { mesh, .. } = source.load(args.scale)?;
+                    let geometry = load_prepared(&args.out)?;
+                    write_tets(&mut stdout, &geometry.field, &mesh, tets, args)?;
+                }
                 return Ok(());
             }
             Ok(_) => writeln!(
@@ -162,6 +185,55 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
         started.elapsed().as_secs_f64(),
         timing.join(", ")
     )?;
+    if let Some(tets) = &args.tets {
+        write_tets(&mut stdout, &geometry.field, &mesh, tets, args)?;
+    }
+    Ok(())
+}
+
+/// Fills the solid with tets from its field, writes them as MSH 4.1 and
+/// reports their count, volume against the mesh's and quality.
+fn write_tets(
+    stdout: &mut Stdout,
+    field: &Field,
+    mesh: &TriangleMesh,
+    path: &Path,
+    args: &PrepArgs,
+) -> anyhow::Result<()> {
+    let spacing = args.tet_spacing.unwrap_or_default();
+    let started = Instant::now();
+    let progress = Progress::new();
+    progress.stage("tets", 1);
+    let stuffed = stuff_isosurface(field, &StuffingOptions::new(spacing)).map_err(|error| {
+        anyhow::anyhow!(
+            "--tets {}: {error} (--tet-spacing {spacing})",
+            path.display()
+        )
+    })?;
+    progress.advance(1);
+    progress.stage("writing tets", 1);
+    AtomicFile::write(path, msh_string(&stuffed.mesh).as_bytes())
+        .map_err(|error| anyhow::anyhow!("{}: {error}", path.display()))?;
+    progress.advance(1);
+    progress.finish();
+    let report = &stuffed.report;
+    let enclosed = enclosed_volume(mesh);
+    writeln!(
+        stdout,
+        "tets: {} tets, {} nodes, lattice {} mm, volume {:.6e} m³ ({:+.2} % of the mesh's), {}",
+        stuffed.mesh.tets.len(),
+        stuffed.mesh.positions.len(),
+        millimetres(spacing),
+        report.volume,
+        100.0 * (report.volume / enclosed - 1.0),
+        report.quality
+    )?;
+    writeln!(
+        stdout,
+        "wrote {} in {:.2} s",
+        path.display(),
+        started.elapsed().as_secs_f64()
+    )?;
     Ok(())
 }
 
@@ -201,6 +273,29 @@ fn check_memory(mesh: &TriangleMesh, args: &PrepArgs) -> anyhow::Result<()> {
             SparseField::fixed_bytes_on(&grid(args.resolution)),
             || "use a lower --resolution".to_owned(),
         )?,
+    }
+    if let Some(spacing) = args.tet_spacing {
+        // The field's grid bounds the lattice.
+        let grid = grid(args.resolution);
+        let [nx, ny, nz] = grid.dims;
+        let bounds = haptic_mesh::Aabb {
+            min: grid.origin,
+            max: grid.origin
+                + grid.voxel_size * nalgebra::Vector3::new(nx as f64, ny as f64, nz as f64),
+        };
+        let (cubes, nodes) = lattice_size(&bounds, spacing);
+        let limit = StuffingOptions::new(spacing).max_lattice_nodes;
+        if nodes > limit {
+            bail!(
+                "--tet-spacing {spacing}: a lattice of {cubes:?} cubes has {nodes} nodes, more than \
+                 the limit of {limit}: use a larger --tet-spacing"
+            );
+        }
+        budget.check(
+            format_args!("a tetrahedral lattice of {nodes} nodes"),
+            nodes.saturating_mul(BYTES_PER_LATTICE_NODE) as u64,
+            || "use a larger --tet-spacing".to_owned(),
+        )?;
     }
     let points = match args.spacing {
         Some(spacing) => POISSON_DISK_DENSITY * mesh.surface_area() / (spacing * spacing),
@@ -265,6 +360,22 @@ impl PrepArgs {
                     self.out.display(),
                     dir.display()
                 );
+            }
+        }
+        if let Some(spacing) = self.tet_spacing {
+            if !(spacing.is_finite() && spacing > 0.0) {
+                bail!("--tet-spacing must be finite and positive, got {spacing}");
+            }
+        }
+        if let Some(tets) = &self.tets {
+            if let Some(dir) = tets.parent().filter(|d| !d.as_os_str().is_empty()) {
+                if !dir.is_dir() {
+                    bail!(
+                        "{}: the directory {} does not exist",
+                        tets.display(),
+                        dir.display()
+                    );
+                }
             }
         }
         if !(self.padding.is_finite() && self.padding >= 0.0) {

@@ -437,3 +437,56 @@ fn prep_and_inspect_report_the_solid_s_mass_properties() {
         &["--query needs a prepared file"],
     );
 }
+
+/// `prep --tets` writes the torus's tetrahedral mesh as MSH 4.1 that reads
+/// back valid, closed and with the generated torus's volume (1.7702e-4
+/// m³; measured −3.4 % from the coarse 24-node field at a 5 mm lattice),
+/// also when the prepared file is up to date; a bad or too fine spacing is
+/// refused before any work.
+#[test]
+fn prep_writes_the_tetrahedral_mesh() {
+    let dir = tempfile::tempdir().unwrap();
+    let tets = dir.path().join("torus.msh");
+    let tets_arg = tets.to_str().unwrap();
+    let extra = ["--tets", tets_arg, "--tet-spacing", "0.005"];
+    let (_, output) = prep_torus(dir.path(), "torus.hgeo", &extra);
+    assert_success(&output);
+    let text = stdout(&output);
+    assert!(text.contains("tets: "), "{text}");
+    assert!(text.contains(&format!("wrote {tets_arg} in ")), "{text}");
+    let loaded = haptic_tetmesh::read_msh(&tets).unwrap();
+    let volume = loaded.mesh.volume();
+    assert!((volume / 1.7702e-4 - 1.0).abs() < 0.05, "{volume}");
+    assert!(loaded.mesh.quality().min_dihedral_deg > 5.0);
+
+    fs::remove_file(&tets).unwrap();
+    let again = prep_torus(dir.path(), "torus.hgeo", &extra).1;
+    assert_success(&again);
+    assert!(
+        stdout(&again).starts_with("up to date: "),
+        "{}",
+        stdout(&again)
+    );
+    assert_eq!(haptic_tetmesh::read_msh(&tets).unwrap().mesh, loaded.mesh);
+
+    let zero = prep_torus(
+        dir.path(),
+        "other.hgeo",
+        &["--tets", tets_arg, "--tet-spacing", "0"],
+    )
+    .1;
+    assert_error(&zero, &["--tet-spacing must be finite and positive, got 0"]);
+    let fine = prep_torus(
+        dir.path(),
+        "other.hgeo",
+        &["--tets", tets_arg, "--tet-spacing", "1e-6"],
+    )
+    .1;
+    assert_error(
+        &fine,
+        &["--tet-spacing 0.000001", "use a larger --tet-spacing"],
+    );
+    assert!(!dir.path().join("other.hgeo").exists());
+    let alone = prep_torus(dir.path(), "other.hgeo", &["--tet-spacing", "0.005"]).1;
+    assert_error(&alone, &["required arguments", "--tets <OUT.msh>"]);
+}

@@ -32,7 +32,10 @@ pub use boundary::{check_closed_manifold, enclosed_volume, Boundary, BoundaryErr
 pub use medit::{parse_medit, parse_medit_file};
 pub use msh::{msh_string, parse_msh, parse_msh_file, write_msh, TETRAHEDRON};
 pub use read_error::{LoadedTetMesh, Location, ParsedTetMesh, Place, ReadError};
-pub use stuffing::{stuff_isosurface, Stuffed, StuffingError, StuffingOptions, StuffingReport};
+pub use stuffing::{
+    lattice_size, stuff_isosurface, Stuffed, StuffingError, StuffingOptions, StuffingReport,
+    BYTES_PER_LATTICE_NODE,
+};
 pub use tet_mesh::{dihedral_angles, signed_volume, Quality, TetMesh, OUTWARD_FACES, TET_EDGES};
 pub use validate::{TetMeshError, ValidationReport, DEGENERATE_RELATIVE_VOLUME};
 

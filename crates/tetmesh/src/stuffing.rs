@@ -226,6 +226,25 @@ impl Lattice {
     }
 }
 
+/// Bytes [`stuff_isosurface`] holds per lattice node at its peak (an upper
+/// estimate: position, value, cut points and output).
+pub const BYTES_PER_LATTICE_NODE: usize = 64;
+
+/// The cubes per axis and the node count of the BCC lattice that
+/// [`stuff_isosurface`] lays over `bounds` at `spacing` (saturating).
+pub fn lattice_size(bounds: &Aabb, spacing: f64) -> ([usize; 3], usize) {
+    let extents = bounds.extents();
+    let cubes = |e: f64| ((e / spacing).ceil() as usize).saturating_add(2);
+    let n = [cubes(extents.x), cubes(extents.y), cubes(extents.z)];
+    let corners = n.iter().try_fold(1usize, |acc, &c| acc.checked_mul(c + 1));
+    let centres = n.iter().try_fold(1usize, |acc, &c| acc.checked_mul(c));
+    let nodes = corners
+        .zip(centres)
+        .and_then(|(a, b)| a.checked_add(b))
+        .unwrap_or(usize::MAX);
+    (n, nodes)
+}
+
 /// A cut point on the lattice edge `a`–`b`, at `a + t (b − a)`.
 struct Cut {
     a: u32,
@@ -260,19 +279,12 @@ pub fn stuff_isosurface(
     if bounds.is_empty() || !extents.iter().all(|e| e.is_finite()) {
         return Err(StuffingError::EmptyBounds);
     }
-    let cubes = |e: f64| (e / h).ceil() as usize + 2;
-    let n = [cubes(extents.x), cubes(extents.y), cubes(extents.z)];
+    let (n, nodes) = lattice_size(&bounds, h);
     let lattice = Lattice {
         origin: bounds.min - Vector3::repeat(h),
         h,
         n,
     };
-    let nodes = n
-        .iter()
-        .map(|&c| c + 1)
-        .try_fold(1usize, |acc, c| acc.checked_mul(c))
-        .and_then(|corners| corners.checked_add(n[0] * n[1] * n[2]))
-        .unwrap_or(usize::MAX);
     if nodes > options.max_lattice_nodes || nodes > u32::MAX as usize / 2 {
         return Err(StuffingError::TooLarge {
             cubes: n,
