@@ -72,7 +72,8 @@ pub fn parse_msh(bytes: &[u8], path: &Path) -> Result<ParsedTetMesh, ReadError> 
     .parse()
 }
 
-/// Byte order of binary data.
+/// A cursor over the file: text tokens, or binary values in the byte order
+/// `$MeshFormat` fixed.
 struct Parser<'a> {
     bytes: &'a [u8],
     pos: usize,
@@ -80,6 +81,9 @@ struct Parser<'a> {
     binary: bool,
     big_endian: bool,
 }
+
+/// The tets of `$Elements`, their element tags and where each is.
+type Tets = (Vec<[u32; 4]>, Vec<u64>, Vec<Location>);
 
 struct Nodes {
     positions: Vec<Point3<f64>>,
@@ -255,7 +259,7 @@ impl<'a> Parser<'a> {
     fn parse(mut self) -> Result<ParsedTetMesh, ReadError> {
         let mut format_seen = false;
         let mut nodes: Option<Nodes> = None;
-        let mut tets: Option<(Vec<[u32; 4]>, Vec<u64>, Vec<Location>)> = None;
+        let mut tets: Option<Tets> = None;
         loop {
             self.skip_whitespace();
             if self.pos >= self.bytes.len() {
@@ -422,7 +426,6 @@ impl<'a> Parser<'a> {
                 ));
             }
             let params = if parametric == 1 { dim as usize } else { 0 };
-            let first = nodes.tags.len();
             for _ in 0..in_block {
                 let start = self.pos;
                 let tag = self.size("a node tag")?;
@@ -432,7 +435,7 @@ impl<'a> Parser<'a> {
                 }
                 nodes.tags.push(tag);
             }
-            for i in 0..in_block {
+            for _ in 0..in_block {
                 let mut xyz = [0.0; 3];
                 for (axis, value) in xyz.iter_mut().enumerate() {
                     *value = self.float(["a node's x", "a node's y", "a node's z"][axis])?;
@@ -440,10 +443,8 @@ impl<'a> Parser<'a> {
                 for _ in 0..params {
                     self.float("a node's parametric coordinate")?;
                 }
-                let _ = i;
                 nodes.positions.push(Point3::from(xyz));
             }
-            debug_assert_eq!(nodes.positions.len(), first + in_block);
         }
         if nodes.positions.len() != count {
             return Err(self.error(
@@ -457,11 +458,7 @@ impl<'a> Parser<'a> {
         Ok(nodes)
     }
 
-    #[allow(clippy::type_complexity)]
-    fn elements(
-        &mut self,
-        nodes: &Nodes,
-    ) -> Result<(Vec<[u32; 4]>, Vec<u64>, Vec<Location>), ReadError> {
+    fn elements(&mut self, nodes: &Nodes) -> Result<Tets, ReadError> {
         let blocks = self.count("the number of element blocks", 4)?;
         let count = self.count("the number of elements", 2)?;
         let _min_tag = self.size("the smallest element tag")?;

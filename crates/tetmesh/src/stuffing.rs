@@ -157,10 +157,6 @@ impl Lattice {
         self.origin + self.h * Vector3::new(i as f64 + offset, j as f64 + offset, k as f64 + offset)
     }
 
-    fn is_centre(&self, id: u32) -> bool {
-        id as usize >= self.corners()
-    }
-
     /// Every lattice tet, as four node ids (not yet oriented).
     fn for_each_tet(&self, mut f: impl FnMut([u32; 4])) {
         let n = self.n;
@@ -456,7 +452,6 @@ pub fn stuff_isosurface(
             _ => unreachable!("a tet with a positive node has at most three negative ones"),
         }
     });
-    let _ = lattice.is_centre(0);
 
     // Compact: the used nodes, in id order.
     let mut new_index = vec![u32::MAX; nodes + cuts.len()];
