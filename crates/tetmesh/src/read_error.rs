@@ -153,33 +153,3 @@ impl ParsedTetMesh {
         })
     }
 }
-
-impl BoundaryError {
-    /// The same error with its node numbers passed through `f`.
-    /// Edges keep their lower number first.
-    pub fn map_nodes(self, f: impl Fn(u32) -> u32) -> Self {
-        let sorted = |a: u32, b: u32| [a.min(b), a.max(b)];
-        match self {
-            BoundaryError::OverusedFace { face, count } => BoundaryError::OverusedFace {
-                face: face.map(&f),
-                count,
-            },
-            BoundaryError::OpenEdge { a, b, count } => {
-                let [a, b] = sorted(f(a), f(b));
-                BoundaryError::OpenEdge { a, b, count }
-            }
-            BoundaryError::NonManifoldEdge { a, b, count } => {
-                let [a, b] = sorted(f(a), f(b));
-                BoundaryError::NonManifoldEdge { a, b, count }
-            }
-            BoundaryError::MisorientedEdge { a, b } => {
-                let [a, b] = sorted(f(a), f(b));
-                BoundaryError::MisorientedEdge { a, b }
-            }
-            BoundaryError::NonManifoldVertex { vertex, fans } => BoundaryError::NonManifoldVertex {
-                vertex: f(vertex),
-                fans,
-            },
-        }
-    }
-}
