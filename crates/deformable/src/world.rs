@@ -93,6 +93,8 @@ struct Scratch {
     rows: Rows,
     impulses: Vec<Vector6<f64>>,
     held: Vec<bool>,
+    /// The rigid body each node is anchored to, if any.
+    anchored_to: Vec<Option<u32>>,
     /// Node velocities each elastic pass starts from.
     base: Vec<Vector3<f64>>,
     node_impulses: Vec<Vector3<f64>>,
@@ -311,6 +313,14 @@ impl CoupledWorld {
 
         // 3. Detection and rows.
         let detection = std::time::Instant::now();
+        s.anchored_to.clear();
+        s.anchored_to.resize(s.positions.len(), None);
+        for anchor in &self.anchors {
+            if let AnchorTarget::Rigid { body, .. } = anchor.target {
+                s.anchored_to[self.node_offsets[anchor.body] as usize + anchor.node as usize] =
+                    Some(body as u32);
+            }
+        }
         s.contacts.clear();
         for (b, body) in self.bodies.iter().enumerate() {
             let offset = self.node_offsets[b] as usize;
@@ -332,6 +342,7 @@ impl CoupledWorld {
                     r as u32,
                     rigid,
                     margin,
+                    &s.anchored_to[offset..offset + body.state.positions.len()],
                     &mut s.contacts,
                 );
             }

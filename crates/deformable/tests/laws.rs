@@ -373,3 +373,39 @@ fn sheet_masses_add_up_to_the_areal_density_times_the_area() {
     let total: f64 = sheet_masses(&s.positions, &s.triangles, 0.3).iter().sum();
     assert!((total - 0.3 * 0.24).abs() < 1e-12);
 }
+
+/// A node anchored to a point on a rigid body's surface stays on that
+/// point: the body does not also push it out by the cloth's thickness.
+#[test]
+fn a_node_anchored_on_a_rigid_surface_stays_on_its_point() {
+    let slab = haptic_deformable::scenes::ground(0.0, 0.3, 0.5);
+    let rigid = World::new(vec![slab], vec![], WorldParameters::default()).unwrap();
+    let spec = ClothSpec {
+        nodes: 5,
+        side: 0.1,
+        ..ClothSpec::default()
+    };
+    let (body, sheet) = cloth("cloth", &spec, &at(0.0, 0.0, 0.0)).unwrap();
+    let centre = 12u32;
+    let point = rigid.bodies()[0]
+        .state
+        .pose
+        .inverse_transform_point(&sheet.positions[centre as usize]);
+    let anchors = vec![Anchor {
+        body: 0,
+        node: centre,
+        target: AnchorTarget::Rigid { body: 0, point },
+    }];
+    let mut world =
+        CoupledWorld::new(rigid, vec![body], anchors, SolverParameters::default()).unwrap();
+    for _ in 0..50 {
+        world.step(0.01);
+    }
+    let offset = (world.bodies()[0].state.positions[centre as usize]
+        - sheet.positions[centre as usize])
+        .norm();
+    assert!(
+        offset < 1e-4,
+        "the anchored node moved {offset} m off its point"
+    );
+}

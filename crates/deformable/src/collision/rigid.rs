@@ -19,7 +19,11 @@ pub fn bounds(positions: &[Point3<f64>], margin: f64) -> Aabb {
 /// Appends to `out` a contact for every surface sample of `body` (index
 /// `body_index`, its nodes at `positions`) whose distance from `rigid`'s
 /// surface, less the body's half thickness, is below `margin`. The normal is
-/// the field's gradient, turned into the world.
+/// the field's gradient, turned into the world. Samples on a node anchored
+/// to this rigid body (`anchored_to[node] == Some(rigid_index)`) are left
+/// out: the anchor holds the node where it is, and a contact pushing it out
+/// by the thickness would fight it.
+#[allow(clippy::too_many_arguments)]
 pub fn detect(
     body_index: u32,
     body: &DeformableBody,
@@ -27,6 +31,7 @@ pub fn detect(
     rigid_index: u32,
     rigid: &RigidBody,
     margin: f64,
+    anchored_to: &[Option<u32>],
     out: &mut Vec<RigidContact>,
 ) {
     let Some(geometry) = rigid.model.geometry.as_ref() else {
@@ -47,6 +52,11 @@ pub fn detect(
     let friction = (body.model.material.friction * rigid.model.static_friction).sqrt();
     let pose = rigid.state.pose;
     for (s, sample) in body.model.samples.iter().enumerate() {
+        if (0..3).any(|k| {
+            sample.weights[k] != 0.0 && anchored_to[sample.nodes[k] as usize] == Some(rigid_index)
+        }) {
+            continue;
+        }
         let p = sample.position(&body.state.positions);
         let local = pose.inverse_transform_point(&p);
         if !local_bounds.contains(&local) {
