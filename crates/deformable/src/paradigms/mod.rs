@@ -92,12 +92,13 @@ impl Paradigm {
         }
     }
 
-    /// Writes into `response` the velocity change `A⁻¹ p` the body's
-    /// linearly implicit step gives the node impulses `impulses`, with
-    /// `A = M − hD − h²K` as the last [`free_velocities`](Self::free_velocities)
-    /// prepared it: an impulse on a few nodes moves the whole body as its
-    /// stiffness passes it on. Returns `false`, writing nothing, for
-    /// paradigms whose response is `M⁻¹ p` (explicit or position-based).
+    /// Writes into `response` the velocity change the body's internal model
+    /// gives the node impulses `impulses` within the step: `A⁻¹ p` for a
+    /// linearly implicit force-based body (`A = M − hD − h²K` as the last
+    /// [`free_velocities`](Self::free_velocities) prepared it), the goals'
+    /// rigid share of it for shape matching. An impulse on a few nodes moves
+    /// the whole body as its stiffness passes it on. Returns `false`,
+    /// writing nothing, where the response is `M⁻¹ p` (explicit or XPBD).
     pub fn respond(
         &mut self,
         input: &StepInput,
@@ -107,7 +108,8 @@ impl Paradigm {
         match self {
             Paradigm::MassSpring(model) => model.respond(input, impulses, response),
             Paradigm::CorotationalFem(model) => model.respond(input, impulses, response),
-            Paradigm::Xpbd(_) | Paradigm::ShapeMatching(_) => false,
+            Paradigm::ShapeMatching(model) => model.respond(input, impulses, response),
+            Paradigm::Xpbd(_) => false,
         }
     }
 

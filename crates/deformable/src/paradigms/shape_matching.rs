@@ -124,6 +124,46 @@ impl ShapeMatching {
         }
     }
 
+    /// The velocity change impulses `p` on the nodes bring about by the
+    /// next goals: the fraction `k` of them that the goals follow moves the
+    /// body rigidly (`P/M + ω × rᵢ`, `ω = I⁻¹ Σ rᵢ × pᵢ`), the rest moves
+    /// each node alone (`pᵢ/mᵢ`). Both carry the impulses' momentum.
+    pub(crate) fn respond(
+        &self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        response: &mut [Vector3<f64>],
+    ) -> bool {
+        let total: f64 = input.masses.iter().sum();
+        let centre: Vector3<f64> = input
+            .masses
+            .iter()
+            .zip(input.positions)
+            .map(|(m, x)| *m * x.coords)
+            .sum::<Vector3<f64>>()
+            / total;
+        let mut linear = Vector3::zeros();
+        let mut angular = Vector3::zeros();
+        let mut inertia = Matrix3::zeros();
+        for i in 0..impulses.len() {
+            let r = input.positions[i].coords - centre;
+            linear += impulses[i];
+            angular += r.cross(&impulses[i]);
+            inertia +=
+                input.masses[i] * (r.norm_squared() * Matrix3::identity() - r * r.transpose());
+        }
+        let spin = inertia
+            .try_inverse()
+            .map_or(Vector3::zeros(), |inverse| inverse * angular);
+        let k = self.stiffness;
+        for i in 0..impulses.len() {
+            let r = input.positions[i].coords - centre;
+            let rigid = linear / total + spin.cross(&r);
+            response[i] = k * rigid + (1.0 - k) * impulses[i] / input.masses[i];
+        }
+        true
+    }
+
     pub(crate) fn check(&self, body: &str, nodes: usize) -> Result<(), DeformableError> {
         if self.rest_offsets.len() != nodes {
             return Err(DeformableError::Parameter {
