@@ -72,6 +72,10 @@ pub struct CoupledStepReport {
     pub detection_seconds: f64,
     pub solver_seconds: f64,
     pub paradigm_seconds: f64,
+    /// The impulse the world anchors' pins gave the deformables in their
+    /// paradigms' solves (N·s, summed over the substeps): with the anchor
+    /// rows' impulses, what the world anchors carry.
+    pub pin_impulse: Vector3<f64>,
     pub projection_seconds: f64,
     /// The largest relative error of an over-long inextensible edge met by
     /// the position projection's last pass.
@@ -95,6 +99,9 @@ struct Scratch {
     held: Vec<bool>,
     /// The rigid body each node is anchored to, if any.
     anchored_to: Vec<Option<u32>>,
+    /// The velocity each world-anchored node is held at in its paradigm's
+    /// solve.
+    pinned: Vec<Option<Vector3<f64>>>,
     /// Node velocities each elastic pass starts from.
     base: Vec<Vector3<f64>>,
     node_impulses: Vec<Vector3<f64>>,
@@ -247,6 +254,7 @@ impl CoupledWorld {
             total.max_penetration = total.max_penetration.max(r.max_penetration);
             total.max_edge_error = total.max_edge_error.max(r.max_edge_error);
             total.quarantined += r.quarantined;
+            total.pin_impulse += r.pin_impulse;
             total.detection_seconds += r.detection_seconds;
             total.solver_seconds += r.solver_seconds;
             total.paradigm_seconds += r.paradigm_seconds;
@@ -264,7 +272,19 @@ impl CoupledWorld {
         let started = std::time::Instant::now();
         let s = &mut self.scratch;
 
-        // 1. Free velocities (eqs 1–3), all bodies' nodes in one array.
+        // 1. Free velocities (eqs 1–3), all bodies' nodes in one array. A
+        //    node anchored to the world is held in its paradigm's solve at
+        //    the velocity that closes its anchor's error at the Baumgarte rate.
+        let total: usize = self.bodies.iter().map(|b| b.state.positions.len()).sum();
+        s.pinned.clear();
+        s.pinned.resize(total, None);
+        for anchor in &self.anchors {
+            if let AnchorTarget::World(point) = anchor.target {
+                let x = self.bodies[anchor.body].state.positions[anchor.node as usize];
+                s.pinned[self.node_offsets[anchor.body] as usize + anchor.node as usize] =
+                    Some(-(parameters.baumgarte / h) * (x - point));
+            }
+        }
         s.positions.clear();
         s.velocities.clear();
         s.inverse_masses.clear();
@@ -279,12 +299,19 @@ impl CoupledWorld {
                     masses: &body.model.masses,
                     positions: &body.state.positions,
                     velocities: &body.state.velocities,
+                    pinned: &s.pinned[start..start + body.state.positions.len()],
                 },
                 &mut s.velocities[start..],
             );
             s.positions.extend_from_slice(&body.state.positions);
             s.inverse_masses
                 .extend(body.model.masses.iter().map(|m| 1.0 / m));
+        }
+        // A pinned node is fixed for the rows: infinite mass.
+        for (inverse, pin) in s.inverse_masses.iter_mut().zip(&s.pinned) {
+            if pin.is_some() {
+                *inverse = 0.0;
+            }
         }
         report.paradigm_seconds = started.elapsed().as_secs_f64();
 
@@ -377,6 +404,7 @@ impl CoupledWorld {
             );
         }
         let rigid_bodies = self.rigid.bodies();
+        // World anchors are pins (above); only anchors to rigid bodies make rows.
         anchor::add_rows(
             &mut s.rows,
             &self.anchors,
@@ -486,13 +514,16 @@ impl CoupledWorld {
         for _ in 1..parameters.elastic_passes {
             let mut answered = false;
             s.node_impulses.clear();
-            s.node_impulses.extend(
-                s.velocities
-                    .iter()
-                    .zip(&s.base)
-                    .zip(&s.inverse_masses)
-                    .map(|((w, u), inverse)| (w - u) / *inverse),
-            );
+            s.node_impulses
+                .extend(s.velocities.iter().zip(&s.base).zip(&s.inverse_masses).map(
+                    |((w, u), inverse)| {
+                        if *inverse > 0.0 {
+                            (w - u) / *inverse
+                        } else {
+                            Vector3::zeros()
+                        }
+                    },
+                ));
             s.response.clear();
             s.response.resize(s.velocities.len(), Vector3::zeros());
             for (b, body) in self.bodies.iter_mut().enumerate() {
@@ -504,6 +535,7 @@ impl CoupledWorld {
                     masses: &body.model.masses,
                     positions: &body.state.positions,
                     velocities: &body.state.velocities,
+                    pinned: &s.pinned[nodes.clone()],
                 };
                 if body.model.paradigm.respond(
                     &input,
@@ -546,6 +578,32 @@ impl CoupledWorld {
             let velocities = &s.velocities[offset..offset + n];
             let finite = velocities.iter().all(|v| v.iter().all(|c| c.is_finite()));
             if finite {
+                if s.pinned[offset..offset + n].iter().any(Option::is_some) {
+                    // Internal forces and internal rows add up to nothing:
+                    // whatever the body gained beyond gravity and the
+                    // coupling rows' impulses, its pins gave.
+                    let gained = body
+                        .model
+                        .masses
+                        .iter()
+                        .zip(velocities)
+                        .zip(&body.state.velocities)
+                        .map(|((m, end), start)| *m * (end - start - h * gravity))
+                        .sum::<Vector3<f64>>();
+                    let coupled: Vector3<f64> = s
+                        .rows
+                        .rows
+                        .iter()
+                        .filter(|row| row.rigids.0 < row.rigids.1)
+                        .flat_map(|row| {
+                            s.rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize]
+                                .iter()
+                                .filter(|t| (offset..offset + n).contains(&(t.node as usize)))
+                                .map(move |t| row.impulse * t.jacobian)
+                        })
+                        .sum();
+                    report.pin_impulse += gained - coupled;
+                }
                 body.state.velocities.copy_from_slice(velocities);
                 for (x, v) in body.state.positions.iter_mut().zip(velocities) {
                     *x += h * v;

@@ -42,13 +42,15 @@ impl RigidView {
     }
 }
 
-/// Three rows per anchor, one along each world axis `e`, driven to
-/// `−β (e · d)/h` with `d` the node's offset from its target. The paper's
-/// single row `J̃ = (x̃ − y)ᵀ` (eq 20) vanishes when the node is on its
-/// target and holds it only along the offset; three rows hold it in every
-/// direction, with unbounded impulses as §4.1 has. To a rigid point,
-/// `J_x = −e`, `J_q = −(r × e)` with `r` the point's offset from the centre
-/// of mass (eqs 21–22).
+/// Three rows per anchor to a rigid point, one along each world axis `e`,
+/// driven to `−β (e · d)/h` with `d` the node's offset from its target:
+/// `J̃ = e`, `J_x = −e`, `J_q = −(r × e)` with `r` the point's offset from
+/// the centre of mass (eqs 21–22). The paper's single row `J̃ = −dᵀ`
+/// vanishes when the node is on its target and holds it only along the
+/// offset; three rows hold it in every direction, with unbounded impulses
+/// as §4.1 has. Anchors to the world (eq 20) make no rows: their nodes are
+/// pinned, held in their paradigm's solve and fixed for the rows (see
+/// [`crate::world`]).
 #[allow(clippy::too_many_arguments)]
 pub fn add_rows(
     rows: &mut Rows,
@@ -61,6 +63,9 @@ pub fn add_rows(
     bias_rate: f64,
 ) {
     for (k, anchor) in anchors.iter().enumerate() {
+        if let AnchorTarget::World(_) = anchor.target {
+            continue;
+        }
         let node = node_offsets[anchor.body] + anchor.node;
         let x = positions[node as usize];
         for axis in 0..3 {

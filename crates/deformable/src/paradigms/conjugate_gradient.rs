@@ -32,6 +32,25 @@ impl ConjugateGradient {
         max_iterations: usize,
         tolerance: f64,
     ) -> usize {
+        self.solve_filtered(&[], apply, diagonal, b, x, max_iterations, tolerance)
+    }
+
+    /// [`solve`](Self::solve) with the nodes `fixed[i].is_some()` held at
+    /// their starting value in `x` (Baraff & Witkin's filtered conjugate
+    /// gradients: residuals and directions are zeroed there). `fixed` may
+    /// be shorter than `x` (the rest are free).
+    #[allow(clippy::too_many_arguments)]
+    pub fn solve_filtered(
+        &mut self,
+        fixed: &[Option<Vector3<f64>>],
+        apply: impl Fn(&[Vector3<f64>], &mut [Vector3<f64>]),
+        diagonal: &[f64],
+        b: &[Vector3<f64>],
+        x: &mut [Vector3<f64>],
+        max_iterations: usize,
+        tolerance: f64,
+    ) -> usize {
+        let held = |i: usize| fixed.get(i).is_some_and(Option::is_some);
         let n = b.len();
         for v in [
             &mut self.residual,
@@ -44,23 +63,41 @@ impl ConjugateGradient {
         }
         apply(x, &mut self.product);
         for i in 0..n {
-            self.residual[i] = b[i] - self.product[i];
+            self.residual[i] = if held(i) {
+                Vector3::zeros()
+            } else {
+                b[i] - self.product[i]
+            };
             self.preconditioned[i] = self.residual[i] / diagonal[i];
         }
         self.direction.copy_from_slice(&self.preconditioned);
-        let goal = tolerance * tolerance * dot(b, b);
+        let goal = tolerance
+            * tolerance
+            * b.iter()
+                .enumerate()
+                .filter(|(i, _)| !held(*i))
+                .map(|(_, v)| v.norm_squared())
+                .sum::<f64>();
         let mut rz = dot(&self.residual, &self.preconditioned);
         for iteration in 0..max_iterations {
             if dot(&self.residual, &self.residual) <= goal {
                 return iteration;
             }
             apply(&self.direction, &mut self.product);
+            for i in 0..n {
+                if held(i) {
+                    self.product[i] = Vector3::zeros();
+                }
+            }
             let curvature = dot(&self.direction, &self.product);
             if !(curvature > 0.0) {
                 return iteration;
             }
             let alpha = rz / curvature;
             for i in 0..n {
+                if held(i) {
+                    continue;
+                }
                 x[i] += alpha * self.direction[i];
                 self.residual[i] -= alpha * self.product[i];
                 self.preconditioned[i] = self.residual[i] / diagonal[i];

@@ -68,6 +68,23 @@ pub struct StepInput<'a> {
     pub masses: &'a [f64],
     pub positions: &'a [Point3<f64>],
     pub velocities: &'a [Vector3<f64>],
+    /// The velocity each node anchored to the world must have at `t + h`
+    /// (`None` for a free node). A paradigm holds them in its own solve, so
+    /// that its stiffness carries the load to them within the step: a
+    /// cantilever clamped at one end is held by its elasticity, not by the
+    /// anchors' rows pulling on a falling beam one node at a time.
+    pub pinned: &'a [Option<Vector3<f64>>],
+}
+
+impl StepInput<'_> {
+    /// Overwrites the pinned nodes' velocities in `velocities`.
+    pub(crate) fn hold_pinned(&self, velocities: &mut [Vector3<f64>]) {
+        for (v, pin) in velocities.iter_mut().zip(self.pinned) {
+            if let Some(target) = pin {
+                *v = *target;
+            }
+        }
+    }
 }
 
 impl Paradigm {
@@ -189,7 +206,8 @@ pub(crate) fn respond_implicitly(
     let n = input.positions.len();
     let h = input.h;
     response.iter_mut().for_each(|r| *r = Vector3::zeros());
-    scratch.cg.solve(
+    scratch.cg.solve_filtered(
+        input.pinned,
         |y, out| {
             for i in 0..n {
                 out[i] = input.masses[i] * y[i];
@@ -203,6 +221,10 @@ pub(crate) fn respond_implicitly(
         (max_iterations / 4).max(5),
         tolerance.max(1e-2),
     );
+    if input.pinned.iter().any(Option::is_some) {
+        // A pinned body passes momentum to what holds it.
+        return true;
+    }
     // `A` moves a uniform translation `t` as `M` does (`K t = D t = 0`), so
     // the exact answer carries the impulses' momentum, `Σ mᵢ rᵢ = Σ pᵢ`;
     // the solve's tolerance is taken off as a common translation.
@@ -241,6 +263,7 @@ pub(crate) fn integrate_forces(
             for i in 0..n {
                 free[i] = input.velocities[i] + h / input.masses[i] * scratch.forces[i];
             }
+            input.hold_pinned(free);
         }
         ForceIntegration::LinearlyImplicit {
             max_iterations,
@@ -257,7 +280,13 @@ pub(crate) fn integrate_forces(
             scratch.diagonal.extend_from_slice(input.masses);
             model.add_implicit_diagonal(input, &mut scratch.diagonal);
             scratch.delta.clear();
-            scratch.delta.resize(n, Vector3::zeros());
+            scratch.delta.extend(
+                input
+                    .pinned
+                    .iter()
+                    .zip(input.velocities)
+                    .map(|(pin, v)| pin.map_or(Vector3::zeros(), |target| target - v)),
+            );
             let ForceScratch {
                 rhs,
                 delta,
@@ -266,7 +295,8 @@ pub(crate) fn integrate_forces(
                 ..
             } = scratch;
             let model = &*model;
-            cg.solve(
+            cg.solve_filtered(
+                input.pinned,
                 |y, out| {
                     for i in 0..n {
                         out[i] = input.masses[i] * y[i];

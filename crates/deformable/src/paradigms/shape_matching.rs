@@ -122,6 +122,7 @@ impl ShapeMatching {
         for v in free.iter_mut() {
             *v = mean + (1.0 - self.damping) * (*v - mean);
         }
+        input.hold_pinned(free);
     }
 
     /// The velocity change impulses `p` on the nodes bring about by the

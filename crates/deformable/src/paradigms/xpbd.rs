@@ -111,7 +111,23 @@ impl Xpbd {
         );
         self.edge_lambda.iter_mut().for_each(|l| *l = 0.0);
         self.volume_lambda.iter_mut().for_each(|l| *l = 0.0);
-        let w = |i: u32| 1.0 / input.masses[i as usize];
+        // Pinned nodes go where their velocity takes them and no further.
+        for (p, (pin, x)) in self
+            .predicted
+            .iter_mut()
+            .zip(input.pinned.iter().zip(input.positions))
+        {
+            if let Some(target) = pin {
+                *p = x + h * target;
+            }
+        }
+        let w = |i: u32| {
+            if input.pinned.get(i as usize).is_some_and(Option::is_some) {
+                0.0
+            } else {
+                1.0 / input.masses[i as usize]
+            }
+        };
         let p = &mut self.predicted;
         for _ in 0..self.iterations {
             for (k, edge) in self.edges.iter().enumerate() {
@@ -156,6 +172,7 @@ impl Xpbd {
             free[i] =
                 gamma * (input.velocities[i] + h * input.gravity) + (1.0 - gamma) * goal_velocity;
         }
+        input.hold_pinned(free);
     }
 
     /// `½ C²/α` summed over the constraints.
