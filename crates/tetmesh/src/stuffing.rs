@@ -4,17 +4,17 @@
 //!
 //! 1. The BCC lattice: cube corners and cube centres at spacing `h`; each
 //!    pair of neighbouring centres and the square face between them make
-//!    four tets (§2). Edges are *long* (axis-aligned, length `h`) or *short*
+//!    four tets. Edges are *long* (axis-aligned, length `h`) or *short*
 //!    (centre to corner, `h√3/2`).
 //! 2. The field is sampled at every lattice node; on every edge whose ends
 //!    have strictly opposite signs a *cut point* is placed at the field's
 //!    zero (root-found on the field itself, not on the linear interpolant).
-//! 3. Warping (§3): a cut point closer to an end than `α` times the edge's
+//! 3. Warping: a cut point closer to an end than `α` times the edge's
 //!    length *violates* that end; each node with violating cut points moves
 //!    to the nearest one and becomes a zero, and the cut points on its
 //!    edges are dropped. `α_long = 0.24999`, `α_short = 0.41189` (the paper's
 //!    values for its dihedral bounds).
-//! 4. Stencils (§4, Fig. 4): each lattice tet with no positive node is kept
+//! 4. Stencils: each lattice tet with no positive node is kept
 //!    whole; one with negative and positive nodes is replaced by its inside
 //!    part — a tet, a pyramid (2 tets) or a prism (3 tets) — through the cut
 //!    points. Quadrilaterals are split along the diagonal through their
@@ -46,7 +46,7 @@ pub struct StuffingOptions {
     /// The region to fill; `None` takes the field's [`DistanceField::bounds`].
     /// The lattice reaches one spacing beyond it on every side.
     pub bounds: Option<Aabb>,
-    /// Warping thresholds as fractions of a long and a short edge (§3).
+    /// Warping thresholds as fractions of a long and a short edge.
     pub alpha_long: f64,
     pub alpha_short: f64,
     /// Refuse a lattice of more nodes than this (memory: about 40 bytes a
@@ -281,7 +281,9 @@ pub fn stuff_isosurface(
         h,
         n,
     };
-    if nodes > options.max_lattice_nodes || nodes > u32::MAX as usize / 2 {
+    // Output ids number the lattice nodes, then the cut points (at most
+    // seven edges a node): all must fit a u32.
+    if nodes > options.max_lattice_nodes || nodes > u32::MAX as usize / 8 {
         return Err(StuffingError::TooLarge {
             cubes: n,
             nodes,

@@ -111,6 +111,14 @@ fn refuses_bad_spacing_an_empty_field_and_a_huge_lattice() {
     let error = stuff_isosurface(&sphere(), &StuffingOptions::new(1e-5)).unwrap_err();
     assert!(matches!(error, StuffingError::TooLarge { .. }), "{error}");
     assert!(error.to_string().contains("use a larger spacing"));
+    // A lattice too large to count saturates instead of overflowing.
+    assert!(matches!(
+        stuff_isosurface(&sphere(), &StuffingOptions::new(1e-300)),
+        Err(StuffingError::TooLarge {
+            nodes: usize::MAX,
+            ..
+        })
+    ));
 }
 
 #[test]
