@@ -232,7 +232,9 @@ pub fn lattice_size(bounds: &Aabb, spacing: f64) -> ([usize; 3], usize) {
     let extents = bounds.extents();
     let cubes = |e: f64| ((e / spacing).ceil() as usize).saturating_add(2);
     let n = [cubes(extents.x), cubes(extents.y), cubes(extents.z)];
-    let corners = n.iter().try_fold(1usize, |acc, &c| acc.checked_mul(c + 1));
+    let corners = n
+        .iter()
+        .try_fold(1usize, |acc, &c| acc.checked_mul(c.checked_add(1)?));
     let centres = n.iter().try_fold(1usize, |acc, &c| acc.checked_mul(c));
     let nodes = corners
         .zip(centres)
