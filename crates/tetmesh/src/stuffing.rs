@@ -113,6 +113,10 @@ pub enum StuffingError {
     },
     #[error("the field is nowhere negative on the lattice: nothing to fill")]
     NothingInside,
+    #[error(
+        "the inside is thinner than the lattice resolves: no tet was made (use a smaller spacing)"
+    )]
+    TooThin,
     #[error("the generated mesh is invalid: {0}")]
     Invalid(TetMeshError),
     #[error("the generated mesh's boundary is not a closed manifold: {0}")]
@@ -479,6 +483,9 @@ pub fn stuff_isosurface(
     }
     let mut mesh = TetMesh::new(positions, tets);
     let removed_tets = remove_pinches(&mut mesh);
+    if mesh.tets.is_empty() {
+        return Err(StuffingError::TooThin);
+    }
     let validation = mesh
         .validate_with(DEGENERATE_RELATIVE_VOLUME)
         .map_err(StuffingError::Invalid)?;
