@@ -18,6 +18,18 @@ pub struct Boundary {
     pub face_tets: Vec<u32>,
 }
 
+impl Boundary {
+    /// The surface triangles numbered by tet-mesh node instead of surface
+    /// vertex, for models that keep one array of nodes for both.
+    pub fn node_triangles(&self) -> Vec<[u32; 3]> {
+        self.surface
+            .triangles
+            .iter()
+            .map(|t| t.map(|v| self.surface_to_node[v as usize]))
+            .collect()
+    }
+}
+
 /// Why a boundary or surface is not a closed 2-manifold. Vertices are named
 /// as the surface numbers them; [`TetMesh::check_boundary`] names tet-mesh
 /// nodes instead.
@@ -306,6 +318,17 @@ mod tests {
         assert!((enclosed_volume(&boundary.surface) - 1.0).abs() < 1e-12);
         for (v, &n) in boundary.surface_to_node.iter().enumerate() {
             assert_eq!(boundary.surface.vertices[v], mesh.positions[n as usize]);
+        }
+        for (f, t) in boundary.node_triangles().iter().enumerate() {
+            let corners = t.map(|n| mesh.positions[n as usize]);
+            assert_eq!(corners, boundary.surface.corners(f));
+            assert!(
+                mesh.tets[boundary.face_tets[f] as usize]
+                    .iter()
+                    .filter(|n| t.contains(n))
+                    .count()
+                    == 3
+            );
         }
         assert_eq!(mesh.edges().len(), 19);
     }

@@ -8,6 +8,7 @@
 //! - [`TetMesh::boundary`] / [`TetMesh::check_boundary`]: the outward surface
 //!   as a [`haptic_mesh::TriangleMesh`] with the map from its vertices to tet
 //!   nodes (for contact and rendering), checked closed and manifold;
+//!   [`Boundary::node_triangles`] numbers it by tet node;
 //! - [`TetMesh::edges`] (springs, distance constraints),
 //!   [`TetMesh::lumped_masses`], [`TetMesh::volume`], [`TetMesh::quality`].
 //!
