@@ -469,6 +469,28 @@ fn prep_writes_the_tetrahedral_mesh() {
     );
     assert_eq!(haptic_tetmesh::read_msh(&tets).unwrap().mesh, loaded.mesh);
 
+    // A narrow-band field fills the same solid.
+    let band_tets = dir.path().join("band.msh");
+    let band = prep_torus(
+        dir.path(),
+        "band.hgeo",
+        &[
+            "--narrow-band",
+            "3",
+            "--tets",
+            band_tets.to_str().unwrap(),
+            "--tet-spacing",
+            "0.005",
+        ],
+    )
+    .1;
+    assert_success(&band);
+    let band_volume = haptic_tetmesh::read_msh(&band_tets).unwrap().mesh.volume();
+    assert!(
+        (band_volume / volume - 1.0).abs() < 0.01,
+        "{band_volume} against {volume}"
+    );
+
     let zero = prep_torus(
         dir.path(),
         "other.hgeo",
