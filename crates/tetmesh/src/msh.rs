@@ -63,6 +63,7 @@ fn nodes_per_element(element_type: i32) -> Option<usize> {
 /// not validated: see [`ParsedTetMesh::checked`].
 pub fn parse_msh(bytes: &[u8], path: &Path) -> Result<ParsedTetMesh, ReadError> {
     Parser {
+        skipped: Default::default(),
         bytes,
         pos: 0,
         path,
@@ -75,6 +76,9 @@ pub fn parse_msh(bytes: &[u8], path: &Path) -> Result<ParsedTetMesh, ReadError> 
 /// A cursor over the file: text tokens, or binary values in the byte order
 /// `$MeshFormat` fixed.
 struct Parser<'a> {
+    /// Elements of other types than the 4-node tet, by type, for the
+    /// message when a file holds no tets.
+    skipped: std::collections::BTreeMap<i32, usize>,
     bytes: &'a [u8],
     pos: usize,
     path: &'a Path,
@@ -323,10 +327,23 @@ impl<'a> Parser<'a> {
         let (tets, element_numbers, element_locations) =
             tets.ok_or_else(|| ReadError::syntax(self.path, None, "no $Elements section"))?;
         if tets.is_empty() {
+            let found: Vec<String> = self
+                .skipped
+                .iter()
+                .map(|(element_type, count)| format!("{count} of type {element_type}"))
+                .collect();
+            let found = if found.is_empty() {
+                "none".to_owned()
+            } else {
+                found.join(", ")
+            };
             return Err(ReadError::syntax(
                 self.path,
                 None,
-                "no 4-node tetrahedra (element type 4) in $Elements",
+                format!(
+                    "no 4-node tetrahedra (element type 4) in $Elements (elements found: {found}; \
+                     10-node tetrahedra are type 11)"
+                ),
             ));
         }
         Ok(ParsedTetMesh {
@@ -474,6 +491,9 @@ impl<'a> Parser<'a> {
             let element_type = self.int("an element block's element type")?;
             let in_block = self.count("an element block's element count", 2)?;
             seen += in_block;
+            if element_type != TETRAHEDRON && in_block > 0 {
+                *self.skipped.entry(element_type).or_default() += in_block;
+            }
             let per_element = nodes_per_element(element_type);
             if self.binary {
                 let Some(n) = per_element else {

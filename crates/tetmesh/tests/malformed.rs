@@ -163,7 +163,8 @@ fn msh_without_tets() {
         .replace("2 3 1 3\n", "1 1 7 7\n");
     assert_eq!(
         read_error("surface.msh", text.as_bytes()),
-        "DIR/surface.msh: no 4-node tetrahedra (element type 4) in $Elements"
+        "DIR/surface.msh: no 4-node tetrahedra (element type 4) in $Elements (elements found: \
+         1 of type 2; 10-node tetrahedra are type 11)"
     );
 }
 
