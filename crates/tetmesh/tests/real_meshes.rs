@@ -6,7 +6,8 @@ use haptic_acceptance::{mesh_path, mesh_sized, test_data_dir};
 use haptic_mesh::{load_mesh, LoadOptions};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use haptic_tetmesh::{
-    enclosed_volume, parse_msh, read_msh, stuff_isosurface, write_msh, StuffingOptions,
+    enclosed_volume, parse_msh, read_msh, read_tet_mesh, stuff_isosurface, write_msh,
+    StuffingOptions,
 };
 use std::path::PathBuf;
 
@@ -79,6 +80,22 @@ fn gmsh_ascii_and_binary_files_hold_the_same_mesh() {
     for (a, b) in ascii.positions.iter().zip(&binary.positions) {
         assert!((a - b).norm() < 1e-12, "{a} {b}");
     }
+}
+
+/// Gmsh's Medit writer (7 significant digits, with a `Triangles` section
+/// to skip) against its MSH file of the same mesh.
+#[test]
+fn gmsh_medit_file_holds_the_msh_file_s_mesh() {
+    let msh = read_msh(&tets_path("pybullet-bunny.msh")).unwrap().mesh;
+    let medit = read_tet_mesh(&tets_path("pybullet-bunny.mesh"))
+        .unwrap_or_else(|e| panic!("{e}"))
+        .mesh;
+    assert_eq!(medit.tets, msh.tets);
+    assert_eq!(medit.positions.len(), msh.positions.len());
+    for (a, b) in medit.positions.iter().zip(&msh.positions) {
+        assert!((a - b).norm() < 1e-5, "{a} {b}");
+    }
+    assert!((medit.volume() / msh.volume() - 1.0).abs() < 1e-4);
 }
 
 #[test]
