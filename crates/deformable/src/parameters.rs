@@ -49,6 +49,9 @@ pub struct SolverParameters {
     /// Fastest speed (m/s) at which Baumgarte pushes a penetrating sample
     /// out, so that a deep penetration resolves without launching it.
     pub max_push_out_speed: f64,
+    /// A node faster than this (m/s) after a step marks the step as
+    /// diverging: the body is put back and counted as quarantined.
+    pub max_speed: f64,
     /// Whether the rigid world's joints are rows of the solver too.
     pub joint_rows: bool,
     /// Gauss–Seidel passes projecting over-long inextensible edges back to
@@ -76,6 +79,7 @@ impl Default for SolverParameters {
             tangent_basis: TangentBasis::default(),
             contact_margin: 0.002,
             max_push_out_speed: 0.5,
+            max_speed: 100.0,
             joint_rows: true,
             projection_sweeps: 30,
             elastic_passes: 4,
@@ -121,6 +125,7 @@ impl SolverParameters {
                 self.contact_margin.is_finite() && self.contact_margin >= 0.0,
                 "finite and ≥ 0",
             ),
+            ("max_speed", self.max_speed, self.max_speed > 0.0, "> 0"),
             (
                 "max_push_out_speed",
                 self.max_push_out_speed,

@@ -63,8 +63,9 @@ pub struct CoupledStepReport {
     pub contacts: usize,
     /// The deepest penetration of a sample into a rigid body (m, ≥ 0).
     pub max_penetration: f64,
-    /// Deformable bodies whose step was not finite: put back where they were
-    /// and stopped.
+    /// Deformable bodies whose step was not finite or exceeded
+    /// [`SolverParameters::max_speed`]: put back where they were and
+    /// stopped.
     pub quarantined: usize,
     /// The rigid world's step.
     pub rigid: StepReport,
@@ -576,7 +577,11 @@ impl CoupledWorld {
             let offset = self.node_offsets[b] as usize;
             let n = body.state.positions.len();
             let velocities = &s.velocities[offset..offset + n];
-            let finite = velocities.iter().all(|v| v.iter().all(|c| c.is_finite()));
+            // Non-finite, or faster than anything the scene can mean: a
+            // diverging step (an explicit paradigm past its limit).
+            let finite = velocities
+                .iter()
+                .all(|v| v.iter().all(|c| c.is_finite()) && v.norm() <= parameters.max_speed);
             if finite {
                 if s.pinned[offset..offset + n].iter().any(Option::is_some) {
                     // Internal forces and internal rows add up to nothing:
