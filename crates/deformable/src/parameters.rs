@@ -63,6 +63,12 @@ pub struct SolverParameters {
     /// answer the impulses with their stiffness (see [`crate::world`]); 1
     /// for the paper's single pass.
     pub elastic_passes: usize,
+    /// Whether an elastic pass holds an implicitly integrated body's nodes
+    /// that rest on contacts on their contact planes in its implicit solve
+    /// (Baraff & Witkin's filtering), rather than passing the contacts'
+    /// impulses through `A⁻¹` after the rows: the body's stiffness then
+    /// carries the support within the step.
+    pub contact_planes: bool,
     /// Equal substeps a step is taken in, each a whole coupled step (the
     /// rigid world's included): contact stops a node within a substep, so
     /// a body's stiffness has less to catch up on.
@@ -83,6 +89,7 @@ impl Default for SolverParameters {
             joint_rows: true,
             projection_sweeps: 30,
             elastic_passes: 4,
+            contact_planes: true,
             substeps: 1,
         }
     }
@@ -99,6 +106,7 @@ impl SolverParameters {
             tangent_basis: TangentBasis::FromSlip,
             projection_sweeps: 0,
             elastic_passes: 1,
+            contact_planes: false,
             substeps: 1,
             ..Self::default()
         }

@@ -35,7 +35,7 @@ use crate::collision;
 use crate::constraints::anchor::{self, Anchor, AnchorTarget, RigidView};
 use crate::constraints::contact::{self, ContactSettings, RigidContact};
 use crate::constraints::{bending, inextensibility, joints, RowSource, Rows};
-use crate::paradigms::StepInput;
+use crate::paradigms::{ContactPlane, StepInput};
 use crate::parameters::{SolverParameterError, SolverParameters, TangentBasis};
 use crate::post_stabilisation;
 use crate::solver::{self, Velocities};
@@ -107,6 +107,13 @@ struct Scratch {
     base: Vec<Vector3<f64>>,
     node_impulses: Vec<Vector3<f64>>,
     response: Vec<Vector3<f64>>,
+    /// Which rows are contacts held as planes in this elastic pass.
+    plane_rows: Vec<bool>,
+    /// The other rows' impulses on each node.
+    row_impulses: Vec<Vector3<f64>>,
+    planes: Vec<ContactPlane>,
+    plane_row_of: Vec<usize>,
+    supports: Vec<f64>,
 }
 
 /// Deformable bodies, anchors and the rigid world they share.
@@ -527,6 +534,27 @@ impl CoupledWorld {
                 ));
             s.response.clear();
             s.response.resize(s.velocities.len(), Vector3::zeros());
+            // The contacts each body rests on through a node: held on their
+            // planes in its implicit solve, the other rows' impulses added.
+            s.plane_rows.clear();
+            s.plane_rows.resize(s.rows.rows.len(), false);
+            s.row_impulses.clear();
+            s.row_impulses.resize(s.velocities.len(), Vector3::zeros());
+            for (k, row) in s.rows.rows.iter().enumerate() {
+                let terms = &s.rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize];
+                let rests = parameters.contact_planes
+                    && matches!(row.source, RowSource::Contact { axis: 0, .. })
+                    && terms.len() == 1
+                    && row.impulse > 0.0
+                    && s.pinned[terms[0].node as usize].is_none();
+                if rests {
+                    s.plane_rows[k] = true;
+                } else {
+                    for t in terms {
+                        s.row_impulses[t.node as usize] += row.impulse * t.jacobian;
+                    }
+                }
+            }
             for (b, body) in self.bodies.iter_mut().enumerate() {
                 let offset = self.node_offsets[b] as usize;
                 let nodes = offset..offset + body.state.positions.len();
@@ -538,7 +566,88 @@ impl CoupledWorld {
                     velocities: &body.state.velocities,
                     pinned: &s.pinned[nodes.clone()],
                 };
-                if body.model.paradigm.respond(
+                s.planes.clear();
+                s.plane_row_of.clear();
+                for (k, row) in s.rows.rows.iter().enumerate() {
+                    if !s.plane_rows[k] {
+                        continue;
+                    }
+                    let t = s.rows.node_terms[row.nodes.0 as usize];
+                    if !nodes.contains(&(t.node as usize)) {
+                        continue;
+                    }
+                    // n · v_node = target − J_rigid · (v, ω) of the rigid side,
+                    // the target no more than closing: pushing a penetration
+                    // out through the body's stiffness would launch it whole
+                    // (the position projection takes penetrations back).
+                    let rigid: f64 = s.rows.rigid_terms
+                        [row.rigids.0 as usize..row.rigids.1 as usize]
+                        .iter()
+                        .map(|r| {
+                            r.linear.dot(&s.rigid_linear[r.body as usize])
+                                + r.angular.dot(&s.rigid_angular[r.body as usize])
+                        })
+                        .sum();
+                    s.planes.push(ContactPlane {
+                        node: t.node - offset as u32,
+                        normal: t.jacobian,
+                        normal_velocity: row.target.min(0.0) - rigid,
+                    });
+                    s.plane_row_of.push(k);
+                }
+                // An active set: a plane that would have to pull its node is
+                // let go and the body solved again, so that every support
+                // the rows record pushes.
+                let mut solved = false;
+                for _ in 0..4 {
+                    s.supports.clear();
+                    s.supports.resize(s.planes.len(), 0.0);
+                    solved = !s.planes.is_empty()
+                        && body.model.paradigm.solve_with_contacts(
+                            &input,
+                            &s.row_impulses[nodes.clone()],
+                            &s.planes,
+                            &mut s.response[nodes.clone()],
+                            &mut s.supports,
+                        );
+                    if !solved || s.supports.iter().all(|&f| f >= 0.0) {
+                        break;
+                    }
+                    let mut keep = 0;
+                    for k in 0..s.planes.len() {
+                        if s.supports[k] >= 0.0 {
+                            s.planes[keep] = s.planes[k];
+                            s.plane_row_of[keep] = s.plane_row_of[k];
+                            keep += 1;
+                        } else {
+                            // Released: its row keeps acting through the rows.
+                            let row = s.rows.rows[s.plane_row_of[k]];
+                            let t = s.rows.node_terms[row.nodes.0 as usize];
+                            s.row_impulses[t.node as usize] += row.impulse * t.jacobian;
+                        }
+                    }
+                    s.planes.truncate(keep);
+                    s.plane_row_of.truncate(keep);
+                }
+                if solved {
+                    answered = true;
+                    // Each contact row takes its plane's support; its rigid
+                    // side gets the change.
+                    for (&k, support) in s.plane_row_of.iter().zip(&s.supports) {
+                        let row = s.rows.rows[k];
+                        let impulse = support.max(0.0);
+                        let change = impulse - row.impulse;
+                        for r in &s.rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize] {
+                            s.rigid_linear[r.body as usize] += change * r.linear_response;
+                            s.rigid_angular[r.body as usize] += change * r.angular_response;
+                        }
+                        s.rows.rows[k].impulse = impulse;
+                    }
+                    for i in nodes {
+                        s.base[i] = s.response[i];
+                        s.velocities[i] = s.response[i];
+                    }
+                } else if body.model.paradigm.respond(
                     &input,
                     &s.node_impulses[nodes.clone()],
                     &mut s.response[nodes.clone()],

@@ -32,17 +32,25 @@ impl ConjugateGradient {
         max_iterations: usize,
         tolerance: f64,
     ) -> usize {
-        self.solve_filtered(&[], apply, diagonal, b, x, max_iterations, tolerance)
+        self.solve_filtered(
+            |_| Filter::Free,
+            apply,
+            diagonal,
+            b,
+            x,
+            max_iterations,
+            tolerance,
+        )
     }
 
-    /// [`solve`](Self::solve) with the nodes `fixed[i].is_some()` held at
-    /// their starting value in `x` (Baraff & Witkin's filtered conjugate
-    /// gradients: residuals and directions are zeroed there). `fixed` may
-    /// be shorter than `x` (the rest are free).
+    /// [`solve`](Self::solve) with each node's velocity change filtered by
+    /// `filter(i)` (Baraff & Witkin's modified conjugate gradients): the
+    /// constrained part of `x` keeps its starting value, and residuals and
+    /// directions are projected onto the free part.
     #[allow(clippy::too_many_arguments)]
     pub fn solve_filtered(
         &mut self,
-        fixed: &[Option<Vector3<f64>>],
+        filter: impl Fn(usize) -> Filter,
         apply: impl Fn(&[Vector3<f64>], &mut [Vector3<f64>]),
         diagonal: &[f64],
         b: &[Vector3<f64>],
@@ -50,7 +58,6 @@ impl ConjugateGradient {
         max_iterations: usize,
         tolerance: f64,
     ) -> usize {
-        let held = |i: usize| fixed.get(i).is_some_and(Option::is_some);
         let n = b.len();
         for v in [
             &mut self.residual,
@@ -63,20 +70,14 @@ impl ConjugateGradient {
         }
         apply(x, &mut self.product);
         for i in 0..n {
-            self.residual[i] = if held(i) {
-                Vector3::zeros()
-            } else {
-                b[i] - self.product[i]
-            };
-            self.preconditioned[i] = self.residual[i] / diagonal[i];
+            self.residual[i] = filter(i).project(b[i] - self.product[i]);
+            self.preconditioned[i] = filter(i).project(self.residual[i] / diagonal[i]);
         }
         self.direction.copy_from_slice(&self.preconditioned);
         let goal = tolerance
             * tolerance
-            * b.iter()
-                .enumerate()
-                .filter(|(i, _)| !held(*i))
-                .map(|(_, v)| v.norm_squared())
+            * (0..n)
+                .map(|i| filter(i).project(b[i]).norm_squared())
                 .sum::<f64>();
         let mut rz = dot(&self.residual, &self.preconditioned);
         for iteration in 0..max_iterations {
@@ -85,9 +86,7 @@ impl ConjugateGradient {
             }
             apply(&self.direction, &mut self.product);
             for i in 0..n {
-                if held(i) {
-                    self.product[i] = Vector3::zeros();
-                }
+                self.product[i] = filter(i).project(self.product[i]);
             }
             let curvature = dot(&self.direction, &self.product);
             if !(curvature > 0.0) {
@@ -95,12 +94,9 @@ impl ConjugateGradient {
             }
             let alpha = rz / curvature;
             for i in 0..n {
-                if held(i) {
-                    continue;
-                }
                 x[i] += alpha * self.direction[i];
                 self.residual[i] -= alpha * self.product[i];
-                self.preconditioned[i] = self.residual[i] / diagonal[i];
+                self.preconditioned[i] = filter(i).project(self.residual[i] / diagonal[i]);
             }
             let next = dot(&self.residual, &self.preconditioned);
             let beta = next / rz;
@@ -110,6 +106,27 @@ impl ConjugateGradient {
             }
         }
         max_iterations
+    }
+}
+
+/// How a node's velocity change is constrained in a filtered solve.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Filter {
+    Free,
+    /// Wholly prescribed.
+    Pinned,
+    /// Prescribed along this unit normal, free across it.
+    Plane(Vector3<f64>),
+}
+
+impl Filter {
+    /// The part of `v` the filter leaves free.
+    pub fn project(&self, v: Vector3<f64>) -> Vector3<f64> {
+        match self {
+            Filter::Free => v,
+            Filter::Pinned => Vector3::zeros(),
+            Filter::Plane(n) => v - n.dot(&v) * n,
+        }
     }
 }
 

@@ -75,6 +75,30 @@ impl MassSpring {
         self.scratch = scratch;
     }
 
+    pub(crate) fn solve_with_contacts(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        planes: &[super::ContactPlane],
+        velocities: &mut [Vector3<f64>],
+        supports: &mut [f64],
+    ) -> bool {
+        let integration = self.integration;
+        let mut scratch = std::mem::take(&mut self.scratch);
+        let solved = super::solve_implicitly_with_contacts(
+            self,
+            integration,
+            &mut scratch,
+            input,
+            impulses,
+            planes,
+            velocities,
+            supports,
+        );
+        self.scratch = scratch;
+        solved
+    }
+
     pub(crate) fn respond(
         &mut self,
         input: &StepInput,

@@ -23,7 +23,7 @@ pub mod shape_matching;
 pub mod xpbd;
 
 use crate::error::DeformableError;
-use conjugate_gradient::ConjugateGradient;
+use conjugate_gradient::{ConjugateGradient, Filter};
 pub use corotational::CorotationalFem;
 pub use mass_spring::{MassSpring, Spring};
 use nalgebra::{Point3, Vector3};
@@ -77,6 +77,14 @@ pub struct StepInput<'a> {
 }
 
 impl StepInput<'_> {
+    /// Node `i`'s filter in the implicit solves: pinned or free.
+    pub(crate) fn filter(&self, i: usize) -> Filter {
+        match self.pinned.get(i) {
+            Some(Some(_)) => Filter::Pinned,
+            _ => Filter::Free,
+        }
+    }
+
     /// Overwrites the pinned nodes' velocities in `velocities`.
     pub(crate) fn hold_pinned(&self, velocities: &mut [Vector3<f64>]) {
         for (v, pin) in velocities.iter_mut().zip(self.pinned) {
@@ -127,6 +135,31 @@ impl Paradigm {
             Paradigm::CorotationalFem(model) => model.respond(input, impulses, response),
             Paradigm::ShapeMatching(model) => model.respond(input, impulses, response),
             Paradigm::Xpbd(_) => false,
+        }
+    }
+
+    /// Solves the body's implicit step again with the node impulses
+    /// `impulses` and the nodes of `planes` held on their contact planes
+    /// (Baraff & Witkin's constraint filtering), so that the body's stiffness
+    /// carries the contacts' support to all its nodes within the step:
+    /// writes the velocities at `t + h` and each plane's support impulse.
+    /// `false`, writing nothing, for paradigms not integrated implicitly.
+    pub fn solve_with_contacts(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        planes: &[ContactPlane],
+        velocities: &mut [Vector3<f64>],
+        supports: &mut [f64],
+    ) -> bool {
+        match self {
+            Paradigm::MassSpring(model) => {
+                model.solve_with_contacts(input, impulses, planes, velocities, supports)
+            }
+            Paradigm::CorotationalFem(model) => {
+                model.solve_with_contacts(input, impulses, planes, velocities, supports)
+            }
+            Paradigm::Xpbd(_) | Paradigm::ShapeMatching(_) => false,
         }
     }
 
@@ -181,6 +214,124 @@ pub struct ForceScratch {
     delta: Vec<Vector3<f64>>,
     diagonal: Vec<f64>,
     cg: ConjugateGradient,
+    filters: Vec<Filter>,
+    extended: Vec<Vector3<f64>>,
+    product: Vec<Vector3<f64>>,
+}
+
+/// A node held on a contact plane in [`Paradigm::solve_with_contacts`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct ContactPlane {
+    /// Index of the node in its body.
+    pub node: u32,
+    /// Unit normal of the plane.
+    pub normal: Vector3<f64>,
+    /// The node's velocity along `normal` at `t + h`.
+    pub normal_velocity: f64,
+}
+
+/// Solves the step's implicit system again (`A Δv = h (f + hKv) + p`, as the
+/// last [`integrate_forces`] prepared it) with the node impulses `impulses`
+/// added and the nodes of `planes` held at their normal velocities, writing
+/// the velocities at `t + h` into `velocities` and each plane's support
+/// impulse along its normal into `supports`. `false` when the paradigm is
+/// not integrated implicitly.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn solve_implicitly_with_contacts(
+    model: &impl ElasticForces,
+    integration: ForceIntegration,
+    scratch: &mut ForceScratch,
+    input: &StepInput,
+    impulses: &[Vector3<f64>],
+    planes: &[ContactPlane],
+    velocities: &mut [Vector3<f64>],
+    supports: &mut [f64],
+) -> bool {
+    let ForceIntegration::LinearlyImplicit {
+        max_iterations,
+        tolerance,
+    } = integration
+    else {
+        return false;
+    };
+    if scratch.rhs.len() != input.positions.len() {
+        return false;
+    }
+    let n = input.positions.len();
+    let h = input.h;
+    scratch.filters.clear();
+    scratch.filters.extend((0..n).map(|i| input.filter(i)));
+    scratch.delta.clear();
+    scratch.delta.extend(
+        input
+            .pinned
+            .iter()
+            .zip(input.velocities)
+            .map(|(pin, v)| pin.map_or(Vector3::zeros(), |target| target - v)),
+    );
+    for plane in planes {
+        let i = plane.node as usize;
+        if scratch.filters[i] == Filter::Free {
+            scratch.filters[i] = Filter::Plane(plane.normal);
+            scratch.delta[i] =
+                (plane.normal_velocity - plane.normal.dot(&input.velocities[i])) * plane.normal;
+        }
+    }
+    scratch.extended.clear();
+    scratch
+        .extended
+        .extend(scratch.rhs.iter().zip(impulses).map(|(b, p)| b + p));
+    let ForceScratch {
+        extended,
+        delta,
+        diagonal,
+        cg,
+        filters,
+        product,
+        ..
+    } = scratch;
+    let apply = |y: &[Vector3<f64>], out: &mut [Vector3<f64>]| {
+        for i in 0..n {
+            out[i] = input.masses[i] * y[i];
+        }
+        model.add_damping_product(input, -h, y, out);
+        model.add_stiffness_product(-h * h, y, out);
+    };
+    cg.solve_filtered(
+        |i| filters[i],
+        apply,
+        diagonal,
+        extended,
+        delta,
+        max_iterations,
+        tolerance,
+    );
+    product.clear();
+    product.resize(n, Vector3::zeros());
+    apply(delta, product);
+    for (k, plane) in planes.iter().enumerate() {
+        let i = plane.node as usize;
+        supports[k] = plane.normal.dot(&(product[i] - extended[i]));
+    }
+    // What the solve's tolerance left unbalanced on the free parts is
+    // momentum the body should have had (internal forces add up to
+    // nothing): it goes to the free nodes as a common velocity, so that the
+    // body's momentum matches the impulses, supports and pins exactly.
+    let mut missing = Vector3::zeros();
+    let mut free_mass = 0.0;
+    for i in 0..n {
+        missing += filters[i].project(extended[i] - product[i]);
+        if filters[i] == Filter::Free {
+            free_mass += input.masses[i];
+        }
+    }
+    for i in 0..n {
+        velocities[i] = input.velocities[i] + delta[i];
+        if free_mass > 0.0 && filters[i] == Filter::Free {
+            velocities[i] += missing / free_mass;
+        }
+    }
+    true
 }
 
 /// `A⁻¹ p` of a force-based paradigm prepared by [`integrate_forces`]
@@ -207,7 +358,7 @@ pub(crate) fn respond_implicitly(
     let h = input.h;
     response.iter_mut().for_each(|r| *r = Vector3::zeros());
     scratch.cg.solve_filtered(
-        input.pinned,
+        |i| input.filter(i),
         |y, out| {
             for i in 0..n {
                 out[i] = input.masses[i] * y[i];
@@ -296,7 +447,7 @@ pub(crate) fn integrate_forces(
             } = scratch;
             let model = &*model;
             cg.solve_filtered(
-                input.pinned,
+                |i| input.filter(i),
                 |y, out| {
                     for i in 0..n {
                         out[i] = input.masses[i] * y[i];
