@@ -1,6 +1,7 @@
 //! A whole configuration file as written: every table, before
 //! validation.
 
+use crate::deformable::{DeformableConfig, DeformableSolver};
 use crate::physics::{JointConfig, Physics};
 use crate::schema::{
     DeviceConfig, ObjectConfig, ServerSettings, Telemetry, Threads, DEFAULT_MATERIAL,
@@ -33,6 +34,11 @@ pub(crate) struct ConfigFile {
     /// Joints between the bodies of the physics world.
     #[serde(default)]
     pub joints: Vec<JointConfig>,
+    /// Deformable bodies coupled with the rigid world.
+    #[serde(default)]
+    pub deformables: Vec<DeformableConfig>,
+    #[serde(default)]
+    pub deformable_solver: DeformableSolver,
 }
 
 impl ConfigFile {

@@ -2,7 +2,9 @@
 //!
 //! Top-level tables: `[[objects]]` (the scene), `[materials.NAME]`,
 //! `[rendering]`, `[device]`, `[threads]`, `[telemetry]`, `[server]`,
-//! `[physics]` (the rigid world of the physics thread) and `[[joints]]`.
+//! `[physics]` (the rigid world of the physics thread), `[[joints]]`,
+//! `[[deformables]]` (deformable bodies coupled with that world) and
+//! `[deformable_solver]`.
 //! Every table refuses unknown fields and every enum unknown values; units
 //! are in the field names (`_m`, `_rad`, `_n_per_m`, `_hz`, …) or, for
 //! dimensionless numbers, in the docs. Every table but `[[objects]]` may be
@@ -19,6 +21,7 @@
 //! relative to the directory of the config file.
 
 mod check;
+mod deformable;
 mod file;
 mod locate;
 mod patch;
@@ -31,6 +34,10 @@ pub use haptic_schema::patch::{
     MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters,
 };
 pub use haptic_schema::rendering::{Material, Rendering};
+pub use deformable::{
+    AnchorConfig, DeformableConfig, DeformableShape, DeformableSolver, FrictionBoundName,
+    IntegrationName, MaterialConfig, ParadigmConfig, TangentBasisName, MAX_GENERATED_NODES,
+};
 pub use locate::Location;
 pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};

@@ -63,6 +63,12 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
     }
     server(&config.server)?;
     crate::physics::check(&config.physics, &config.joints, &config.objects)?;
+    crate::deformable::check(
+        &config.deformables,
+        &config.deformable_solver,
+        &config.objects,
+        base,
+    )?;
     let servo_rate = ServoRate::from_hz(config.threads.servo.rate_hz).ok_or_else(|| Invalid {
         field: "threads.servo.rate_hz".into(),
         message: "must be positive and finite".into(),

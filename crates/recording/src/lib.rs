@@ -7,6 +7,9 @@
 //! both share: the columns, their order and the schema version
 //! ([`FORMAT_VERSION`]).
 //!
+//! The `simulation` module holds the MCAP encoding of `hapticd simulate`'s
+//! recordings: its steps and each deformable body's node positions.
+//!
 //! It depends on no device, servo or engine crate, so that any of them
 //! may read or write recordings.
 
@@ -14,8 +17,15 @@ mod csv;
 mod file;
 mod format;
 mod mcap_file;
+mod simulation;
 
 pub use csv::{read_csv, CsvWriter};
 pub use file::{load_recording, TickFile};
 pub use format::{RecordedTick, TickFileError, COLUMNS, FORMAT_NAME, FORMAT_VERSION, NOT_RENDERED};
 pub use mcap_file::TICK_SCHEMA;
+pub use simulation::{
+    load_simulation, SimulatedBody, SimulatedStep, SimulationRecording, SimulationWriter,
+    DEFORMABLE_NODES_SCHEMA, DEFORMABLE_NODES_SCHEMA_NAME, DEFORMABLE_TOPIC_PREFIX,
+    SIMULATION_FORMAT_NAME, SIMULATION_FORMAT_VERSION, SIMULATION_STEP_SCHEMA,
+    SIMULATION_STEP_SCHEMA_NAME, SIMULATION_TOPIC,
+};

@@ -77,7 +77,7 @@ struct TickMessage {
 /// A float that JSON cannot always hold: non-finite values are written as
 /// `null` and read back as NaN.
 #[derive(Clone, Copy)]
-struct Number(f64);
+pub(crate) struct Number(pub(crate) f64);
 
 impl Serialize for Number {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -196,7 +196,7 @@ impl From<&TickMessage> for RecordedTick {
 }
 
 /// The metadata record naming the format and its version.
-const METADATA_NAME: &str = "hapticd";
+pub(crate) const METADATA_NAME: &str = "hapticd";
 
 /// The channels of a recording being written.
 struct Channels {
@@ -213,7 +213,7 @@ pub struct McapWriter {
     sequence: u32,
 }
 
-fn mcap_error(error: McapError) -> io::Error {
+pub(crate) fn mcap_error(error: McapError) -> io::Error {
     match error {
         McapError::Io(error) => error,
         other => io::Error::other(other),
