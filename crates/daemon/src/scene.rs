@@ -308,20 +308,42 @@ pub fn build_world(config: &Scene) -> Result<PhysicsWorld, SceneBuildError> {
     if !config.has_movable() {
         return Ok(PhysicsWorld::default());
     }
+    let bodies = environment_bodies(config)?;
+    let links = config
+        .environment()
+        .map(|object| BodyLink {
+            entries: Vec::new(),
+            drag: object.drag(),
+        })
+        .collect();
+    physics_world(config, bodies, links, Vec::new())
+}
+
+/// `config`'s rigid world for a scene with deformables: every environment
+/// object a body (movable ones dynamic, the others static, even when none
+/// moves), with the joints, in the order of
+/// [`Scene::environment`](haptic_config::Scene::environment).
+pub fn build_rigid_world(config: &Scene) -> Result<World, SceneBuildError> {
+    let bodies = environment_bodies(config)?;
+    let joints = config.world_joints(&bodies)?;
+    Ok(World::new(
+        bodies,
+        joints,
+        config.physics().world_parameters(),
+    )?)
+}
+
+/// One body per environment object, in its order.
+fn environment_bodies(config: &Scene) -> Result<Vec<RigidBody>, SceneBuildError> {
     let mut bodies = Vec::new();
-    let mut links = Vec::new();
     for (index, object) in config.objects().iter().enumerate() {
         if object.tool {
             continue;
         }
         let geometry = load_geometry(config, index, true, true)?;
         bodies.push(rigid_body(config, object, &geometry)?);
-        links.push(BodyLink {
-            entries: Vec::new(),
-            drag: object.drag(),
-        });
     }
-    physics_world(config, bodies, links, Vec::new())
+    Ok(bodies)
 }
 
 /// The rectangle a planar point set (a floor grid) covers, in its plane

@@ -1,6 +1,6 @@
-//! `hapticd simulate`: a scene's physics world alone, headless and
-//! deterministic, as fast as the machine goes, into a recording of every
-//! step (`haptic_daemon::simulate`).
+//! `hapticd simulate`: a scene's physics world alone (its rigid bodies and
+//! its deformables), headless and deterministic, as fast as the machine
+//! goes, into a recording of every step (`haptic_daemon::simulate`).
 
 use anyhow::bail;
 use haptic_config::{Overrides, Scene};
@@ -10,12 +10,14 @@ use std::time::Instant;
 
 #[derive(clap::Args)]
 pub struct SimulateArgs {
-    /// Scene configuration (TOML) with movable objects.
+    /// Scene configuration (TOML) with movable objects or deformables.
     scene: PathBuf,
     /// Simulated time (s).
     #[arg(long, value_name = "SECONDS")]
     duration: f64,
-    /// The recording to write: CSV, one row per step.
+    /// The recording to write, one record per step: MCAP when it ends in
+    /// `.mcap` (with every deformable's node positions), else CSV (with
+    /// each deformable's centre of mass).
     #[arg(long, value_name = "FILE")]
     record: PathBuf,
     /// The step (s) [default: the scene's physics period, 1 /
@@ -26,9 +28,9 @@ pub struct SimulateArgs {
 
 pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
     let scene = Scene::load(&args.scene, &Overrides::default())?;
-    if !scene.has_movable() {
+    if !scene.has_movable() && scene.deformables().is_empty() {
         bail!(
-            "{}: no movable objects: the physics world has nothing to move",
+            "{}: no movable objects and no deformables: the physics world has nothing to move",
             args.scene.display()
         );
     }
@@ -79,6 +81,19 @@ pub fn run(args: &SimulateArgs) -> anyhow::Result<()> {
             x.y,
             x.z,
             body.velocity.norm()
+        );
+    }
+    for body in &report.deformables {
+        let c = body.centre_of_mass;
+        println!(
+            "deformable `{}` ({} nodes, {:.4} kg) ended with its centre of mass at ({:.4}, {:.4}, {:.4}) m, fastest node {:.2e} m/s",
+            body.name, body.nodes, body.mass, c.x, c.y, c.z, body.max_speed
+        );
+    }
+    if !report.deformables.is_empty() && !haptic_daemon::is_mcap_path(&args.record) {
+        println!(
+            "node positions are recorded in MCAP only (--record FILE.mcap); {} holds each deformable's centre of mass",
+            args.record.display()
         );
     }
     Ok(())
