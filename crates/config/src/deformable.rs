@@ -1025,3 +1025,6 @@ fn stuffing_field_resolution(mesh: &haptic_mesh::TriangleMesh, spacing: f64) -> 
     let longest = mesh.aabb().extents().max();
     (4.0 * longest / spacing).ceil().clamp(16.0, 256.0) as u32
 }
+
+#[cfg(test)]
+mod tests;
