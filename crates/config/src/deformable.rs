@@ -13,13 +13,13 @@ use crate::check::{fail, finite, Check, Invalid};
 use crate::schema::ObjectConfig;
 use crate::{ConfigError, Scene};
 use haptic_deformable::body::{sheet_masses, solid_masses};
+use haptic_deformable::paradigms::Spring;
 use haptic_deformable::topology::{self, Edge};
 use haptic_deformable::{
     Anchor, AnchorTarget, CorotationalFem, CoupledWorld, DeformableBody, DeformableMaterial,
     ForceIntegration, FrictionBound, MassSpring, Paradigm, ShapeMatching, SolverParameters,
     TangentBasis, Xpbd,
 };
-use haptic_deformable::paradigms::Spring;
 use haptic_mesh::{load_mesh, LoadOptions};
 use haptic_physics::World;
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
@@ -464,7 +464,7 @@ pub(crate) fn check(
         ] {
             non_negative(field(&format!("material.{name}")), value)?;
         }
-        if !(m.stretch_limit >= 0.0) {
+        if m.stretch_limit.is_nan() || m.stretch_limit < 0.0 {
             fail(
                 field("material.stretch_limit"),
                 format!("must be ≥ 0 (or inf), not {}", m.stretch_limit),
@@ -813,7 +813,11 @@ impl Scene {
     }
 
     /// Builds deformable `i`.
-    fn deformable_body(&self, i: usize, d: &DeformableConfig) -> Result<DeformableBody, ConfigError> {
+    fn deformable_body(
+        &self,
+        i: usize,
+        d: &DeformableConfig,
+    ) -> Result<DeformableBody, ConfigError> {
         let field = |f: &str| format!("deformables[{i}].{f}");
         let pose = d.pose();
         let file_error = |e: String| self.invalid(field("shape.file"), e);
@@ -855,8 +859,7 @@ impl Scene {
                 let mesh = load_mesh(&self.base.join(file), &LoadOptions::default())
                     .map_err(|e| file_error(e.to_string()))?
                     .mesh;
-                let positions: Vec<Point3<f64>> =
-                    mesh.vertices.iter().map(|p| pose * p).collect();
+                let positions: Vec<Point3<f64>> = mesh.vertices.iter().map(|p| pose * p).collect();
                 let inextensible = topology::edges(&mesh.triangles, &positions);
                 let masses = sheet_masses(&positions, &mesh.triangles, d.density);
                 Built {
@@ -888,12 +891,9 @@ impl Scene {
                     },
                     &NoProgress,
                 );
-                let stuffed = stuff_isosurface(&sdf, &StuffingOptions::new(*spacing))
-                    .map_err(|e| {
-                        self.invalid(
-                            field("shape.spacing"),
-                            format!("{}: {e}", path.display()),
-                        )
+                let stuffed =
+                    stuff_isosurface(&sdf, &StuffingOptions::new(*spacing)).map_err(|e| {
+                        self.invalid(field("shape.spacing"), format!("{}: {e}", path.display()))
                     })?;
                 solid(&stuffed.mesh.positions, stuffed.mesh.tets, &pose, d.density)
             }
@@ -902,9 +902,8 @@ impl Scene {
                 solid(&b.positions, b.tets, &pose, d.density)
             }
         };
-        let paradigm_error = |e: haptic_deformable::DeformableError| {
-            self.invalid(field("paradigm"), e.to_string())
-        };
+        let paradigm_error =
+            |e: haptic_deformable::DeformableError| self.invalid(field("paradigm"), e.to_string());
         let paradigm = match d.paradigm {
             ParadigmConfig::MassSpring {
                 stiffness,

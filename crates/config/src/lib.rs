@@ -30,14 +30,14 @@ mod scene;
 mod schema;
 mod validate;
 
-pub use haptic_schema::patch::{
-    MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters,
-};
-pub use haptic_schema::rendering::{Material, Rendering};
 pub use deformable::{
     AnchorConfig, DeformableConfig, DeformableShape, DeformableSolver, FrictionBoundName,
     IntegrationName, MaterialConfig, ParadigmConfig, TangentBasisName, MAX_GENERATED_NODES,
 };
+pub use haptic_schema::patch::{
+    MaterialPatch, RenderingFieldsPatch, RenderingPatch, TunableParameters,
+};
+pub use haptic_schema::rendering::{Material, Rendering};
 pub use locate::Location;
 pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};

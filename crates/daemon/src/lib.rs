@@ -47,5 +47,7 @@ pub use replay::{replay, ReplayReport};
 pub use run::{run, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
-pub use simulate::{is_mcap_path, simulate, DeformableSummary, SimulationReport, SIMULATION_HEADER};
+pub use simulate::{
+    is_mcap_path, simulate, DeformableSummary, SimulationReport, SIMULATION_HEADER,
+};
 pub use summary::{EndReason, RunSummary};

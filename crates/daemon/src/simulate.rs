@@ -154,7 +154,11 @@ fn simulate_coupled(
     let mut world = config
         .deformable_world(rigid)
         .map_err(SceneBuildError::from)?;
-    let names: Vec<&str> = config.deformables().iter().map(|d| d.name.as_str()).collect();
+    let names: Vec<&str> = config
+        .deformables()
+        .iter()
+        .map(|d| d.name.as_str())
+        .collect();
     let mut recorder = Recorder::create(out, dt, world.rigid().bodies(), &names)?;
     let mut kinetic_energy = world.kinetic_energy();
     let mut report = PhysicsReport {
@@ -165,7 +169,10 @@ fn simulate_coupled(
         kinetic_energy,
         ..StepReport::default()
     };
-    recorder.record(&recorded(0, dt, &start, world.rigid().bodies()), Some(&world))?;
+    recorder.record(
+        &recorded(0, dt, &start, world.rigid().bodies()),
+        Some(&world),
+    )?;
     for step in 1..=steps {
         let coupled = world.step(dt);
         let rigid = &coupled.rigid;
@@ -175,7 +182,7 @@ fn simulate_coupled(
             contacts: rigid.contacts + coupled.contacts,
             max_penetration: rigid.max_penetration.max(coupled.max_penetration),
             quarantined: rigid.quarantined + coupled.quarantined,
-            ..rigid.clone()
+            ..*rigid
         };
         report.max_contacts = report.max_contacts.max(combined.contacts);
         report.max_penetration = report.max_penetration.max(combined.max_penetration);
@@ -284,18 +291,23 @@ impl Recorder {
     }
 
     /// Appends `step`, and the deformables of `world` when given.
-    fn record(&mut self, step: &SimulatedStep, world: Option<&CoupledWorld>) -> Result<(), RunError> {
+    fn record(
+        &mut self,
+        step: &SimulatedStep,
+        world: Option<&CoupledWorld>,
+    ) -> Result<(), RunError> {
         let bodies = world.map_or(&[][..], CoupledWorld::bodies);
         match self {
             Recorder::Csv { file, out } => {
-                let centres: Vec<Point3<f64>> =
-                    bodies.iter().map(|b| b.centre_of_mass()).collect();
+                let centres: Vec<Point3<f64>> = bodies.iter().map(|b| b.centre_of_mass()).collect();
                 row(&mut BufWriter::new(file.file_mut()), step, &centres)
                     .map_err(io(format!("writing {out}")))
             }
             Recorder::Mcap { writer, out } => {
-                let nodes: Vec<&[Point3<f64>]> =
-                    bodies.iter().map(|b| b.state.positions.as_slice()).collect();
+                let nodes: Vec<&[Point3<f64>]> = bodies
+                    .iter()
+                    .map(|b| b.state.positions.as_slice())
+                    .collect();
                 writer
                     .record(step, &nodes)
                     .map_err(io(format!("writing {out}")))

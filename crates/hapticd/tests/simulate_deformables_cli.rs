@@ -131,7 +131,10 @@ fn a_cloth_falls_onto_a_ball_and_its_nodes_are_recorded_in_mcap() {
     assert!(end[middle].z > 0.2 - free_fall, "{:?}", end[middle]);
     assert!(end[middle].coords.norm() > 0.1, "{:?}", end[middle]);
     assert!(recording.steps[20].contacts > 0);
-    assert!(frames.iter().flatten().all(|p| p.coords.iter().all(|v| v.is_finite())));
+    assert!(frames
+        .iter()
+        .flatten()
+        .all(|p| p.coords.iter().all(|v| v.is_finite())));
 
     // Equal inputs, equal bytes.
     let again = dir.path().join("again.mcap");
@@ -173,7 +176,10 @@ fn a_csv_recording_holds_each_deformable_s_centre_of_mass_and_says_so() {
 fn the_deformable_configs_check_and_a_bad_one_names_its_field() {
     let output = hapticd(&[
         "check-config",
-        repo().join("config/fig3-cloth-on-ball.toml").to_str().unwrap(),
+        repo()
+            .join("config/fig3-cloth-on-ball.toml")
+            .to_str()
+            .unwrap(),
         repo().join("config/jelly-drop.toml").to_str().unwrap(),
     ]);
     assert_success(&output);
@@ -197,10 +203,8 @@ fn the_deformable_configs_check_and_a_bad_one_names_its_field() {
         assert!(!output.status.success());
         let stderr = text(&output.stderr);
         assert!(
-            stderr.contains(&format!(
-                "{}:{line}:",
-                bad.display()
-            )) && stderr.contains("field `deformables[0].paradigm.poisson_ratio`"),
+            stderr.contains(&format!("{}:{line}:", bad.display()))
+                && stderr.contains("field `deformables[0].paradigm.poisson_ratio`"),
             "{stderr}"
         );
     }

@@ -378,7 +378,10 @@ pub fn load_simulation(path: impl AsRef<Path>) -> Result<SimulationRecording, Ti
                 )));
             }
             let nodes: NodesMessage = serde_json::from_slice(&message.data).map_err(|e| {
-                error(format!("node message {} of `{topic}`: {e}", message.sequence))
+                error(format!(
+                    "node message {} of `{topic}`: {e}",
+                    message.sequence
+                ))
             })?;
             let track = &mut deformables[k].1;
             if nodes.positions_m.len() != 3 * nodes.nodes {
@@ -389,8 +392,7 @@ pub fn load_simulation(path: impl AsRef<Path>) -> Result<SimulationRecording, Ti
                     nodes.nodes
                 )));
             }
-            if steps.last().map(|s| s.step) != Some(nodes.step) || track.len() + 1 != steps.len()
-            {
+            if steps.last().map(|s| s.step) != Some(nodes.step) || track.len() + 1 != steps.len() {
                 return Err(error(format!(
                     "node message {} of `{topic}`: step {} does not follow the step messages",
                     message.sequence, nodes.step

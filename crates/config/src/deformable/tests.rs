@@ -119,7 +119,8 @@ fn anchors_name_their_body_and_select_one_node() {
     let e = error(&text, "anchors", "deformables[0].anchors[0].body");
     assert!(e.message.contains("is the tool"), "{e}");
 
-    let text = format!("{SCENE}{SHEET}anchors = [{{ node = 0, near = [0.0, 0.0, 0.0], radius = 0.1 }}]\n");
+    let text =
+        format!("{SCENE}{SHEET}anchors = [{{ node = 0, near = [0.0, 0.0, 0.0], radius = 0.1 }}]\n");
     error(&text, "anchors", "deformables[0].anchors[0].node");
 
     let text = format!("{SCENE}{SHEET}anchors = [{{ near = [0.0, 0.0, 0.0] }}]\n");
@@ -162,9 +163,7 @@ fn anchors_hold_nodes_where_they_start_to_the_world_or_a_body() {
     );
     assert_eq!(start[19], Point3::new(0.2, 0.15, 0.2));
 
-    let text = format!(
-        "{SCENE}{SHEET}anchors = [{{ near = [3.0, 0.0, 0.0], radius = 0.1 }}]\n"
-    );
+    let text = format!("{SCENE}{SHEET}anchors = [{{ near = [3.0, 0.0, 0.0], radius = 0.1 }}]\n");
     let scene = parse_in(&text, Path::new("/nonexistent")).unwrap();
     let e = scene.deformable_world(rigid_world(&scene)).err().unwrap();
     assert_eq!(e.field.as_deref(), Some("deformables[0].anchors[0].near"));
@@ -203,9 +202,19 @@ paradigm = { kind = "corotational_fem", young_modulus = 1e4 }
     );
     let e = parse_in(&text, dir.path()).expect_err("must fail");
     let shown = e.to_string();
-    assert_eq!(e.field.as_deref(), Some("deformables[0].shape.file"), "{shown}");
-    assert_eq!(e.at.map(|a| a.line), Some(line_of(&text, "shape = { kind = \"tet")));
-    assert!(shown.contains("jelly.mesh: line 13: element 2: tet 1 is inverted"), "{shown}");
+    assert_eq!(
+        e.field.as_deref(),
+        Some("deformables[0].shape.file"),
+        "{shown}"
+    );
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&text, "shape = { kind = \"tet"))
+    );
+    assert!(
+        shown.contains("jelly.mesh: line 13: element 2: tet 1 is inverted"),
+        "{shown}"
+    );
 
     // The same mesh set right builds a body of 5 nodes and 2 elements.
     std::fs::write(
@@ -273,13 +282,22 @@ fn unknown_keys_and_out_of_range_values_name_file_line_and_field() {
     let text = format!("{SCENE}{SHEET}{SHEET}");
     let e = parse_in(&text, Path::new("/nonexistent")).expect_err("must fail");
     assert_eq!(e.field.as_deref(), Some("deformables[1].name"), "{e}");
-    let second = text[..text.rfind("name = \"sheet\"").unwrap()].matches('\n').count() + 1;
+    let second = text[..text.rfind("name = \"sheet\"").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
     assert_eq!(e.at.map(|a| a.line), Some(second), "{e}");
 
-    let text = format!("{SCENE}{}", SHEET.replace("name = \"sheet\"", "name = \"post\""));
+    let text = format!(
+        "{SCENE}{}",
+        SHEET.replace("name = \"sheet\"", "name = \"post\"")
+    );
     let e = parse_in(&text, Path::new("/nonexistent")).expect_err("must fail");
     assert_eq!(e.field.as_deref(), Some("deformables[0].name"), "{e}");
-    let line = text[..text.rfind("name = \"post\"").unwrap()].matches('\n').count() + 1;
+    let line = text[..text.rfind("name = \"post\"").unwrap()]
+        .matches('\n')
+        .count()
+        + 1;
     assert_eq!(e.at.map(|a| a.line), Some(line), "{e}");
     assert!(e.message.contains("already names an object"), "{e}");
 }
@@ -304,10 +322,7 @@ fn the_fig3_config_is_the_fig3_cloth_over_the_ball() {
     let ball = scene.environment().next().unwrap();
     assert_eq!(ball.name, "ball");
     assert_eq!(scene.friction_coefficient(ball), 0.4);
-    assert_eq!(
-        ball.shape,
-        Some(crate::Shape::Sphere { radius_m: 0.25 })
-    );
+    assert_eq!(ball.shape, Some(crate::Shape::Sphere { radius_m: 0.25 }));
     assert_eq!(ball.position_m, [0.0; 3]);
     assert!(!ball.movable);
     assert_eq!(scene.threads().physics.rate_hz, 50.0);
@@ -347,7 +362,10 @@ fn the_jelly_config_is_a_corotational_box_on_the_ground_in_four_substeps() {
         panic!()
     };
     assert_eq!(fem.element_count(), 6 * 64);
-    assert_eq!((fem.young, fem.poisson, fem.stiffness_damping), (1e4, 0.45, 0.01));
+    assert_eq!(
+        (fem.young, fem.poisson, fem.stiffness_damping),
+        (1e4, 0.45, 0.01)
+    );
     assert!((jelly.mass() - 1000.0 * 0.06f64.powi(3)).abs() < 1e-12);
     assert!((jelly.centre_of_mass() - Point3::new(0.0, 0.0, 0.06)).norm() < 1e-12);
     // Free of the (geometry-less) ground, it falls.
