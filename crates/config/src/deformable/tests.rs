@@ -411,3 +411,74 @@ fn every_paradigm_builds_on_every_shape_it_fits() {
         }
     }
 }
+
+/// `mesh` as an OBJ file.
+fn obj(mesh: &haptic_mesh::TriangleMesh) -> String {
+    let mut text = String::new();
+    for v in &mesh.vertices {
+        text += &format!("v {} {} {}\n", v.x, v.y, v.z);
+    }
+    for t in &mesh.triangles {
+        text += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    text
+}
+
+#[test]
+fn meshes_become_cloths_and_stuffed_solids() {
+    let dir = tempfile::tempdir().unwrap();
+    let cube = haptic_mesh::shapes::box_mesh(nalgebra::Vector3::new(0.05, 0.05, 0.05));
+    std::fs::write(dir.path().join("cube.obj"), obj(&cube)).unwrap();
+    let deformable = |shape: &str, density: f64, paradigm: &str| {
+        format!(
+            "{SCENE}\n[[deformables]]\nname = \"d\"\nshape = {shape}\nposition_m = [0.0, 0.0, 1.0]\ndensity = {density}\nparadigm = {paradigm}\n"
+        )
+    };
+
+    // A closed surface as a cloth: every edge inextensible, 0.06 m² at
+    // 0.5 kg/m².
+    let text = deformable(
+        "{ kind = \"surface_mesh\", file = \"cube.obj\" }",
+        0.5,
+        "{ kind = \"mass_spring\" }",
+    );
+    let scene = parse_in(&text, dir.path()).unwrap();
+    let world = scene.deformable_world(rigid_world(&scene)).unwrap();
+    let body = &world.bodies()[0];
+    assert_eq!(body.state.positions.len(), cube.vertices.len());
+    assert_eq!(body.model.surface.len(), cube.triangles.len());
+    assert_eq!(body.model.inextensible.len(), 3 * cube.triangles.len() / 2);
+    assert!((body.mass() - 0.5 * 0.06).abs() < 1e-12, "{}", body.mass());
+    assert!((body.centre_of_mass().z - 1.0).abs() < 1e-12);
+
+    // Filled with tets at 1 cm: the cube's litre at 1,000 kg/m³, within
+    // the stuffing's volume error.
+    let text = deformable(
+        "{ kind = \"solid_from_mesh\", file = \"cube.obj\", spacing = 0.01 }",
+        1000.0,
+        "{ kind = \"corotational_fem\", young_modulus = 1e4 }",
+    );
+    let scene = parse_in(&text, dir.path()).unwrap();
+    let world = scene.deformable_world(rigid_world(&scene)).unwrap();
+    let body = &world.bodies()[0];
+    assert!((body.mass() - 1.0).abs() < 0.03, "{}", body.mass());
+    assert!((body.centre_of_mass() - Point3::new(0.0, 0.0, 1.0)).norm() < 1e-3);
+    let Paradigm::CorotationalFem(fem) = &body.model.paradigm else {
+        panic!()
+    };
+    assert!(fem.element_count() > 1000, "{}", fem.element_count());
+
+    // A missing mesh names the field where the config loads; a spacing too
+    // coarse to fill anything where the body is built.
+    let e = parse_in(&text.replace("cube.obj", "sphere.obj"), dir.path()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("deformables[0].shape.file"));
+    assert!(e.message.contains("no such file"), "{e}");
+    let scene = parse_in(&text.replace("spacing = 0.01", "spacing = 1.0"), dir.path()).unwrap();
+    let e = scene.deformable_world(rigid_world(&scene)).err().unwrap();
+    assert_eq!(
+        e.field.as_deref(),
+        Some("deformables[0].shape.spacing"),
+        "{e}"
+    );
+    assert!(e.message.contains("cube.obj"), "{e}");
+}
