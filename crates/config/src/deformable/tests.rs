@@ -482,3 +482,50 @@ fn meshes_become_cloths_and_stuffed_solids() {
     );
     assert!(e.message.contains("cube.obj"), "{e}");
 }
+
+#[test]
+fn a_parameter_of_another_paradigm_or_shape_is_an_unknown_field() {
+    let text = format!(
+        "{SCENE}{}",
+        SHEET.replace("stiffness = 2.0", "stiffness = 2.0, linear_blend = 0.5")
+    );
+    let e = parse_in(&text, Path::new("/nonexistent")).unwrap_err();
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&text, "paradigm =")),
+        "{e}"
+    );
+    assert!(
+        e.field
+            .as_deref()
+            .unwrap()
+            .starts_with("deformables[0].paradigm"),
+        "{e}"
+    );
+    assert!(e.message.contains("unknown field `linear_blend`"), "{e}");
+
+    let text = format!(
+        "{SCENE}{}",
+        SHEET.replace("depth = 0.3", "depth = 0.3, spacing = 0.1")
+    );
+    let e = parse_in(&text, Path::new("/nonexistent")).unwrap_err();
+    let line = text[..text.rfind("shape =").unwrap()].matches('\n').count() + 1;
+    assert_eq!(e.at.map(|a| a.line), Some(line), "{e}");
+    assert!(
+        e.field
+            .as_deref()
+            .unwrap()
+            .starts_with("deformables[0].shape"),
+        "{e}"
+    );
+    assert!(e.message.contains("unknown field `spacing`"), "{e}");
+
+    let text = format!("{SCENE}{}", SHEET.replace("\"mass_spring\"", "\"fem\""));
+    let e = parse_in(&text, Path::new("/nonexistent")).unwrap_err();
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&text, "paradigm =")),
+        "{e}"
+    );
+    assert!(e.message.contains("corotational_fem"), "{e}");
+}
