@@ -156,6 +156,12 @@ impl<'a> RunningScene<'a> {
         record: Option<&Path>,
         hooks: ThreadHooks,
     ) -> Result<Started<'a>, RunError> {
+        if !config.deformables().is_empty() {
+            tracing::warn!(
+                deformables = config.deformables().len(),
+                "the physics thread steps the rigid world alone: the scene's deformables are left out (`hapticd simulate` steps them)"
+            );
+        }
         let mut scene = match built {
             Some(scene) => scene,
             None => {
