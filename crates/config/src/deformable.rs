@@ -306,12 +306,18 @@ pub struct DeformableSolver {
     /// Solver passes between which implicit bodies answer the impulses.
     /// Default 4.
     pub elastic_passes: usize,
+    /// Whether those passes hold resting contact nodes on their contact
+    /// planes in the bodies' implicit solves. Default `true`.
+    pub contact_planes: bool,
     /// Equal substeps per step. Default 1.
     pub substeps: usize,
     /// Extra contact distance beyond a sample's travel (m). Default 0.002.
     pub contact_margin: f64,
     /// Fastest push out of a penetration (m/s). Default 0.5.
     pub max_push_out_speed: f64,
+    /// A node faster than this (m/s) marks a diverging step, which is
+    /// quarantined. Default 100.
+    pub max_speed: f64,
     /// Whether the rigid world's joints are rows of the solver. Default
     /// `true`.
     pub joint_rows: bool,
@@ -334,9 +340,11 @@ impl Default for DeformableSolver {
             },
             projection_sweeps: p.projection_sweeps,
             elastic_passes: p.elastic_passes,
+            contact_planes: p.contact_planes,
             substeps: p.substeps,
             contact_margin: p.contact_margin,
             max_push_out_speed: p.max_push_out_speed,
+            max_speed: p.max_speed,
             joint_rows: p.joint_rows,
         }
     }
@@ -358,9 +366,11 @@ impl DeformableSolver {
             },
             contact_margin: self.contact_margin,
             max_push_out_speed: self.max_push_out_speed,
+            max_speed: self.max_speed,
             joint_rows: self.joint_rows,
             projection_sweeps: self.projection_sweeps,
             elastic_passes: self.elastic_passes,
+            contact_planes: self.contact_planes,
             substeps: self.substeps,
         }
     }
