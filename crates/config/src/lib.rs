@@ -22,6 +22,7 @@
 
 mod check;
 mod deformable;
+mod deformable_world;
 mod file;
 mod locate;
 mod patch;
