@@ -20,6 +20,28 @@ pub fn lame(young: f64, poisson: f64) -> (f64, f64) {
     (lambda, mu)
 }
 
+/// Refuses a Young's modulus that is not finite and positive, and a
+/// Poisson's ratio outside `(−1, 0.5)`, naming the field.
+pub(crate) fn check_elasticity(
+    body: &str,
+    young: f64,
+    poisson: f64,
+) -> Result<(), DeformableError> {
+    let parameter = |field, value, expected| DeformableError::Parameter {
+        body: body.to_string(),
+        field,
+        value,
+        expected,
+    };
+    if !(young.is_finite() && young > 0.0) {
+        return Err(parameter("young_modulus", young, "finite and > 0"));
+    }
+    if !(poisson > -1.0 && poisson < 0.5) {
+        return Err(parameter("poisson_ratio", poisson, "in (−1, 0.5)"));
+    }
+    Ok(())
+}
+
 /// One tetrahedron: its nodes, rest shape and rest-frame stiffness.
 #[derive(Clone, Debug)]
 struct Element {
@@ -61,18 +83,7 @@ impl CorotationalFem {
         poisson: f64,
         integration: ForceIntegration,
     ) -> Result<Self, DeformableError> {
-        let parameter = |field, value, expected| DeformableError::Parameter {
-            body: body.to_string(),
-            field,
-            value,
-            expected,
-        };
-        if !(young.is_finite() && young > 0.0) {
-            return Err(parameter("young_modulus", young, "finite and > 0"));
-        }
-        if !(poisson > -1.0 && poisson < 0.5) {
-            return Err(parameter("poisson_ratio", poisson, "in (−1, 0.5)"));
-        }
+        check_elasticity(body, young, poisson)?;
         let (lambda, mu) = lame(young, poisson);
         let mean_volume = tets
             .iter()

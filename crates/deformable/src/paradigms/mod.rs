@@ -219,6 +219,20 @@ pub struct ForceScratch {
     product: Vec<Vector3<f64>>,
 }
 
+/// `out = A y`, `A = M − hD − h²K`: the linearly implicit step's matrix.
+fn apply_system(
+    model: &impl ElasticForces,
+    input: &StepInput,
+    y: &[Vector3<f64>],
+    out: &mut [Vector3<f64>],
+) {
+    for i in 0..y.len() {
+        out[i] = input.masses[i] * y[i];
+    }
+    model.add_damping_product(input, -input.h, y, out);
+    model.add_stiffness_product(-input.h * input.h, y, out);
+}
+
 /// A node held on a contact plane in [`Paradigm::solve_with_contacts`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ContactPlane {
@@ -258,7 +272,6 @@ pub(crate) fn solve_implicitly_with_contacts(
         return false;
     }
     let n = input.positions.len();
-    let h = input.h;
     scratch.filters.clear();
     scratch.filters.extend((0..n).map(|i| input.filter(i)));
     scratch.delta.clear();
@@ -290,13 +303,7 @@ pub(crate) fn solve_implicitly_with_contacts(
         product,
         ..
     } = scratch;
-    let apply = |y: &[Vector3<f64>], out: &mut [Vector3<f64>]| {
-        for i in 0..n {
-            out[i] = input.masses[i] * y[i];
-        }
-        model.add_damping_product(input, -h, y, out);
-        model.add_stiffness_product(-h * h, y, out);
-    };
+    let apply = |y: &[Vector3<f64>], out: &mut [Vector3<f64>]| apply_system(model, input, y, out);
     cg.solve_filtered(
         |i| filters[i],
         apply,
@@ -354,18 +361,10 @@ pub(crate) fn respond_implicitly(
     else {
         return false;
     };
-    let n = input.positions.len();
-    let h = input.h;
     response.iter_mut().for_each(|r| *r = Vector3::zeros());
     scratch.cg.solve_filtered(
         |i| input.filter(i),
-        |y, out| {
-            for i in 0..n {
-                out[i] = input.masses[i] * y[i];
-            }
-            model.add_damping_product(input, -h, y, out);
-            model.add_stiffness_product(-h * h, y, out);
-        },
+        |y, out| apply_system(model, input, y, out),
         &scratch.diagonal,
         impulses,
         response,
@@ -448,13 +447,7 @@ pub(crate) fn integrate_forces(
             let model = &*model;
             cg.solve_filtered(
                 |i| input.filter(i),
-                |y, out| {
-                    for i in 0..n {
-                        out[i] = input.masses[i] * y[i];
-                    }
-                    model.add_damping_product(input, -h, y, out);
-                    model.add_stiffness_product(-h * h, y, out);
-                },
+                |y, out| apply_system(model, input, y, out),
                 diagonal,
                 rhs,
                 delta,

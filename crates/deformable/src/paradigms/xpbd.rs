@@ -4,7 +4,8 @@
 //! count. Goals from the predicted positions of eq 1 become velocities by
 //! eq 3.
 
-use super::{corotational::lame, StepInput};
+use super::corotational::{check_elasticity, lame};
+use super::StepInput;
 use crate::error::DeformableError;
 use crate::topology::tet_volume;
 use crate::topology::Edge;
@@ -48,12 +49,7 @@ impl Xpbd {
             value,
             expected,
         };
-        if !(young.is_finite() && young > 0.0) {
-            return Err(parameter("young_modulus", young, "finite and > 0"));
-        }
-        if !(poisson > -1.0 && poisson < 0.5) {
-            return Err(parameter("poisson_ratio", poisson, "in (−1, 0.5)"));
-        }
+        check_elasticity(body, young, poisson)?;
         if iterations == 0 {
             return Err(parameter("iterations", 0.0, "at least 1"));
         }
