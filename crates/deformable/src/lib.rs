@@ -13,6 +13,7 @@
 //! | Surface samples against rigid fields | [`collision`] |
 //! | Rows: anchors, inextensibility, bending, contact and friction, rigid joints (§4.1–4.5) | [`constraints`] |
 //! | Warm start and PGS sweeps (§4.6, Algorithm 1) | [`solver`] |
+//! | The equality rows solved directly between sweeps | [`direct`] |
 //! | Symplectic Euler for nodes (eq 38), impulses into the rigid step | [`world`] |
 //! | Position projection of over-long edges | [`post_stabilisation`] |
 //!
@@ -31,6 +32,7 @@
 pub mod body;
 pub mod collision;
 pub mod constraints;
+pub mod direct;
 pub mod error;
 pub mod paradigms;
 pub mod parameters;
@@ -45,5 +47,5 @@ pub use body::{
 };
 pub use constraints::anchor::{Anchor, AnchorTarget};
 pub use paradigms::{CorotationalFem, ForceIntegration, MassSpring, Paradigm, ShapeMatching, Xpbd};
-pub use parameters::{FrictionBound, SolverParameters, TangentBasis};
+pub use parameters::{EqualitySolver, FrictionBound, SolverParameters, TangentBasis};
 pub use world::{CoupledStepReport, CoupledWorld, CoupledWorldError};

@@ -73,6 +73,21 @@ pub struct SolverParameters {
     /// rigid world's included): contact stops a node within a substep, so
     /// a body's stiffness has less to catch up on.
     pub substeps: usize,
+    /// How the equality rows (anchors, inextensibility, rigid joints) are
+    /// solved.
+    pub equality_solver: EqualitySolver,
+}
+
+/// How the equality rows are solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum EqualitySolver {
+    /// With the other rows, by PGS sweeps (the paper's).
+    #[default]
+    Pgs,
+    /// Held exactly, the other rows swept against them (see
+    /// [`crate::direct`]): for ropes and mechanisms between bodies of very
+    /// different masses.
+    Direct,
 }
 
 impl Default for SolverParameters {
@@ -91,6 +106,7 @@ impl Default for SolverParameters {
             elastic_passes: 4,
             contact_planes: true,
             substeps: 1,
+            equality_solver: EqualitySolver::Pgs,
         }
     }
 }

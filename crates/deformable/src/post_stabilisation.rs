@@ -5,7 +5,8 @@
 //! pair apart by `√(L² + (h Δv)²) − L`. When a cloth strikes a ball and its
 //! touching nodes stop, that is tens of percent in one step, and Baumgarte
 //! (eq 13) takes back only a fraction of it per step. After the nodes
-//! advance (eq 38), world-anchored nodes are put on their points and the
+//! advance (eq 38), anchored nodes are put on their points (on a rigid
+//! body, where the point will be at the end of the step) and the
 //! over-long inextensible edges are projected back to their rest length by
 //! Gauss–Seidel passes (Provot's deformation constraints, the paper's ref.
 //! [14]), each followed by a pass moving penetrating contact samples back
@@ -19,22 +20,25 @@
 use crate::body::DeformableBody;
 use crate::constraints::anchor::{Anchor, AnchorTarget};
 use crate::constraints::contact::RigidContact;
-use nalgebra::Vector3;
+use nalgebra::Point3;
 
 /// Projects every body (see the module's documentation), and after each
 /// pass over the edges moves every contact's sample back out of its rigid
-/// body along the contact normal: its gap at the end of the step is taken
-/// as the detected gap plus the sample's motion along the normal less the
-/// rigid point's, `rigid_motion(contact)`. `held` is scratch of one flag
-/// per node of all bodies. Returns the largest relative edge error met by
-/// the last pass.
+/// body along the contact normal. A rigid body's point `p` now is at
+/// `rigid_end(body, p)` at the end of the step: a contact's gap then is the
+/// detected gap plus the sample's motion along the normal less the rigid
+/// point's, and a node anchored to a rigid body is held where its anchor
+/// point (`rigid_point(body, local point)` now) will be. `held` is scratch of
+/// one flag per node of all bodies. Returns the largest relative edge error
+/// met by the last pass.
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     bodies: &mut [DeformableBody],
     node_offsets: &[u32],
     anchors: &[Anchor],
     contacts: &[RigidContact],
-    rigid_motion: impl Fn(&RigidContact) -> Vector3<f64>,
+    rigid_point: impl Fn(usize, &Point3<f64>) -> Point3<f64>,
+    rigid_end: impl Fn(usize, &Point3<f64>) -> Point3<f64>,
     sweeps: usize,
     held: &mut Vec<bool>,
 ) -> f64 {
@@ -45,10 +49,11 @@ pub fn project(
     held.clear();
     held.resize(total, false);
     for anchor in anchors {
-        if let AnchorTarget::World(point) = anchor.target {
-            bodies[anchor.body].state.positions[anchor.node as usize] = point;
-            held[node_offsets[anchor.body] as usize + anchor.node as usize] = true;
-        }
+        bodies[anchor.body].state.positions[anchor.node as usize] = match anchor.target {
+            AnchorTarget::World(point) => point,
+            AnchorTarget::Rigid { body, point } => rigid_end(body, &rigid_point(body, &point)),
+        };
+        held[node_offsets[anchor.body] as usize + anchor.node as usize] = true;
     }
     let mut worst = 0.0f64;
     for _ in 0..sweeps {
@@ -64,7 +69,8 @@ pub fn project(
             let body = &mut bodies[contact.body as usize];
             let sample = body.model.samples[contact.sample as usize];
             let moved = sample.position(&body.state.positions) - contact.point;
-            let gap = contact.gap + contact.normal.dot(&(moved - rigid_motion(contact)));
+            let rigid_motion = rigid_end(contact.rigid as usize, &contact.point) - contact.point;
+            let gap = contact.gap + contact.normal.dot(&(moved - rigid_motion));
             if gap >= 0.0 {
                 continue;
             }

@@ -2,11 +2,18 @@
 //! tests, benchmarks and configuration share one definition.
 
 use crate::body::{sheet_masses, DeformableBody, DeformableError, DeformableMaterial};
+use crate::constraints::anchor::{Anchor, AnchorTarget};
 use crate::paradigms::{ForceIntegration, MassSpring, Paradigm, Spring};
-use crate::topology::{self, Sheet};
-use haptic_mesh::shapes::{box_mesh, icosphere};
-use haptic_physics::{GeometryResolution, Motion, RigidBody, World, WorldParameters};
-use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use crate::parameters::SolverParameters;
+use crate::topology::{self, Edge, Sheet};
+use crate::world::CoupledWorld;
+use haptic_mesh::shapes::{box_mesh, cylinder, icosphere};
+use haptic_mesh::TriangleMesh;
+use haptic_physics::joints::Joint;
+use haptic_physics::{
+    centred, mass_properties, GeometryResolution, Motion, RigidBody, World, WorldParameters,
+};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 
 /// A cloth's make-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,4 +146,174 @@ pub fn ground(height: f64, reach: f64, friction: f64) -> RigidBody {
     slab.model.static_friction = friction;
     slab.model.dynamic_friction = friction;
     slab
+}
+
+/// The Fig. 4 machine: a rope over a wheel on a hinge, a rigid body
+/// hanging from each end.
+pub struct Atwood {
+    pub world: CoupledWorld,
+    /// Indices of the wheel and of the two hanging bodies in the rigid world.
+    pub wheel: usize,
+    pub hanging: [usize; 2],
+    /// The rope's contact radius on the wheel (m): its rim plus the rope's
+    /// half thickness.
+    pub contact_radius: f64,
+    /// The wheel's moment of inertia about its axle (kg·m²).
+    pub wheel_inertia: f64,
+    /// The rope's length along its centre line (m).
+    pub rope_length: f64,
+    /// The rope's two nodes at each end, anchored to the hanging bodies.
+    pub rope_ends: [[usize; 2]; 2],
+}
+
+/// What the Fig. 4 machine is made of.
+#[derive(Clone, Debug)]
+pub struct AtwoodSpec {
+    pub wheel_radius: f64,
+    pub wheel_mass: f64,
+    /// Rung pairs of the rope strip (the paper: 25, i.e. 50 nodes).
+    pub rope_pairs: usize,
+    pub rope_mass: f64,
+    /// Length of each straight hanging part of the rope (m).
+    pub hanging_length: f64,
+    /// Coulomb coefficient of the rope and of the wheel.
+    pub friction: f64,
+    /// The hanging bodies' meshes, masses and orientations.
+    pub bodies: [(TriangleMesh, f64, UnitQuaternion<f64>); 2],
+}
+
+/// Builds the machine: the wheel's axle along y through `(0, 0, 1)`, the
+/// rope over its top and down both sides, each end's two nodes anchored to
+/// the top of a hanging body.
+pub fn atwood(spec: &AtwoodSpec, parameters: SolverParameters) -> Result<Atwood, String> {
+    let width = 0.02;
+    let thickness = 0.003;
+    let wheel_mesh = cylinder(spec.wheel_radius, 2.0 * width, 64);
+    let wheel_volume = mass_properties(&wheel_mesh, 1.0)
+        .map_err(|e| e.to_string())?
+        .mass;
+    let axle = Point3::new(0.0, 0.0, 1.0);
+    // The cylinder's axis is its z: turn it onto the world's y.
+    let turn = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    let mut wheel = RigidBody::from_mesh(
+        "wheel",
+        &wheel_mesh,
+        spec.wheel_mass / wheel_volume,
+        &Isometry3::from_parts(Translation3::from(axle.coords), turn),
+        &GeometryResolution {
+            field_resolution: 64,
+            ..GeometryResolution::default()
+        },
+    )
+    .map_err(|e| e.to_string())?;
+    wheel.model.static_friction = spec.friction;
+    wheel.model.dynamic_friction = spec.friction;
+    let wheel_inertia = wheel.model.body_inertia[(2, 2)];
+
+    // The rope's centre line: up the left side, over the top, down the right.
+    let r = spec.wheel_radius + thickness;
+    let arc = std::f64::consts::PI * r;
+    let length = 2.0 * spec.hanging_length + arc;
+    let centre_line = |s: f64| -> Point3<f64> {
+        if s < spec.hanging_length {
+            Point3::new(-r, 0.0, axle.z - spec.hanging_length + s)
+        } else if s < spec.hanging_length + arc {
+            let angle = std::f64::consts::PI - (s - spec.hanging_length) / r;
+            Point3::new(r * angle.cos(), 0.0, axle.z + r * angle.sin())
+        } else {
+            Point3::new(r, 0.0, axle.z - (s - spec.hanging_length - arc))
+        }
+    };
+    let strip = topology::strip(spec.rope_pairs, length, width, &Isometry3::identity());
+    let pairs = spec.rope_pairs;
+    let positions: Vec<Point3<f64>> = (0..2 * pairs)
+        .map(|k| {
+            let (row, column) = (k / pairs, k % pairs);
+            let p = centre_line(length * column as f64 / (pairs - 1) as f64);
+            Point3::new(p.x, if row == 0 { -0.5 * width } else { 0.5 * width }, p.z)
+        })
+        .collect();
+    // The rungs at the ends are left out: the hanging bodies, anchored at
+    // both of an end's nodes, hold its width.
+    let last = pairs as u32 - 1;
+    let end_rung = |e: &Edge| {
+        let ends = (e.a.min(e.b), e.a.max(e.b));
+        ends == (0, last + 1) || ends == (last, 2 * last + 1)
+    };
+    let edges: Vec<Edge> = strip
+        .structural
+        .iter()
+        .filter(|e| !end_rung(e))
+        .map(|e| Edge {
+            rest_length: (positions[e.b as usize] - positions[e.a as usize]).norm(),
+            ..*e
+        })
+        .collect();
+    let masses = vec![spec.rope_mass / positions.len() as f64; positions.len()];
+    let rope = DeformableBody::new(
+        "rope",
+        positions.clone(),
+        masses,
+        strip.triangles.clone(),
+        edges,
+        DeformableMaterial {
+            friction: spec.friction,
+            thickness,
+            bending_limit: 0.0,
+            ..DeformableMaterial::default()
+        },
+        Paradigm::MassSpring(MassSpring::new(vec![], ForceIntegration::SymplecticEuler)),
+    )
+    .map_err(|e| e.to_string())?;
+
+    let mut bodies = vec![wheel];
+    let mut anchors = Vec::new();
+    for (side, (mesh, mass, orientation)) in spec.bodies.iter().enumerate() {
+        let properties = mass_properties(mesh, 1.0).map_err(|e| e.to_string())?;
+        let centred = centred(mesh, &properties.centre_of_mass);
+        let reach = centred
+            .vertices
+            .iter()
+            .map(|v| (orientation * v).z)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let end = if side == 0 { 0 } else { pairs - 1 };
+        let top = nalgebra::center(&positions[end], &positions[pairs + end]);
+        let centre = top - Vector3::new(0.0, 0.0, reach);
+        let file_pose = Isometry3::from_parts(Translation3::from(centre.coords), *orientation)
+            * Translation3::from(-properties.centre_of_mass.coords);
+        let body = RigidBody::from_mesh(
+            if side == 0 { "left" } else { "right" },
+            mesh,
+            mass / properties.mass,
+            &file_pose,
+            &GeometryResolution::default(),
+        )
+        .map_err(|e| e.to_string())?;
+        for node in [end, pairs + end] {
+            anchors.push(Anchor {
+                body: 0,
+                node: node as u32,
+                target: AnchorTarget::Rigid {
+                    body: side + 1,
+                    point: body.state.pose.inverse_transform_point(&positions[node]),
+                },
+            });
+        }
+        bodies.push(body);
+    }
+    let hinge =
+        Joint::hinge("axle", 0, None, &bodies, axle, Vector3::y()).map_err(|e| e.to_string())?;
+    let rigid =
+        World::new(bodies, vec![hinge], WorldParameters::default()).map_err(|e| e.to_string())?;
+    let world =
+        CoupledWorld::new(rigid, vec![rope], anchors, parameters).map_err(|e| e.to_string())?;
+    Ok(Atwood {
+        world,
+        wheel: 0,
+        hanging: [1, 2],
+        contact_radius: r,
+        wheel_inertia,
+        rope_length: length,
+        rope_ends: [[0, pairs], [pairs - 1, 2 * pairs - 1]],
+    })
 }

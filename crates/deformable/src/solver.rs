@@ -3,6 +3,7 @@
 //! participants alike.
 
 use crate::constraints::{Row, RowKind, Rows};
+use crate::direct::DirectSolver;
 use nalgebra::Vector3;
 
 /// The velocities the rows act on, updated in place by every impulse (the
@@ -16,7 +17,7 @@ pub struct Velocities<'a> {
 
 impl Velocities<'_> {
     /// `J V` of `row`.
-    fn row_velocity(&self, rows: &Rows, row: &Row) -> f64 {
+    pub(crate) fn row_velocity(&self, rows: &Rows, row: &Row) -> f64 {
         let mut jv = 0.0;
         for t in &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize] {
             jv += t.jacobian.dot(&self.nodes[t.node as usize]);
@@ -29,7 +30,7 @@ impl Velocities<'_> {
     }
 
     /// Applies impulse `delta` along `row` (eqs 36–37).
-    fn apply(&mut self, rows: &Rows, row: &Row, delta: f64) {
+    pub(crate) fn apply(&mut self, rows: &Rows, row: &Row, delta: f64) {
         for t in &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize] {
             let i = t.node as usize;
             self.nodes[i] += (delta * self.node_inverse_masses[i]) * t.jacobian;
@@ -50,13 +51,25 @@ pub fn apply_start(rows: &Rows, velocities: &mut Velocities) {
     }
 }
 
-/// One sweep of Algorithm 1 over all rows; returns the root mean square of
-/// the impulse changes (the paper's Fig. 1 measure).
-pub fn iterate(rows: &mut Rows, velocities: &mut Velocities) -> f64 {
+/// One sweep of Algorithm 1 over all rows; or, with `direct`, over the
+/// rows it does not hold exactly, each impulse answered by the equality
+/// rows (see [`crate::direct`]). Returns the root mean square of the
+/// impulse changes (the paper's Fig. 1 measure).
+pub fn iterate(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&DirectSolver>) -> f64 {
     let mut squares = 0.0;
     let mut i = 0;
+    let apply = |rows: &mut Rows, velocities: &mut Velocities, i: usize, delta: f64| {
+        velocities.apply(rows, &rows.rows[i], delta);
+        if let Some(direct) = direct {
+            direct.answer(rows, velocities, i, delta);
+        }
+    };
     while i < rows.rows.len() {
         let row = rows.rows[i];
+        if direct.is_some() && crate::direct::is_equality(&row) {
+            i += 1;
+            continue;
+        }
         match row.kind {
             RowKind::Bounded => {
                 let delta =
@@ -64,7 +77,7 @@ pub fn iterate(rows: &mut Rows, velocities: &mut Velocities) -> f64 {
                 let impulse = (row.impulse + delta).clamp(row.lower, row.upper);
                 let delta = impulse - row.impulse;
                 rows.rows[i].impulse = impulse;
-                velocities.apply(rows, &row, delta);
+                apply(rows, velocities, i, delta);
                 squares += delta * delta;
                 i += 1;
             }
@@ -91,8 +104,8 @@ pub fn iterate(rows: &mut Rows, velocities: &mut Velocities) -> f64 {
                 let (du, dw) = (u - row.impulse, w - second.impulse);
                 rows.rows[i].impulse = u;
                 rows.rows[i + 1].impulse = w;
-                velocities.apply(rows, &row, du);
-                velocities.apply(rows, &second, dw);
+                apply(rows, velocities, i, du);
+                apply(rows, velocities, i + 1, dw);
                 squares += du * du + dw * dw;
                 i += 2;
             }

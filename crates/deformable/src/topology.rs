@@ -122,11 +122,31 @@ pub fn sheet(columns: usize, rows: usize, width: f64, depth: f64, pose: &Isometr
 
 /// A rope as a strip two nodes wide: `length` metres along `pose`'s x axis,
 /// `width` across its y axis, `pairs` rungs. The Fig. 4 rope is 25 pairs:
-/// 50 nodes, 48 triangles, 121 edges (two rails, the rungs and both
-/// diagonals of each cell) and 47 interior edges.
+/// 50 nodes, 48 triangles, 97 edges (two rails, the rungs and one
+/// diagonal per cell) and 47 interior edges.
 pub fn strip(pairs: usize, length: f64, width: f64, pose: &Isometry3<f64>) -> Sheet {
     let mut grid = sheet(pairs, 2, length, width, pose);
-    grid.structural.append(&mut grid.shear);
+    // Each cell's diagonal along its triangles' shared edge: with the rails
+    // and rungs, exactly as many rows as the strip's in-plane freedoms
+    // (`2n·2 − 3`), so that no row repeats what the others hold.
+    let shared: Vec<(u32, u32)> = grid
+        .triangles
+        .chunks(2)
+        .map(|pair| {
+            let [a, b, c] = pair[0];
+            let common: Vec<u32> = [a, b, c]
+                .into_iter()
+                .filter(|v| pair[1].contains(v))
+                .collect();
+            (common[0].min(common[1]), common[0].max(common[1]))
+        })
+        .collect();
+    let mut diagonals: Vec<Edge> = grid
+        .shear
+        .drain(..)
+        .filter(|e| shared.contains(&(e.a.min(e.b), e.a.max(e.b))))
+        .collect();
+    grid.structural.append(&mut diagonals);
     grid
 }
 
@@ -325,7 +345,8 @@ mod tests {
         let rope = strip(25, 1.2, 0.02, &Isometry3::identity());
         assert_eq!(rope.positions.len(), 50);
         assert_eq!(rope.triangles.len(), 48);
-        assert_eq!(rope.structural.len(), 121);
+        assert_eq!(rope.structural.len(), 2 * rope.positions.len() - 3);
+        assert_eq!(rope.structural.len(), 97);
         assert_eq!(hinges(&rope.triangles).len(), 47);
     }
 

@@ -35,8 +35,9 @@ use crate::collision;
 use crate::constraints::anchor::{self, Anchor, AnchorTarget, RigidView};
 use crate::constraints::contact::{self, ContactSettings, RigidContact};
 use crate::constraints::{bending, inextensibility, joints, RowSource, Rows};
+use crate::direct::DirectSolver;
 use crate::paradigms::{ContactPlane, StepInput};
-use crate::parameters::{SolverParameterError, SolverParameters, TangentBasis};
+use crate::parameters::{EqualitySolver, SolverParameterError, SolverParameters, TangentBasis};
 use crate::post_stabilisation;
 use crate::solver::{self, Velocities};
 use haptic_physics::{ConstraintRow, StepReport, World};
@@ -127,6 +128,7 @@ pub struct CoupledWorld {
     warm: HashMap<RowSource, f64, foldhash::fast::FixedState>,
     convergence: Vec<f64>,
     quarantined: u64,
+    direct: DirectSolver,
 }
 
 impl CoupledWorld {
@@ -177,6 +179,7 @@ impl CoupledWorld {
             warm: HashMap::default(),
             convergence: Vec::new(),
             quarantined: 0,
+            direct: DirectSolver::default(),
         })
     }
 
@@ -508,9 +511,15 @@ impl CoupledWorld {
         };
         solver::apply_start(&s.rows, &mut velocities);
         self.convergence.clear();
+        let nodes = s.inverse_masses.len() as u32;
+        let direct = parameters.equality_solver == EqualitySolver::Direct
+            && self.direct.prepare(&mut s.rows, nodes, &s.inverse_masses);
         for _ in 0..parameters.iterations {
-            self.convergence
-                .push(solver::iterate(&mut s.rows, &mut velocities));
+            self.convergence.push(sweep(
+                &mut s.rows,
+                &mut velocities,
+                direct.then_some(&mut self.direct),
+            ));
         }
         // Elastic passes: the solver moves a node by `M⁻¹ p`, but an
         // implicitly integrated body answers an impulse by `A⁻¹ p`, sharing
@@ -671,8 +680,11 @@ impl CoupledWorld {
                 rigid_angular: &mut s.rigid_angular,
             };
             for _ in 0..parameters.iterations {
-                self.convergence
-                    .push(solver::iterate(&mut s.rows, &mut velocities));
+                self.convergence.push(sweep(
+                    &mut s.rows,
+                    &mut velocities,
+                    direct.then_some(&mut self.direct),
+                ));
             }
         }
         self.warm.clear();
@@ -742,9 +754,11 @@ impl CoupledWorld {
             &self.node_offsets,
             &self.anchors,
             &s.contacts,
-            |c| {
-                let r = c.rigid as usize;
-                h * (rigid_linear[r] + rigid_angular[r].cross(&(c.point - rigid_views[r].centre)))
+            |r, point| rigid_bodies[r].state.pose * point,
+            |r, point| {
+                point
+                    + h * (rigid_linear[r]
+                        + rigid_angular[r].cross(&(point - rigid_views[r].centre)))
             },
             parameters.projection_sweeps,
             &mut s.held,
@@ -777,5 +791,19 @@ impl CoupledWorld {
         }
         report.rigid = self.rigid.step(h, &s.impulses);
         report
+    }
+}
+
+/// One iteration: with `direct`, the equality rows solved exactly, then a
+/// sweep of the others answered by them; else a PGS sweep of every row.
+/// The RMS impulse change of both.
+fn sweep(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&mut DirectSolver>) -> f64 {
+    match direct {
+        Some(direct) => {
+            let equality = direct.solve(rows, velocities);
+            let others = solver::iterate(rows, velocities, Some(direct));
+            (equality * equality + others * others).sqrt()
+        }
+        None => solver::iterate(rows, velocities, None),
     }
 }
