@@ -11,7 +11,9 @@
 
 use crate::check::{fail, finite, Check, Invalid};
 use crate::schema::ObjectConfig;
-use haptic_deformable::{DeformableMaterial, FrictionBound, SolverParameters, TangentBasis};
+use haptic_deformable::{
+    DeformableMaterial, EqualitySolver, FrictionBound, SolverParameters, TangentBasis,
+};
 use haptic_tetmesh::read_tet_mesh;
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
@@ -273,6 +275,17 @@ pub enum TangentBasisName {
     FromSlip,
 }
 
+/// How the equality rows are solved.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EqualitySolverName {
+    /// With every other row, by PGS sweeps (the paper's).
+    Pgs,
+    /// Held exactly, the other rows swept against them: for ropes and
+    /// mechanisms between bodies much heavier than a node.
+    Direct,
+}
+
 /// `[deformable_solver]`: `SolverParameters`, defaults
 /// `SolverParameters::default()`'s.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
@@ -309,6 +322,9 @@ pub struct DeformableSolver {
     /// Whether the rigid world's joints are rows of the solver. Default
     /// `true`.
     pub joint_rows: bool,
+    /// How anchors, inextensible edges and joints are solved. Default
+    /// `pgs`.
+    pub equality_solver: EqualitySolverName,
 }
 
 impl Default for DeformableSolver {
@@ -334,6 +350,10 @@ impl Default for DeformableSolver {
             max_push_out_speed: p.max_push_out_speed,
             max_speed: p.max_speed,
             joint_rows: p.joint_rows,
+            equality_solver: match p.equality_solver {
+                EqualitySolver::Pgs => EqualitySolverName::Pgs,
+                EqualitySolver::Direct => EqualitySolverName::Direct,
+            },
         }
     }
 }
@@ -360,6 +380,10 @@ impl DeformableSolver {
             elastic_passes: self.elastic_passes,
             contact_planes: self.contact_planes,
             substeps: self.substeps,
+            equality_solver: match self.equality_solver {
+                EqualitySolverName::Pgs => EqualitySolver::Pgs,
+                EqualitySolverName::Direct => EqualitySolver::Direct,
+            },
         }
     }
 }
