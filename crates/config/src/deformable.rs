@@ -11,11 +11,12 @@
 
 use crate::check::{fail, finite, Check, Invalid};
 use crate::schema::ObjectConfig;
+use haptic_deformable::topology;
 use haptic_deformable::{
     DeformableMaterial, EqualitySolver, FrictionBound, SolverParameters, TangentBasis,
 };
 use haptic_tetmesh::read_tet_mesh;
-use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
+use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
 use serde::Deserialize;
 use std::path::{Path, PathBuf};
 
@@ -68,6 +69,17 @@ pub enum DeformableShape {
         length: f64,
         width: f64,
     },
+    /// A strip two nodes wide whose centre line follows the polyline
+    /// `path` (in the body's frame), its `pairs` rungs equally spaced along
+    /// it, `width` along `across` (less its component along the path;
+    /// default y) (`topology::strip_along`).
+    RopeAlong {
+        pairs: usize,
+        width: f64,
+        path: Vec<[f64; 3]>,
+        #[serde(default = "default_across")]
+        across: [f64; 3],
+    },
     /// An OBJ, PLY, STL or OFF triangle mesh as a cloth, open or closed:
     /// every edge inextensible.
     SurfaceMesh { file: PathBuf },
@@ -86,7 +98,10 @@ impl DeformableShape {
     pub fn is_sheet(&self) -> bool {
         matches!(
             self,
-            Self::Cloth { .. } | Self::Rope { .. } | Self::SurfaceMesh { .. }
+            Self::Cloth { .. }
+                | Self::Rope { .. }
+                | Self::RopeAlong { .. }
+                | Self::SurfaceMesh { .. }
         )
     }
 }
@@ -101,6 +116,10 @@ pub enum IntegrationName {
     Implicit,
     /// The paper's symplectic Euler (eq 38): conditionally stable.
     SymplecticEuler,
+}
+
+fn default_across() -> [f64; 3] {
+    [0.0, 1.0, 0.0]
 }
 
 fn default_poisson() -> f64 {
@@ -569,6 +588,22 @@ fn shape(shape: &DeformableShape, base: &Path, field: &dyn Fn(&str) -> String) -
             too_many("pairs", pairs.saturating_mul(2))?;
             positive(field("length"), *length)?;
             positive(field("width"), *width)
+        }
+        DeformableShape::RopeAlong {
+            pairs,
+            width,
+            path,
+            across,
+        } => {
+            too_many("pairs", pairs.saturating_mul(2))?;
+            positive(field("width"), *width)?;
+            let points: Vec<Point3<f64>> = path.iter().map(|p| Point3::from(*p)).collect();
+            topology::strip_along(&points, *pairs, *width, &Vector3::from(*across))
+                .map(drop)
+                .map_err(|e| Invalid {
+                    field: field("path"),
+                    message: e.to_string(),
+                })
         }
         DeformableShape::SurfaceMesh { file } => file_exists(field("file"), base, file),
         DeformableShape::TetMesh { file } => {

@@ -17,7 +17,7 @@ use haptic_mesh::{load_mesh, LoadOptions};
 use haptic_physics::World;
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use haptic_tetmesh::{read_tet_mesh, stuff_isosurface, StuffingOptions};
-use nalgebra::{Isometry3, Point3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::collections::BTreeSet;
 
 /// A deformable's nodes and elements, placed.
@@ -210,6 +210,31 @@ impl Scene {
                 width,
             } => {
                 let strip = topology::strip(*pairs, *length, *width, &pose);
+                let masses = sheet_masses(&strip.positions, &strip.triangles, d.density);
+                Built {
+                    positions: strip.positions,
+                    surface: strip.triangles,
+                    tets: Vec::new(),
+                    inextensible: strip.structural,
+                    springs: Vec::new(),
+                    masses,
+                }
+            }
+            DeformableShape::RopeAlong {
+                pairs,
+                width,
+                path,
+                across,
+            } => {
+                let points: Vec<Point3<f64>> =
+                    path.iter().map(|p| pose * Point3::from(*p)).collect();
+                let strip = topology::strip_along(
+                    &points,
+                    *pairs,
+                    *width,
+                    &(pose * Vector3::from(*across)),
+                )
+                .map_err(|e| self.invalid(field("shape.path"), e.to_string()))?;
                 let masses = sheet_masses(&strip.positions, &strip.triangles, d.density);
                 Built {
                     positions: strip.positions,

@@ -5,7 +5,7 @@ use crate::body::{sheet_masses, DeformableBody, DeformableError, DeformableMater
 use crate::constraints::anchor::{Anchor, AnchorTarget};
 use crate::paradigms::{ForceIntegration, MassSpring, Paradigm, Spring};
 use crate::parameters::SolverParameters;
-use crate::topology::{self, Edge, Sheet};
+use crate::topology::{self, Sheet};
 use crate::world::CoupledWorld;
 use haptic_mesh::shapes::{box_mesh, cylinder, icosphere};
 use haptic_mesh::TriangleMesh;
@@ -210,45 +210,21 @@ pub fn atwood(spec: &AtwoodSpec, parameters: SolverParameters) -> Result<Atwood,
     wheel.model.dynamic_friction = spec.friction;
     let wheel_inertia = wheel.model.body_inertia[(2, 2)];
 
-    // The rope's centre line: up the left side, over the top, down the right.
+    // The rope's centre line: up the left side, over the top in 64
+    // segments, down the right.
     let r = spec.wheel_radius + thickness;
-    let arc = std::f64::consts::PI * r;
-    let length = 2.0 * spec.hanging_length + arc;
-    let centre_line = |s: f64| -> Point3<f64> {
-        if s < spec.hanging_length {
-            Point3::new(-r, 0.0, axle.z - spec.hanging_length + s)
-        } else if s < spec.hanging_length + arc {
-            let angle = std::f64::consts::PI - (s - spec.hanging_length) / r;
-            Point3::new(r * angle.cos(), 0.0, axle.z + r * angle.sin())
-        } else {
-            Point3::new(r, 0.0, axle.z - (s - spec.hanging_length - arc))
-        }
-    };
-    let strip = topology::strip(spec.rope_pairs, length, width, &Isometry3::identity());
+    let mut path = vec![Point3::new(-r, 0.0, axle.z - spec.hanging_length)];
+    path.extend((0..=64).map(|k| {
+        let angle = std::f64::consts::PI * (1.0 - k as f64 / 64.0);
+        Point3::new(r * angle.cos(), 0.0, axle.z + r * angle.sin())
+    }));
+    path.push(Point3::new(r, 0.0, axle.z - spec.hanging_length));
     let pairs = spec.rope_pairs;
-    let positions: Vec<Point3<f64>> = (0..2 * pairs)
-        .map(|k| {
-            let (row, column) = (k / pairs, k % pairs);
-            let p = centre_line(length * column as f64 / (pairs - 1) as f64);
-            Point3::new(p.x, if row == 0 { -0.5 * width } else { 0.5 * width }, p.z)
-        })
-        .collect();
-    // The rungs at the ends are left out: the hanging bodies, anchored at
-    // both of an end's nodes, hold its width.
-    let last = pairs as u32 - 1;
-    let end_rung = |e: &Edge| {
-        let ends = (e.a.min(e.b), e.a.max(e.b));
-        ends == (0, last + 1) || ends == (last, 2 * last + 1)
-    };
-    let edges: Vec<Edge> = strip
-        .structural
-        .iter()
-        .filter(|e| !end_rung(e))
-        .map(|e| Edge {
-            rest_length: (positions[e.b as usize] - positions[e.a as usize]).norm(),
-            ..*e
-        })
-        .collect();
+    let strip =
+        topology::strip_along(&path, pairs, width, &Vector3::y()).map_err(|e| e.to_string())?;
+    let positions = strip.positions;
+    let length: f64 = path.windows(2).map(|p| (p[1] - p[0]).norm()).sum();
+    let edges = strip.structural;
     let masses = vec![spec.rope_mass / positions.len() as f64; positions.len()];
     let rope = DeformableBody::new(
         "rope",

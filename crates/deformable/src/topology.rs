@@ -2,7 +2,7 @@
 //! rope strips, and the edges, bending hinges and collision samples of any
 //! triangle surface.
 
-use nalgebra::{Isometry3, Point3};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::collections::BTreeMap;
 
 /// An edge between two nodes with its rest length (m).
@@ -148,6 +148,65 @@ pub fn strip(pairs: usize, length: f64, width: f64, pose: &Isometry3<f64>) -> Sh
         .collect();
     grid.structural.append(&mut diagonals);
     grid
+}
+
+/// Why a strip cannot follow a path.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum PathError {
+    #[error("a path needs at least 2 points and a strip 2 pairs, not {points} and {pairs}")]
+    TooShort { points: usize, pairs: usize },
+    #[error("path point {point} is not finite or repeats the one before it")]
+    Degenerate { point: usize },
+    #[error("`across` is parallel to the path's segment ending at point {point}, or not finite")]
+    Across { point: usize },
+}
+
+/// A strip (as [`strip`]) whose centre line follows the polyline `path`,
+/// its `pairs` rungs spaced equally along it, `width` across it: each rung
+/// along `across` less its component along the path's local direction.
+/// Rest lengths are those of the laid-out strip.
+pub fn strip_along(
+    path: &[Point3<f64>],
+    pairs: usize,
+    width: f64,
+    across: &Vector3<f64>,
+) -> Result<Sheet, PathError> {
+    if path.len() < 2 || pairs < 2 {
+        return Err(PathError::TooShort {
+            points: path.len(),
+            pairs,
+        });
+    }
+    let mut along = vec![0.0];
+    for (k, pair) in path.windows(2).enumerate() {
+        let step = (pair[1] - pair[0]).norm();
+        if !(step > 0.0 && step.is_finite()) {
+            return Err(PathError::Degenerate { point: k + 1 });
+        }
+        along.push(along[k] + step);
+    }
+    let length = along[path.len() - 1];
+    let mut laid = strip(pairs, length, width, &Isometry3::identity());
+    let mut segment = 0;
+    for column in 0..pairs {
+        let s = length * column as f64 / (pairs - 1) as f64;
+        while segment + 2 < path.len() && along[segment + 1] < s {
+            segment += 1;
+        }
+        let direction = (path[segment + 1] - path[segment]) / (along[segment + 1] - along[segment]);
+        let centre = path[segment] + (s - along[segment]) * direction;
+        let side = across - across.dot(&direction) * direction;
+        let side = side
+            .try_normalize(1e-9 * across.norm())
+            .ok_or(PathError::Across { point: segment + 1 })?;
+        laid.positions[column] = centre - 0.5 * width * side;
+        laid.positions[pairs + column] = centre + 0.5 * width * side;
+    }
+    for edge in &mut laid.structural {
+        edge.rest_length =
+            (laid.positions[edge.b as usize] - laid.positions[edge.a as usize]).norm();
+    }
+    Ok(laid)
 }
 
 /// A solid box meshed by tetrahedra.
@@ -348,6 +407,38 @@ mod tests {
         assert_eq!(rope.structural.len(), 2 * rope.positions.len() - 3);
         assert_eq!(rope.structural.len(), 97);
         assert_eq!(hinges(&rope.triangles).len(), 47);
+    }
+
+    #[test]
+    fn a_strip_along_a_path_keeps_its_width_across_the_path_and_its_length_along_it() {
+        // Up, then along x: the rungs turn with the path.
+        let path = [
+            Point3::new(0.0, 0.0, 0.0),
+            Point3::new(0.0, 0.0, 0.3),
+            Point3::new(0.3, 0.0, 0.3),
+        ];
+        let rope = strip_along(&path, 13, 0.02, &Vector3::y()).unwrap();
+        for column in 0..13 {
+            let rung = rope.positions[13 + column] - rope.positions[column];
+            assert!((rung - Vector3::new(0.0, 0.02, 0.0)).norm() < 1e-12);
+        }
+        let rail: f64 = (0..12)
+            .map(|c| (rope.positions[c + 1] - rope.positions[c]).norm())
+            .sum();
+        assert!((rail - 0.6).abs() < 1e-12, "rail {rail}");
+        assert_eq!(rope.structural.len(), 4 * 13 - 3);
+        for e in &rope.structural {
+            let d = (rope.positions[e.b as usize] - rope.positions[e.a as usize]).norm();
+            assert!((e.rest_length - d).abs() < 1e-15);
+        }
+        assert_eq!(
+            strip_along(&path, 13, 0.02, &Vector3::z()).unwrap_err(),
+            PathError::Across { point: 1 }
+        );
+        assert_eq!(
+            strip_along(&[path[0], path[0]], 13, 0.02, &Vector3::y()).unwrap_err(),
+            PathError::Degenerate { point: 1 }
+        );
     }
 
     #[test]

@@ -398,6 +398,7 @@ impl CoupledWorld {
                 offset,
                 &body.model.inextensible,
                 &body.state.positions,
+                &s.anchored_to,
                 &s.inverse_masses,
                 bias_rate,
                 -material.stretch_limit * h,

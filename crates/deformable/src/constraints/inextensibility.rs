@@ -11,7 +11,10 @@ use nalgebra::Point3;
 /// pushes the nodes apart: `upper` bounds compression, `−lower` tension
 /// (§4.2's `λ⁺`, `λ⁻`). What the linearisation leaves, an edge that turns
 /// in the step, the position projection takes back
-/// ([`crate::post_stabilisation`]).
+/// ([`crate::post_stabilisation`]). An edge whose nodes are both anchored
+/// to the same rigid body (`anchored_to`, per node of all bodies) makes no
+/// row: the body holds its length, and a row repeating the anchors' would
+/// make the rows redundant.
 #[allow(clippy::too_many_arguments)]
 pub fn add_rows(
     rows: &mut Rows,
@@ -19,12 +22,17 @@ pub fn add_rows(
     offset: u32,
     edges: &[Edge],
     positions: &[Point3<f64>],
+    anchored_to: &[Option<u32>],
     inverse_masses: &[f64],
     bias_rate: f64,
     lower: f64,
     upper: f64,
 ) {
     for (k, edge) in edges.iter().enumerate() {
+        let held = anchored_to[(offset + edge.a) as usize];
+        if held.is_some() && held == anchored_to[(offset + edge.b) as usize] {
+            continue;
+        }
         let d = positions[edge.b as usize] - positions[edge.a as usize];
         let length = d.norm();
         if length <= 0.0 {
