@@ -1,9 +1,13 @@
 //! The paper's scenes and the law checks' fixtures, built in code so that
 //! tests, benchmarks and configuration share one definition.
 
-use crate::body::{sheet_masses, DeformableBody, DeformableError, DeformableMaterial};
+use crate::body::{
+    sheet_masses, solid_masses, DeformableBody, DeformableError, DeformableMaterial,
+};
 use crate::constraints::anchor::{Anchor, AnchorTarget};
-use crate::paradigms::{ForceIntegration, MassSpring, Paradigm, Spring};
+use crate::paradigms::{
+    CorotationalFem, ForceIntegration, MassSpring, Paradigm, ShapeMatching, Spring, Xpbd,
+};
 use crate::parameters::SolverParameters;
 use crate::topology::{self, Sheet};
 use crate::world::CoupledWorld;
@@ -14,6 +18,7 @@ use haptic_physics::{
     centred, mass_properties, GeometryResolution, Motion, RigidBody, World, WorldParameters,
 };
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3};
+use thiserror::Error;
 
 /// A cloth's make-up.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -292,4 +297,382 @@ pub fn atwood(spec: &AtwoodSpec, parameters: SolverParameters) -> Result<Atwood,
         rope_length: length,
         rope_ends: [[0, pairs], [pairs - 1, 2 * pairs - 1]],
     })
+}
+/// The Fig. 2 scene's make-up: four jelly cylinders standing in a row along
+/// x on a fixed rigid dish, one per paradigm (mass–spring, co-rotational
+/// FEM, XPBD, shape matching, in that order), a free rigid bar laid across
+/// their tops. The paper gives its counts (1,720 nodes, 1,701 tetrahedra
+/// over the four jellies) but not its sizes; the defaults are the jelly of
+/// the deformable benchmark (r = 5 cm, h = 10 cm, 1000 kg/m³, E = 10 kPa,
+/// ν = 0.45) at 427 nodes and 1,728 tetrahedra each, and a 0.5 kg
+/// chocolate bar.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fig2Spec {
+    /// Each jelly's radius and height (m).
+    pub jelly_radius: f64,
+    pub jelly_height: f64,
+    /// Node rings per layer and layers along the axis (see
+    /// [`topology::tet_cylinder`]).
+    pub jelly_rings: usize,
+    pub jelly_layers: usize,
+    /// kg/m³.
+    pub jelly_density: f64,
+    /// Pa.
+    pub young_modulus: f64,
+    pub poisson_ratio: f64,
+    /// Distance between neighbouring jellies' axes (m).
+    pub spacing: f64,
+    /// Gap between the dish and the jellies' bottoms, and between their
+    /// tops and the bar, at the start (m).
+    pub gap: f64,
+    /// The bar's length (along the row), width and thickness (m).
+    pub bar_size: [f64; 3],
+    /// kg/m³.
+    pub bar_density: f64,
+    /// The dish's length, width and thickness (m); its top is `z = 0`.
+    pub dish_size: [f64; 3],
+    /// Coulomb friction of the jellies, the bar and the dish.
+    pub friction: f64,
+    /// The mass–spring jelly's dampers, as a fraction of critical.
+    pub mass_spring_damping_ratio: f64,
+    /// The co-rotational jelly's stiffness damping `β` (s).
+    pub fem_stiffness_damping: f64,
+    /// The XPBD jelly's solver iterations.
+    pub xpbd_iterations: usize,
+    /// The shape-matching jelly's stiffness, linear blend and damping.
+    pub shape_matching: [f64; 3],
+}
+
+impl Default for Fig2Spec {
+    fn default() -> Self {
+        Self {
+            jelly_radius: 0.05,
+            jelly_height: 0.1,
+            jelly_rings: 4,
+            jelly_layers: 7,
+            jelly_density: 1000.0,
+            young_modulus: 1.0e4,
+            poisson_ratio: 0.45,
+            spacing: 0.13,
+            gap: 0.002,
+            bar_size: [0.5, 0.04, 0.02],
+            bar_density: 1300.0,
+            dish_size: [0.6, 0.25, 0.02],
+            friction: 0.5,
+            mass_spring_damping_ratio: 0.1,
+            fem_stiffness_damping: 0.01,
+            xpbd_iterations: 10,
+            shape_matching: [0.5, 0.3, 0.1],
+        }
+    }
+}
+
+/// Why the Fig. 2 scene cannot be built.
+#[derive(Debug, Error, PartialEq)]
+pub enum Fig2Error {
+    #[error("fig. 2 scene: {field} = {value} is out of range ({expected})")]
+    Parameter {
+        field: &'static str,
+        value: f64,
+        expected: &'static str,
+    },
+    #[error(transparent)]
+    Body(#[from] DeformableError),
+    #[error("fig. 2 scene: rigid world: {0}")]
+    Rigid(String),
+}
+
+/// The Fig. 2 scene, built: its rigid world (the dish, then the bar) and
+/// the four jellies.
+pub struct Fig2Scene {
+    pub rigid: World,
+    pub jellies: Vec<DeformableBody>,
+    /// The bar's and the dish's indices among the rigid world's bodies.
+    pub bar: usize,
+    pub dish: usize,
+}
+
+impl Fig2Spec {
+    /// Checks each field's range, naming the first one out of it.
+    pub fn check(&self) -> Result<(), Fig2Error> {
+        let positive = |v: f64| v.is_finite() && v > 0.0;
+        let fields = [
+            (
+                "jelly_radius",
+                self.jelly_radius,
+                positive(self.jelly_radius),
+                "finite and > 0 (m)",
+            ),
+            (
+                "jelly_height",
+                self.jelly_height,
+                positive(self.jelly_height),
+                "finite and > 0 (m)",
+            ),
+            (
+                "jelly_rings",
+                self.jelly_rings as f64,
+                self.jelly_rings >= 1,
+                "at least 1",
+            ),
+            (
+                "jelly_layers",
+                self.jelly_layers as f64,
+                self.jelly_layers >= 2,
+                "at least 2",
+            ),
+            (
+                "jelly_density",
+                self.jelly_density,
+                positive(self.jelly_density),
+                "finite and > 0 (kg/m³)",
+            ),
+            (
+                "spacing",
+                self.spacing,
+                self.spacing.is_finite() && self.spacing > 2.0 * self.jelly_radius,
+                "finite and more than a jelly's diameter (m)",
+            ),
+            (
+                "gap",
+                self.gap,
+                self.gap.is_finite() && self.gap >= 0.0,
+                "finite and ≥ 0 (m)",
+            ),
+            (
+                "bar_size",
+                self.bar_size.iter().copied().fold(f64::INFINITY, f64::min),
+                self.bar_size.iter().all(|&v| positive(v)),
+                "each finite and > 0 (m)",
+            ),
+            (
+                "bar_density",
+                self.bar_density,
+                positive(self.bar_density),
+                "finite and > 0 (kg/m³)",
+            ),
+            (
+                "dish_size",
+                self.dish_size.iter().copied().fold(f64::INFINITY, f64::min),
+                self.dish_size.iter().all(|&v| positive(v)),
+                "each finite and > 0 (m)",
+            ),
+            (
+                "friction",
+                self.friction,
+                self.friction.is_finite() && self.friction >= 0.0,
+                "finite and ≥ 0",
+            ),
+            (
+                "mass_spring_damping_ratio",
+                self.mass_spring_damping_ratio,
+                self.mass_spring_damping_ratio.is_finite() && self.mass_spring_damping_ratio >= 0.0,
+                "finite and ≥ 0",
+            ),
+            (
+                "xpbd_iterations",
+                self.xpbd_iterations as f64,
+                self.xpbd_iterations >= 1,
+                "at least 1",
+            ),
+        ];
+        match fields.into_iter().find(|(_, _, ok, _)| !ok) {
+            Some((field, value, _, expected)) => Err(Fig2Error::Parameter {
+                field,
+                value,
+                expected,
+            }),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Builds the Fig. 2 scene of `spec` (see [`Fig2Spec`]), gravity along −z:
+/// the force-based jellies linearly implicit, the FEM jelly with stiffness
+/// damping, every jelly's boundary its surface. Young's modulus, Poisson's
+/// ratio and the shape-matching parameters are checked by the paradigms,
+/// which name the jelly.
+pub fn fig2_jellies(spec: &Fig2Spec) -> Result<Fig2Scene, Fig2Error> {
+    spec.check()?;
+    let implicit = ForceIntegration::default();
+    let material = DeformableMaterial {
+        friction: spec.friction,
+        thickness: 0.001,
+        ..DeformableMaterial::default()
+    };
+    let names = ["mass_spring", "corotational_fem", "xpbd", "shape_matching"];
+    let mut jellies = Vec::with_capacity(names.len());
+    for (k, name) in names.into_iter().enumerate() {
+        let pose = Isometry3::translation(
+            (k as f64 - 1.5) * spec.spacing,
+            0.0,
+            spec.gap + material.thickness,
+        );
+        let mesh = topology::tet_cylinder(
+            spec.jelly_rings,
+            spec.jelly_layers,
+            spec.jelly_radius,
+            spec.jelly_height,
+            &pose,
+        );
+        let masses = solid_masses(&mesh.positions, &mesh.tets, spec.jelly_density);
+        let edges = || {
+            let faces: Vec<[u32; 3]> = mesh
+                .tets
+                .iter()
+                .flat_map(|t| {
+                    [
+                        [t[0], t[1], t[2]],
+                        [t[0], t[1], t[3]],
+                        [t[0], t[2], t[3]],
+                        [t[1], t[2], t[3]],
+                    ]
+                })
+                .collect();
+            topology::edges(&faces, &mesh.positions)
+        };
+        let paradigm = match k {
+            0 => Paradigm::MassSpring(MassSpring::from_young_modulus(
+                &edges(),
+                spec.young_modulus,
+                spec.mass_spring_damping_ratio,
+                masses.iter().sum::<f64>() / masses.len() as f64,
+                implicit,
+            )),
+            1 => Paradigm::CorotationalFem(
+                CorotationalFem::new(
+                    name,
+                    &mesh.positions,
+                    &mesh.tets,
+                    spec.young_modulus,
+                    spec.poisson_ratio,
+                    implicit,
+                )?
+                .with_damping(0.0, spec.fem_stiffness_damping),
+            ),
+            2 => Paradigm::Xpbd(Xpbd::new(
+                name,
+                &mesh.positions,
+                edges(),
+                mesh.tets.clone(),
+                spec.young_modulus,
+                spec.poisson_ratio,
+                spec.xpbd_iterations,
+                0.0,
+            )?),
+            _ => {
+                let [stiffness, blend, damping] = spec.shape_matching;
+                Paradigm::ShapeMatching(ShapeMatching::new(
+                    name,
+                    &mesh.positions,
+                    &masses,
+                    stiffness,
+                    blend,
+                    damping,
+                )?)
+            }
+        };
+        jellies.push(DeformableBody::new(
+            name,
+            mesh.positions.clone(),
+            masses,
+            mesh.surface.clone(),
+            vec![],
+            material,
+            paradigm,
+        )?);
+    }
+    let [dl, dw, dt] = spec.dish_size;
+    let rigid_error = |e: &dyn std::fmt::Display| Fig2Error::Rigid(e.to_string());
+    let mut dish = RigidBody::from_mesh(
+        "dish",
+        &box_mesh(Vector3::new(0.5 * dl, 0.5 * dw, 0.5 * dt)),
+        1000.0,
+        &Isometry3::translation(0.0, 0.0, -0.5 * dt),
+        &GeometryResolution {
+            field_resolution: 96,
+            ..GeometryResolution::default()
+        },
+    )
+    .map_err(|e| rigid_error(&e))?;
+    dish.model.motion = Motion::Static;
+    let [bl, bw, bt] = spec.bar_size;
+    let jelly_top = spec.gap + material.thickness + spec.jelly_height;
+    let mut bar = RigidBody::from_mesh(
+        "bar",
+        &box_mesh(Vector3::new(0.5 * bl, 0.5 * bw, 0.5 * bt)),
+        spec.bar_density,
+        &Isometry3::translation(
+            0.0,
+            0.0,
+            jelly_top + spec.gap + material.thickness + 0.5 * bt,
+        ),
+        &GeometryResolution {
+            field_resolution: 96,
+            ..GeometryResolution::default()
+        },
+    )
+    .map_err(|e| rigid_error(&e))?;
+    for body in [&mut dish, &mut bar] {
+        body.model.static_friction = spec.friction;
+        body.model.dynamic_friction = spec.friction;
+    }
+    let rigid = World::new(
+        vec![dish, bar],
+        vec![],
+        WorldParameters {
+            gravity: Vector3::new(0.0, 0.0, -9.81),
+            ..WorldParameters::default()
+        },
+    )
+    .map_err(|e| rigid_error(&e))?;
+    Ok(Fig2Scene {
+        rigid,
+        jellies,
+        dish: 0,
+        bar: 1,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fig_2_scene_has_four_jellies_of_the_papers_size_and_refuses_a_bad_field() {
+        let scene = fig2_jellies(&Fig2Spec::default()).unwrap();
+        let names: Vec<&str> = scene
+            .jellies
+            .iter()
+            .map(|j| j.model.paradigm.name())
+            .collect();
+        assert_eq!(
+            names,
+            ["mass_spring", "corotational_fem", "xpbd", "shape_matching"]
+        );
+        // The paper's four jellies hold 1,720 nodes.
+        let nodes: usize = scene.jellies.iter().map(|j| j.state.positions.len()).sum();
+        assert_eq!(nodes, 4 * 427);
+        assert!(scene.rigid.bodies()[scene.bar].is_dynamic());
+        assert!(!scene.rigid.bodies()[scene.dish].is_dynamic());
+        let bar_mass = scene.rigid.bodies()[scene.bar].model.mass;
+        assert!(
+            (bar_mass - 0.5 * 0.04 * 0.02 * 1300.0).abs() < 1e-9,
+            "{bar_mass}"
+        );
+        let error = fig2_jellies(&Fig2Spec {
+            spacing: 0.08,
+            ..Fig2Spec::default()
+        })
+        .err()
+        .unwrap();
+        assert!(error.to_string().contains("spacing = 0.08"), "{error}");
+        let error = fig2_jellies(&Fig2Spec {
+            poisson_ratio: 0.5,
+            ..Fig2Spec::default()
+        })
+        .err()
+        .unwrap();
+        assert!(error.to_string().contains("poisson_ratio"), "{error}");
+    }
 }

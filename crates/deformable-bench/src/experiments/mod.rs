@@ -3,6 +3,7 @@
 //! (`name: value unit`, one a line).
 
 pub mod cloth;
+pub mod fig2;
 pub mod jelly;
 pub mod scenes;
 pub mod sweep;

@@ -1,5 +1,5 @@
-//! Jacobi-preconditioned conjugate gradients over node vectors, for the
-//! linearly implicit step of the force-based paradigms.
+//! Preconditioned conjugate gradients over node vectors, for the linearly
+//! implicit step of the force-based paradigms.
 
 use nalgebra::Vector3;
 
@@ -35,7 +35,7 @@ impl ConjugateGradient {
         self.solve_filtered(
             |_| Filter::Free,
             apply,
-            diagonal,
+            |i, r| r / diagonal[i],
             b,
             x,
             max_iterations,
@@ -46,13 +46,15 @@ impl ConjugateGradient {
     /// [`solve`](Self::solve) with each node's velocity change filtered by
     /// `filter(i)` (Baraff & Witkin's modified conjugate gradients): the
     /// constrained part of `x` keeps its starting value, and residuals and
-    /// directions are projected onto the free part.
+    /// directions are projected onto the free part. `precondition(i, r)`
+    /// is node `i`'s block of a symmetric positive definite approximation
+    /// of `A⁻¹` applied to its residual `r` (Jacobi: `r / A_ii`).
     #[allow(clippy::too_many_arguments)]
     pub fn solve_filtered(
         &mut self,
         filter: impl Fn(usize) -> Filter,
         apply: impl Fn(&[Vector3<f64>], &mut [Vector3<f64>]),
-        diagonal: &[f64],
+        precondition: impl Fn(usize, Vector3<f64>) -> Vector3<f64>,
         b: &[Vector3<f64>],
         x: &mut [Vector3<f64>],
         max_iterations: usize,
@@ -70,8 +72,9 @@ impl ConjugateGradient {
         }
         apply(x, &mut self.product);
         for i in 0..n {
-            self.residual[i] = filter(i).project(b[i] - self.product[i]);
-            self.preconditioned[i] = filter(i).project(self.residual[i] / diagonal[i]);
+            let f = filter(i);
+            self.residual[i] = f.project(b[i] - self.product[i]);
+            self.preconditioned[i] = f.project(precondition(i, self.residual[i]));
         }
         self.direction.copy_from_slice(&self.preconditioned);
         let goal = tolerance
@@ -80,25 +83,33 @@ impl ConjugateGradient {
                 .map(|i| filter(i).project(b[i]).norm_squared())
                 .sum::<f64>();
         let mut rz = dot(&self.residual, &self.preconditioned);
+        let mut rr = dot(&self.residual, &self.residual);
         for iteration in 0..max_iterations {
-            if dot(&self.residual, &self.residual) <= goal {
+            if rr <= goal {
                 return iteration;
             }
             apply(&self.direction, &mut self.product);
+            let mut curvature = 0.0;
             for i in 0..n {
-                self.product[i] = filter(i).project(self.product[i]);
+                let p = filter(i).project(self.product[i]);
+                self.product[i] = p;
+                curvature += self.direction[i].dot(&p);
             }
-            let curvature = dot(&self.direction, &self.product);
             if !(curvature > 0.0) {
                 return iteration;
             }
             let alpha = rz / curvature;
+            let mut next = 0.0;
+            rr = 0.0;
             for i in 0..n {
                 x[i] += alpha * self.direction[i];
-                self.residual[i] -= alpha * self.product[i];
-                self.preconditioned[i] = filter(i).project(self.residual[i] / diagonal[i]);
+                let r = self.residual[i] - alpha * self.product[i];
+                self.residual[i] = r;
+                let z = filter(i).project(precondition(i, r));
+                self.preconditioned[i] = z;
+                next += r.dot(&z);
+                rr += r.norm_squared();
             }
-            let next = dot(&self.residual, &self.preconditioned);
             let beta = next / rz;
             rz = next;
             for i in 0..n {

@@ -3,6 +3,7 @@
 //! of its deformation gradient, so that rigid rotations store no energy
 //! (Müller & Gross, "Interactive virtual materials", 2004).
 
+use super::block_matrix::BlockMatrix;
 use super::mass_spring::integration_check;
 use super::rotation::extract_rotation;
 use super::{
@@ -69,6 +70,15 @@ pub struct CorotationalFem {
     pub integration: ForceIntegration,
     rotations: Vec<UnitQuaternion<f64>>,
     scratch: ForceScratch,
+    /// The implicit step's matrix, assembled once per step.
+    matrix: BlockMatrix,
+    /// Where each element's blocks `(a, b)` (at `4 a + b`) go in `matrix`.
+    slots: Vec<[u32; 16]>,
+    /// Whether `matrix` holds the current step's.
+    assembled: bool,
+    /// `(c_M, c_K)` of the assembled matrix, and the masses it holds.
+    assembled_scales: (f64, f64),
+    assembled_masses: Vec<f64>,
 }
 
 impl CorotationalFem {
@@ -140,7 +150,23 @@ impl CorotationalFem {
                 stiffness,
             });
         }
+        let matrix = BlockMatrix::with_pattern(rest.len(), tets);
+        let slots = tets
+            .iter()
+            .map(|t| {
+                std::array::from_fn(|k| {
+                    matrix
+                        .slot(t[k / 4], t[k % 4])
+                        .expect("the pattern holds every element's pairs")
+                })
+            })
+            .collect();
         Ok(Self {
+            matrix,
+            slots,
+            assembled: false,
+            assembled_scales: (1.0, 1.0),
+            assembled_masses: Vec::new(),
             rotations: vec![UnitQuaternion::identity(); elements.len()],
             elements,
             young,
@@ -265,8 +291,20 @@ impl CorotationalFem {
         integration_check(body, self.integration)
     }
 
-    /// `out += s R K⁰ Rᵀ y` over the elements.
+    /// `out += s R K⁰ Rᵀ y` over the elements: from the assembled matrix
+    /// `A = c_M M + c_K Σ R K⁰ Rᵀ` when the step has one, element by
+    /// element otherwise.
     fn add_rotated_stiffness(&self, s: f64, y: &[Vector3<f64>], out: &mut [Vector3<f64>]) {
+        if self.assembled {
+            let (mass_scale, stiffness_scale) = self.assembled_scales;
+            self.matrix.add_scaled_product(
+                s / stiffness_scale,
+                |i| mass_scale * self.assembled_masses[i],
+                y,
+                out,
+            );
+            return;
+        }
         for (element, q) in self.elements.iter().zip(&self.rotations) {
             let inverse = q.inverse();
             let local: [Vector3<f64>; 4] =
@@ -284,6 +322,7 @@ impl CorotationalFem {
 
 impl ElasticForces for CorotationalFem {
     fn prepare(&mut self, positions: &[Point3<f64>]) {
+        self.assembled = false;
         for (element, q) in self.elements.iter().zip(self.rotations.iter_mut()) {
             let x = element.nodes.map(|i| positions[i as usize].coords);
             let deformed = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
@@ -333,6 +372,39 @@ impl ElasticForces for CorotationalFem {
         if self.stiffness_damping > 0.0 {
             self.add_rotated_stiffness(-s * self.stiffness_damping, y, out);
         }
+    }
+
+    /// `A = (1 + hα) M + (hβ + h²) Σ_e R K⁰ Rᵀ`, each element's rotated
+    /// blocks computed once for the step rather than in every product.
+    fn assemble_system(&mut self, input: &StepInput) {
+        let h = input.h;
+        let scale = h * self.stiffness_damping + h * h;
+        self.matrix.clear();
+        for ((element, q), slots) in self.elements.iter().zip(&self.rotations).zip(&self.slots) {
+            let r = *q.to_rotation_matrix().matrix();
+            let rs = scale * r;
+            for a in 0..4 {
+                for b in a..4 {
+                    let block = rs * element.stiffness[a][b] * r.transpose();
+                    self.matrix.add(slots[4 * a + b], &block);
+                    if a != b {
+                        self.matrix.add(slots[4 * b + a], &block.transpose());
+                    }
+                }
+            }
+        }
+        let mass_scale = 1.0 + h * self.mass_damping;
+        for (i, m) in input.masses.iter().enumerate() {
+            self.matrix.add_to_diagonal(i, mass_scale * m);
+        }
+        self.assembled_scales = (mass_scale, scale);
+        self.assembled_masses.clear();
+        self.assembled_masses.extend_from_slice(input.masses);
+        self.assembled = true;
+    }
+
+    fn system_matrix(&self) -> Option<&BlockMatrix> {
+        self.assembled.then_some(&self.matrix)
     }
 
     fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]) {
