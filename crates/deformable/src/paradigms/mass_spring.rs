@@ -1,6 +1,7 @@
 //! Mass–spring–damper bodies: Hookean springs along edges with dampers
 //! along them (the paper's mass–spring cloth and jelly).
 
+use super::block_matrix::BlockMatrix;
 use super::{
     integrate_forces, respond_implicitly, ElasticForces, ForceIntegration, ForceScratch, StepInput,
 };
@@ -28,6 +29,12 @@ pub struct MassSpring {
     /// Each spring's unit direction and length at the step's positions.
     directions: Vec<(Vector3<f64>, f64)>,
     scratch: ForceScratch,
+    /// The implicit step's matrix, assembled once per step, over the node
+    /// pairs of `pattern`, each spring's blocks `aa, ab, ba, bb` at `slots`.
+    matrix: BlockMatrix,
+    pattern: Vec<[u32; 2]>,
+    slots: Vec<[u32; 4]>,
+    assembled: bool,
 }
 
 impl MassSpring {
@@ -37,6 +44,10 @@ impl MassSpring {
             integration,
             directions: Vec::new(),
             scratch: ForceScratch::default(),
+            matrix: BlockMatrix::default(),
+            pattern: Vec::new(),
+            slots: Vec::new(),
+            assembled: false,
         }
     }
 
@@ -188,6 +199,7 @@ pub(crate) fn integration_check(
 
 impl ElasticForces for MassSpring {
     fn prepare(&mut self, positions: &[Point3<f64>]) {
+        self.assembled = false;
         self.directions.clear();
         self.directions.extend(self.springs.iter().map(|s| {
             let d = positions[s.b as usize] - positions[s.a as usize];
@@ -233,6 +245,55 @@ impl ElasticForces for MassSpring {
             out[a] += f;
             out[b] -= f;
         }
+    }
+
+    /// `A = M + Σ_springs (h d n nᵀ + h² B)` on the pairs `(a, a)`,
+    /// `(b, b)` and `−` on `(a, b)`, `(b, a)`, `B` the spring's stiffness
+    /// block: one pass over the springs a step rather than two a product.
+    fn assemble_system(&mut self, input: &StepInput) {
+        let h = input.h;
+        let nodes = input.masses.len();
+        let same_pattern = self.matrix.nodes() == nodes
+            && self.pattern.len() == self.springs.len()
+            && self
+                .pattern
+                .iter()
+                .zip(&self.springs)
+                .all(|(p, s)| *p == [s.a, s.b]);
+        if !same_pattern {
+            self.pattern = self.springs.iter().map(|s| [s.a, s.b]).collect();
+            self.matrix = BlockMatrix::with_pattern(nodes, &self.pattern);
+            let matrix = &self.matrix;
+            self.slots = self
+                .pattern
+                .iter()
+                .map(|&[a, b]| {
+                    [(a, a), (a, b), (b, a), (b, b)].map(|(r, c)| {
+                        matrix
+                            .slot(r, c)
+                            .expect("the pattern holds every spring's pairs")
+                    })
+                })
+                .collect();
+        }
+        self.matrix.clear();
+        for (k, spring) in self.springs.iter().enumerate() {
+            let n = self.directions[k].0;
+            let block = h * h * self.block(k) + (h * spring.damping) * (n * n.transpose());
+            let [aa, ab, ba, bb] = self.slots[k];
+            self.matrix.add(aa, &block);
+            self.matrix.add(bb, &block);
+            self.matrix.add(ab, &-block);
+            self.matrix.add(ba, &-block);
+        }
+        for (i, m) in input.masses.iter().enumerate() {
+            self.matrix.add_to_diagonal(i, *m);
+        }
+        self.assembled = true;
+    }
+
+    fn system_matrix(&self) -> Option<&BlockMatrix> {
+        self.assembled.then_some(&self.matrix)
     }
 
     fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]) {

@@ -28,7 +28,7 @@ use block_matrix::BlockMatrix;
 use conjugate_gradient::{ConjugateGradient, Filter};
 pub use corotational::CorotationalFem;
 pub use mass_spring::{MassSpring, Spring};
-use nalgebra::{Matrix3, Point3, Vector3};
+use nalgebra::{Point3, Vector3};
 pub use shape_matching::ShapeMatching;
 pub use xpbd::Xpbd;
 
@@ -224,11 +224,8 @@ pub struct ForceScratch {
     rhs: Vec<Vector3<f64>>,
     delta: Vec<Vector3<f64>>,
     diagonal: Vec<f64>,
-    /// The inverses of the assembled matrix's diagonal blocks (a block
-    /// Jacobi preconditioner), when the model assembles one.
-    inverse_blocks: Vec<Matrix3<f64>>,
-    /// The free solve's velocity changes, where the step's solves with
-    /// contacts start.
+    /// The free solve's velocity changes, then each solve with contacts':
+    /// where the step's next solve with contacts starts.
     last_delta: Vec<Vector3<f64>>,
     cg: ConjugateGradient,
     filters: Vec<Filter>,
@@ -253,34 +250,6 @@ fn apply_system(
     }
     model.add_damping_product(input, -input.h, y, out);
     model.add_stiffness_product(-input.h * input.h, y, out);
-}
-
-/// `A⁻¹`'s approximation for node `i`'s residual `r`: block Jacobi when the
-/// matrix is assembled, scalar Jacobi otherwise.
-fn precondition(
-    inverse_blocks: &[Matrix3<f64>],
-    diagonal: &[f64],
-    i: usize,
-    r: Vector3<f64>,
-) -> Vector3<f64> {
-    match inverse_blocks.get(i) {
-        Some(inverse) => inverse * r,
-        None => r / diagonal[i],
-    }
-}
-
-/// Fills `inverse_blocks` from the model's assembled matrix, or empties it.
-fn prepare_preconditioner(model: &impl ElasticForces, inverse_blocks: &mut Vec<Matrix3<f64>>) {
-    inverse_blocks.clear();
-    if let Some(matrix) = model.system_matrix() {
-        inverse_blocks.extend((0..matrix.nodes()).map(|i| {
-            let block = matrix.diagonal_block(i);
-            // `A` is symmetric positive definite, so are its diagonal blocks.
-            block
-                .try_inverse()
-                .unwrap_or_else(|| Matrix3::from_diagonal(&block.diagonal().map(|d| 1.0 / d)))
-        }));
-    }
 }
 
 /// A node held on a contact plane in [`Paradigm::solve_with_contacts`].
@@ -348,15 +317,16 @@ pub(crate) fn solve_implicitly_with_contacts(
         extended,
         delta,
         diagonal,
-        inverse_blocks,
         last_delta,
         cg,
         filters,
         product,
         ..
     } = scratch;
-    // Started from the free solve's answer where the filters leave a node
-    // free: contacts change a resting body's velocities little.
+    // Started from the step's last answer (the free solve's, then the last
+    // solve with contacts') where the filters leave a node free: contacts
+    // change a resting body's velocities little, and an active set's rounds
+    // differ by a few planes.
     if last_delta.len() == n {
         for i in 0..n {
             delta[i] += filters[i].project(last_delta[i]);
@@ -366,12 +336,14 @@ pub(crate) fn solve_implicitly_with_contacts(
     cg.solve_filtered(
         |i| filters[i],
         apply,
-        |i, r| precondition(inverse_blocks, diagonal, i, r),
+        |i, r| r / diagonal[i],
         extended,
         delta,
         max_iterations,
         tolerance,
     );
+    last_delta.clear();
+    last_delta.extend_from_slice(delta);
     product.clear();
     product.resize(n, Vector3::zeros());
     apply(delta, product);
@@ -421,10 +393,6 @@ pub(crate) fn respond_implicitly(
         return false;
     };
     response.iter_mut().for_each(|r| *r = Vector3::zeros());
-    // Scalar Jacobi even where the matrix is assembled: this truncated
-    // solve's share of the answer was measured with it (a jelly slides down
-    // a 35° incline at the Coulomb rate within 1 %; block Jacobi's
-    // truncation leaves it 10 % fast).
     let ForceScratch { diagonal, cg, .. } = scratch;
     cg.solve_filtered(
         |i| input.filter(i),
@@ -493,7 +461,6 @@ pub(crate) fn integrate_forces(
             for i in 0..n {
                 scratch.rhs[i] = h * (scratch.forces[i] + scratch.rhs[i]);
             }
-            prepare_preconditioner(&*model, &mut scratch.inverse_blocks);
             scratch.diagonal.clear();
             scratch.diagonal.extend_from_slice(input.masses);
             model.add_implicit_diagonal(input, &mut scratch.diagonal);
@@ -509,7 +476,6 @@ pub(crate) fn integrate_forces(
                 rhs,
                 delta,
                 diagonal,
-                inverse_blocks,
                 cg,
                 ..
             } = scratch;
@@ -517,7 +483,7 @@ pub(crate) fn integrate_forces(
             cg.solve_filtered(
                 |i| input.filter(i),
                 |y, out| apply_system(model, input, y, out),
-                |i, r| precondition(inverse_blocks, diagonal, i, r),
+                |i, r| r / diagonal[i],
                 rhs,
                 delta,
                 max_iterations,

@@ -25,6 +25,7 @@ pub struct Xpbd {
     /// Eq 3's `γ`: 0 takes the goal's velocity, 1 ignores it.
     pub damping: f64,
     predicted: Vec<Point3<f64>>,
+    inverse_masses: Vec<f64>,
     edge_lambda: Vec<f64>,
     volume_lambda: Vec<f64>,
 }
@@ -89,6 +90,7 @@ impl Xpbd {
             iterations,
             damping,
             predicted: Vec::new(),
+            inverse_masses: Vec::new(),
         })
     }
 
@@ -117,13 +119,18 @@ impl Xpbd {
                 *p = x + h * target;
             }
         }
-        let w = |i: u32| {
-            if input.pinned.get(i as usize).is_some_and(Option::is_some) {
-                0.0
-            } else {
-                1.0 / input.masses[i as usize]
-            }
-        };
+        // Inverse masses once a step, not once a constraint and sweep.
+        self.inverse_masses.clear();
+        self.inverse_masses
+            .extend(input.masses.iter().enumerate().map(|(i, m)| {
+                if input.pinned.get(i).is_some_and(Option::is_some) {
+                    0.0
+                } else {
+                    1.0 / m
+                }
+            }));
+        let inverse_masses = &self.inverse_masses;
+        let w = |i: u32| inverse_masses[i as usize];
         let p = &mut self.predicted;
         for _ in 0..self.iterations {
             for (k, edge) in self.edges.iter().enumerate() {
