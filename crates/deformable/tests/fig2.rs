@@ -72,9 +72,8 @@ fn the_fig_2_jellies_hold_up_the_bar() {
         }
     }
     assert_eq!(world.quarantined(), 0);
-    for k in 0..4 {
-        let body = &world.bodies()[k];
-        let change = volume(&world, k) / start[k] - 1.0;
+    for (k, (body, v0)) in world.bodies().iter().zip(&start).enumerate() {
+        let change = volume(&world, k) / v0 - 1.0;
         let lowest = body
             .state
             .positions
