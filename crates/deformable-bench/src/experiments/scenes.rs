@@ -100,7 +100,7 @@ fn cloth_contenders<'a>(scene: &'a ClothScene, stiff: RapierSoftSettings) -> Vec
 /// Our solver for the jellies: their resting nodes held on their contact
 /// planes in their implicit solves
 /// (crates/deformable/tests/jelly_on_the_ground.rs); two elastic passes rest
-/// the benchmark's jelly as four do (−0.9 % in volume) at half the time.
+/// the benchmark's jelly within 1.1 % of its volume.
 fn jelly_tuned() -> SolverParameters {
     SolverParameters {
         elastic_passes: 2,

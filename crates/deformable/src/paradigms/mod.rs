@@ -4,10 +4,11 @@
 //! Force-based paradigms (mass–spring, co-rotational FEM) give internal
 //! forces; they are integrated by the paper's symplectic Euler (eq 38:
 //! `v + h m⁻¹ f`) or, beyond the paper, linearly implicitly
-//! (`(M − hD − h²K) Δv = h (f + hKv)`, solved matrix-free by conjugate
-//! gradients), which stays stable at any stiffness and step. Position-based
-//! paradigms (XPBD, shape matching) give goal positions `g` from the
-//! predicted positions of eq 1, turned into velocities by eqs 2 and 3.
+//! (`(M − hD − h²K) Δv = h (f + hKv)`, assembled once per step as a sparse
+//! block matrix and solved by conjugate gradients), which stays stable at
+//! any stiffness and step. Position-based paradigms (XPBD, shape matching)
+//! give goal positions `g` from the predicted positions of eq 1, turned into
+//! velocities by eqs 2 and 3.
 //!
 //! The paper's eq 38 adds `h m⁻¹ f` after the solver to velocities that
 //! eqs 2–3 already derived from positions predicted with `f` (eq 1), which
