@@ -255,10 +255,20 @@ impl CoupledWorld {
     /// documentation). The report's counts and largest values are the
     /// substeps' largest, its times their sums, its rigid step the last's.
     pub fn step(&mut self, h: f64) -> CoupledStepReport {
+        self.step_with_impulses(h, &[])
+    }
+
+    /// [`step`](Self::step) with `external` impulses on the rigid bodies
+    /// (N·s and N·m·s about each body's centre of mass, world frame, in the
+    /// rigid world's order; missing ones are zero), spread evenly over the
+    /// substeps and handed to the rigid world's implicit steps with the
+    /// coupling impulses: what a body is pushed with from outside the
+    /// world, such as a haptic tool's contacts or viscous drag.
+    pub fn step_with_impulses(&mut self, h: f64, external: &[Vector6<f64>]) -> CoupledStepReport {
         let parts = self.parameters.substeps.max(1);
         let mut total = CoupledStepReport::default();
         for _ in 0..parts {
-            let r = self.substep(h / parts as f64);
+            let r = self.substep(h / parts as f64, external, 1.0 / parts as f64);
             total.rows = total.rows.max(r.rows);
             total.contact_rows = total.contact_rows.max(r.contact_rows);
             total.contacts = total.contacts.max(r.contacts);
@@ -275,8 +285,8 @@ impl CoupledWorld {
         total
     }
 
-    /// One substep of `h` seconds.
-    fn substep(&mut self, h: f64) -> CoupledStepReport {
+    /// One substep of `h` seconds, with `share` of the `external` impulses.
+    fn substep(&mut self, h: f64, external: &[Vector6<f64>], share: f64) -> CoupledStepReport {
         let gravity = self.rigid.parameters().gravity;
         let parameters = self.parameters;
         let mut report = CoupledStepReport::default();
@@ -783,6 +793,9 @@ impl CoupledWorld {
                     impulse[k + 3] += angular[k];
                 }
             }
+        }
+        for (impulse, pushed) in s.impulses.iter_mut().zip(external) {
+            *impulse += pushed * share;
         }
         for impulse in &mut s.impulses {
             if !impulse.iter().all(|v| v.is_finite()) {

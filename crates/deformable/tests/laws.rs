@@ -402,3 +402,52 @@ fn a_node_anchored_on_a_rigid_surface_stays_on_its_point() {
         "the anchored node moved {offset} m off its point"
     );
 }
+
+/// An impulse pushed on a rigid body from outside the coupled world (a
+/// haptic tool's contacts) reaches it whole, spread over the substeps: a
+/// free body in zero gravity gains `J / m` and `I⁻¹ L`, beside a cloth
+/// that never touches it.
+#[test]
+fn an_external_impulse_on_a_rigid_body_reaches_it_whole() {
+    use haptic_physics::{Motion, RigidBodyModel, RigidBodyState};
+    use nalgebra::{Matrix3, Vector6};
+    let (mass, inertia) = (0.5, 2e-3);
+    let cube = RigidBody {
+        model: RigidBodyModel {
+            name: "cube".into(),
+            motion: Motion::Dynamic,
+            mass,
+            body_inertia: Matrix3::identity() * inertia,
+            geometry: None,
+            static_friction: 0.5,
+            dynamic_friction: 0.5,
+        },
+        state: RigidBodyState::at_rest(at(0.0, 0.0, 0.0)),
+    };
+    let rigid = World::new(
+        vec![cube],
+        vec![],
+        WorldParameters {
+            gravity: Vector3::zeros(),
+            ..WorldParameters::default()
+        },
+    )
+    .unwrap();
+    let (sheet, _) = cloth("cloth", &ClothSpec::default(), &at(5.0, 0.0, 0.0)).unwrap();
+    let parameters = SolverParameters {
+        substeps: 4,
+        ..SolverParameters::default()
+    };
+    let mut world = CoupledWorld::new(rigid, vec![sheet], vec![], parameters).unwrap();
+    let push = Vector6::new(0.1, -0.05, 0.0, 0.0, 0.0, 4e-4);
+    world.step_with_impulses(0.02, &[push]);
+    let body = &world.rigid().bodies()[0];
+    let velocity = body.state.velocity - Vector3::new(0.2, -0.1, 0.0);
+    let spin = body.state.angular_velocity - Vector3::new(0.0, 0.0, 0.2);
+    assert!(velocity.norm() < 1e-12, "{:?}", body.state.velocity);
+    assert!(spin.norm() < 1e-12, "{:?}", body.state.angular_velocity);
+    // None more: it keeps its velocity.
+    world.step(0.02);
+    let body = &world.rigid().bodies()[0];
+    assert!((body.state.velocity - Vector3::new(0.2, -0.1, 0.0)).norm() < 1e-12);
+}

@@ -175,6 +175,20 @@ pub struct Mesh {
     pub triangles: Vec<[u32; 3]>,
 }
 
+/// One deformable body as `hello` lists it: its surface's triangles, whose
+/// vertices its surface frames carry.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct HelloDeformable {
+    /// Its index in `hello.deformables`, which its surface frames carry.
+    pub index: u32,
+    pub name: String,
+    /// Surface vertices in each of its surface frames.
+    pub vertices: u32,
+    /// Indices into a surface frame's vertices, three per triangle,
+    /// counter-clockwise seen from outside (a cloth's from +z at rest).
+    pub triangles: Vec<[u32; 3]>,
+}
+
 /// What a client is told of a scene: `hello`, then one geometry frame per
 /// object.
 #[derive(Clone, Debug, PartialEq)]
@@ -183,6 +197,8 @@ pub struct SceneAnnouncement {
     pub scene: String,
     pub servo_rate_hz: f64,
     pub objects: Vec<(HelloObject, Mesh)>,
+    /// The scene's deformable bodies, in the config's order.
+    pub deformables: Vec<HelloDeformable>,
 }
 
 /// The `hello` frame.
@@ -197,6 +213,9 @@ pub struct Hello<'a> {
     pub contacts: u32,
     pub generation: u64,
     pub objects: Vec<&'a HelloObject>,
+    /// The deformable bodies, whose surfaces come in binary surface
+    /// frames at this client's rate.
+    pub deformables: &'a [HelloDeformable],
 }
 
 /// A scene as the clients get it: the announcement and its geometry
@@ -223,6 +242,27 @@ pub fn geometry_frame(index: u32, mesh: &Mesh) -> Bytes {
     }
     for i in mesh.triangles.iter().flatten() {
         out.extend_from_slice(&i.to_le_bytes());
+    }
+    out.into()
+}
+
+/// Magic of a binary surface frame: a deformable body's surface vertices.
+pub const SURFACE_MAGIC: [u8; 4] = *b"HDEF";
+
+/// Bytes before a surface frame's vertices.
+pub const SURFACE_HEADER_BYTES: usize = 20;
+
+/// The binary surface frame of deformable `index` after physics step
+/// `step` (docs/protocol.md): its `vertices` (world frame, m) as
+/// little-endian f32.
+pub fn surface_frame(index: u32, step: u64, vertices: &[[f32; 3]]) -> Bytes {
+    let mut out = Vec::with_capacity(SURFACE_HEADER_BYTES + 12 * vertices.len());
+    out.extend_from_slice(&SURFACE_MAGIC);
+    out.extend_from_slice(&index.to_le_bytes());
+    out.extend_from_slice(&(vertices.len() as u32).to_le_bytes());
+    out.extend_from_slice(&step.to_le_bytes());
+    for v in vertices.iter().flatten() {
+        out.extend_from_slice(&v.to_le_bytes());
     }
     out.into()
 }
@@ -268,6 +308,8 @@ pub(crate) enum Outgoing {
     Tick(Arc<PreparedTick>),
     /// A serialised text frame (an event).
     Text(Arc<str>),
+    /// The deformables' surface frames of one physics step.
+    Surfaces(Arc<[Bytes]>),
 }
 
 /// A client's subscription: tick frame rate and contact point cap.
@@ -282,6 +324,8 @@ pub(crate) struct Queue {
     pub subscription: Subscription,
     /// Servo time (s) the next tick frame is due at.
     next_due_s: f64,
+    /// Physics time (s) the next surface frames are due at.
+    next_surfaces_due_s: f64,
     pub dropped: u64,
     full_since: Option<Instant>,
     /// Why the client must be disconnected, if it must: a close code.
@@ -342,22 +386,38 @@ impl Queue {
     /// Whether a tick at `time_s` is due for this client, advancing its
     /// schedule when it is.
     fn take_due(&mut self, time_s: f64) -> bool {
-        if time_s + 1e-9 < self.next_due_s {
-            return false;
-        }
-        let period = 1.0 / self.subscription.rate_hz;
-        self.next_due_s += period;
-        if self.next_due_s <= time_s {
-            self.next_due_s = time_s + period;
-        }
-        true
+        take_due(&mut self.next_due_s, self.subscription.rate_hz, time_s)
     }
 
-    /// Changes the subscription; the next tick is due at once.
+    /// Changes the subscription; the next tick and surface frames are
+    /// due at once.
     pub fn subscribe(&mut self, subscription: Subscription) {
         self.subscription = subscription;
-        self.next_due_s = 0.0;
+        self.restart();
     }
+
+    /// Starts the frame schedules again, for a new scene's time.
+    fn restart(&mut self) {
+        self.next_due_s = 0.0;
+        self.next_surfaces_due_s = 0.0;
+    }
+}
+
+/// Whether a frame at `time_s` is due by the schedule `next_due_s` at
+/// `rate_hz`, advancing it when it is.
+fn take_due(next_due_s: &mut f64, rate_hz: f64, time_s: f64) -> bool {
+    if time_s + 1e-9 < *next_due_s {
+        return false;
+    }
+    let period = 1.0 / rate_hz;
+    *next_due_s += period;
+    if *next_due_s <= time_s {
+        *next_due_s = time_s + period;
+    }
+    true
+}
+
+impl Queue {
 }
 
 /// A stream client as `/v1/status` lists it.
@@ -416,7 +476,7 @@ impl StreamHub {
         // announcement exactly once. A new scene's servo time starts again
         // at 0, and so does each client's frame schedule.
         for client in lock(&self.inner.clients).iter() {
-            client.queue().next_due_s = 0.0;
+            client.queue().restart();
             client.push_always(Outgoing::Scene(frames.clone()));
         }
     }
@@ -491,6 +551,43 @@ impl StreamHub {
         }
     }
 
+    /// Whether any client wants the deformables' surface frames at physics
+    /// time `time_s`; a publisher asks before encoding them.
+    pub fn wants_surfaces(&self, time_s: f64) -> bool {
+        lock(&self.inner.clients)
+            .iter()
+            .any(|client| time_s + 1e-9 >= client.queue().next_surfaces_due_s)
+    }
+
+    /// Sends `frames` ([`surface_frame`]s of one physics step at physics
+    /// time `time_s`) to every client they are due for, by the client's
+    /// rate; a client whose queue is full has them dropped and counted as
+    /// one dropped frame.
+    pub fn publish_surfaces(&self, time_s: f64, frames: Arc<[Bytes]>) {
+        for client in lock(&self.inner.clients).iter() {
+            let mut queue = client.queue();
+            let rate_hz = queue.subscription.rate_hz;
+            if !take_due(&mut queue.next_surfaces_due_s, rate_hz, time_s) {
+                continue;
+            }
+            if queue.frames.len() >= QUEUE_FRAMES {
+                queue.dropped += 1;
+                queue.note_fullness();
+                let closing = queue.close.is_some();
+                drop(queue);
+                if closing {
+                    client.wake(true);
+                }
+                continue;
+            }
+            queue.frames.push_back(Outgoing::Surfaces(frames.clone()));
+            queue.note_fullness();
+            let closing = queue.close.is_some();
+            drop(queue);
+            client.wake(closing);
+        }
+    }
+
     /// Sends `events`, each with the tick it happened at, to every client:
     /// at most [`EVENTS_PER_FRAME`], the rest counted in one
     /// `events_omitted` at the last one's tick.
@@ -556,6 +653,7 @@ impl StreamHub {
                 frames,
                 subscription,
                 next_due_s: 0.0,
+                next_surfaces_due_s: 0.0,
                 dropped: 0,
                 full_since: None,
                 close: None,
@@ -614,6 +712,53 @@ mod tests {
             4.0
         );
         assert_eq!([word(56), word(60), word(64)], [0, 1, 2]);
+    }
+
+    #[test]
+    fn a_surface_frame_is_laid_out_as_documented() {
+        let frame = surface_frame(2, 41, &[[0.5, -1.0, 2.0], [3.0, 4.0, 5.0]]);
+        assert_eq!(frame.len(), SURFACE_HEADER_BYTES + 24);
+        assert_eq!(&frame[..4], b"HDEF");
+        let word = |i: usize| u32::from_le_bytes(frame[i..i + 4].try_into().unwrap());
+        assert_eq!([word(4), word(8)], [2, 2]);
+        assert_eq!(u64::from_le_bytes(frame[12..20].try_into().unwrap()), 41);
+        let float = |i: usize| f32::from_le_bytes(frame[i..i + 4].try_into().unwrap());
+        assert_eq!([float(20), float(24), float(28), float(40)], [0.5, -1.0, 2.0, 5.0]);
+    }
+
+    #[test]
+    fn surfaces_are_decimated_to_each_clients_rate_and_dropped_when_full() {
+        let hub = StreamHub::new();
+        let subscription = Subscription {
+            rate_hz: 10.0,
+            contacts: 0,
+        };
+        let client = hub.register("c".into(), subscription, 1).unwrap();
+        let frames: Arc<[Bytes]> = vec![surface_frame(0, 0, &[[0.0; 3]])].into();
+        let mut sent = 0;
+        // One second of 50 Hz physics steps.
+        for step in 0..50 {
+            let time_s = step as f64 * 0.02;
+            if hub.wants_surfaces(time_s) {
+                hub.publish_surfaces(time_s, frames.clone());
+            }
+            let mut queue = client.queue();
+            sent += queue.frames.len();
+            queue.frames.clear();
+        }
+        assert_eq!(sent, 10);
+        // A full queue loses them, counted.
+        client.queue().subscribe(Subscription {
+            rate_hz: 1000.0,
+            contacts: 0,
+        });
+        for step in 0..(QUEUE_FRAMES + 5) {
+            hub.publish_surfaces(step as f64 * 0.02, frames.clone());
+        }
+        let queue = client.queue();
+        assert_eq!(queue.frames.len(), QUEUE_FRAMES);
+        assert_eq!(queue.dropped, 5);
+        assert!(matches!(queue.frames[0], Outgoing::Surfaces(_)));
     }
 
     #[test]

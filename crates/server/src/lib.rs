@@ -5,7 +5,8 @@
 //! - HTTP/JSON under `/v1` in the `{ok, data}` / `{ok: false, error}`
 //!   envelope, described in OpenAPI 3.1 at `/v1/openapi.json`;
 //! - the WebSocket `/v1/stream`: `hello`, binary geometry frames, tick
-//!   frames decimated to each client's rate, and events;
+//!   frames and deformables' binary surface frames decimated to each
+//!   client's rate, and events;
 //! - the web visualizer's files at `/`, embedded at build time.
 //!
 //! The daemon implements [`Control`] and publishes frames into a
@@ -22,9 +23,10 @@ pub use api::{
     Recording, Reply, SceneInfo, SceneObject, Status,
 };
 pub use hub::{
-    geometry_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloObject,
-    Mesh, Pose, SceneAnnouncement, StreamHub, TextFrame, TickFrame, CLOSE_TOO_SLOW,
-    EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES,
+    geometry_frame, surface_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello,
+    HelloDeformable, HelloObject, Mesh, Pose, SceneAnnouncement, StreamHub, TextFrame, TickFrame,
+    CLOSE_TOO_SLOW, EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES, SURFACE_HEADER_BYTES,
+    SURFACE_MAGIC,
 };
 pub use routes::ApiDoc;
 pub use server::{Server, ServerConfig, StartError};

@@ -6,8 +6,8 @@ use crate::api::{
     Recording, Reply, SceneInfo, SceneObject, Status,
 };
 use crate::hub::{
-    ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloObject, Pose, StreamHub,
-    TextFrame, TickFrame,
+    ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloDeformable, HelloObject,
+    Pose, StreamHub, TextFrame, TickFrame,
 };
 use crate::stream::{self, ClientMessage, StreamQuery};
 use axum::body::Body;
@@ -470,7 +470,7 @@ impl Modify for CommonReplies {
     components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
                        SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TextFrame, Hello, ClientTick, TickFrame, Pose,
-                       ContactPoint, EventFrame, Event, HelloObject, ClientMessage, haptic_schema::patch::MaterialPatch,
+                       ContactPoint, EventFrame, Event, HelloObject, HelloDeformable, ClientMessage, haptic_schema::patch::MaterialPatch,
                        haptic_schema::patch::RenderingFieldsPatch, haptic_schema::rendering::GradientModel,
                        haptic_schema::rendering::Friction, haptic_schema::rendering::SolverChoice)),
     modifiers(&BearerToken, &CommonReplies),

@@ -119,6 +119,7 @@ fn messages(hub: &StreamHub, client: &Client, frame: Outgoing) -> Vec<Message> {
                 contacts: subscription.contacts,
                 generation: hub.generation(),
                 objects: a.objects.iter().map(|(object, _)| object).collect(),
+                deformables: &a.deformables,
             });
             std::iter::once(Message::Text(hello.to_json().into()))
                 .chain(scene.geometry.iter().cloned().map(Message::Binary))
@@ -130,6 +131,7 @@ fn messages(hub: &StreamHub, client: &Client, frame: Outgoing) -> Vec<Message> {
             vec![Message::Text(text.into())]
         }
         Outgoing::Text(text) => vec![Message::Text(Utf8Bytes::from(&*text))],
+        Outgoing::Surfaces(frames) => frames.iter().cloned().map(Message::Binary).collect(),
     }
 }
 
