@@ -21,20 +21,32 @@
 //! `J_drag = −m v (1 − e^{−c dt/m})` and, in the eigenbasis of the world
 //! inertia `I_w = Q Λ Qᵀ`, `−Q diag(λ (1 − e^{−c_r dt/λ})) Qᵀ ω`.
 //!
+//! A scene with `[[deformables]]` steps a `haptic_deformable::CoupledWorld`
+//! instead, which owns the rigid world and hands it the same impulses
+//! ([`CoupledWorld::step_with_impulses`]); its rigid bodies' poses reach
+//! the servo as the rigid world's do. The tool does not touch the
+//! deformables: they move under gravity, their anchors and the rigid
+//! bodies alone. Their surfaces go to the state stream
+//! ([`SurfaceStream`]), never to the servo.
+//!
 //! A body whose step comes out non-finite is put back by the world at
-//! rest and counted ([`PhysicsReport::quarantined`]); only finite poses
-//! reach the servo. Both threads exchange only through lock-free
-//! latest-value hand-off: the servo never waits for a step and a step
-//! never waits for the servo.
+//! rest and counted ([`PhysicsReport::quarantined`], and
+//! [`PhysicsReport::deformables_quarantined`] for deformable bodies); only
+//! finite poses reach the servo. Both threads exchange only through
+//! lock-free latest-value hand-off: the servo never waits for a step and a
+//! step never waits for the servo.
 
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
+use haptic_deformable::{CoupledWorld, DeformableBody};
 use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_physics::{RigidBody, StepReport, World};
+use haptic_server::{surface_frame, StreamHub};
 use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
 use nalgebra::{Isometry3, Matrix3, SymmetricEigen, Vector3, Vector6};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 /// A movable object as the physics world left it.
 #[derive(Clone, Debug, PartialEq)]
@@ -61,9 +73,14 @@ pub struct PhysicsReport {
     pub steps: u64,
     /// Steps that ended after the next one was due.
     pub overruns: u64,
-    /// Bodies put back at rest because their step came out non-finite,
-    /// over every step.
+    /// Rigid bodies put back at rest because their step came out
+    /// non-finite, over every step.
     pub quarantined: u64,
+    /// Deformable bodies put back where they were because their step came
+    /// out non-finite or too fast, over every step.
+    pub deformables_quarantined: u64,
+    /// Deformable bodies the world steps.
+    pub deformables: usize,
     /// Most penetrating shell points between bodies in a step.
     pub max_contacts: usize,
     /// Deepest penetration between bodies (m).
@@ -82,12 +99,28 @@ pub struct BodyLink {
     pub drag: (f64, f64),
 }
 
-/// The scene's rigid world and the environment poses the servo renders.
-/// The default world has no bodies: a scene without movable objects has
-/// nothing to step.
+/// What the physics thread steps: the rigid world alone, or the
+/// deformables coupled with it.
+enum Bodies {
+    Rigid(World),
+    Coupled(Box<CoupledWorld>),
+}
+
+impl Bodies {
+    fn rigid(&self) -> &World {
+        match self {
+            Bodies::Rigid(world) => world,
+            Bodies::Coupled(world) => world.rigid(),
+        }
+    }
+}
+
+/// The scene's rigid world (with its deformables, if any) and the
+/// environment poses the servo renders. The default world has no bodies:
+/// a scene without movable objects or deformables has nothing to step.
 #[derive(Default)]
 pub struct PhysicsWorld {
-    world: Option<World>,
+    world: Option<Bodies>,
     /// Per body of the world, in its order.
     links: Vec<BodyLink>,
     /// In the rendering cycle's environment order.
@@ -111,7 +144,7 @@ impl PhysicsWorld {
             impulses: vec![Vector6::zeros(); environment_poses.len()],
             external: vec![Vector6::zeros(); bodies],
             received: vec![Vector3::zeros(); bodies],
-            world: Some(world),
+            world: Some(Bodies::Rigid(world)),
             links,
             poses: environment_poses,
             sequence: 0,
@@ -119,14 +152,53 @@ impl PhysicsWorld {
         }
     }
 
-    /// The world's bodies, in its order (none without movable objects).
-    pub fn bodies(&self) -> &[RigidBody] {
-        self.world.as_ref().map_or(&[], World::bodies)
+    /// `world`'s deformables and rigid bodies, its rigid bodies linked as
+    /// in [`new`](Self::new).
+    pub fn coupled(
+        world: CoupledWorld,
+        links: Vec<BodyLink>,
+        environment_poses: Vec<Isometry3<f64>>,
+    ) -> Self {
+        let bodies = world.rigid().bodies().len();
+        Self {
+            impulses: vec![Vector6::zeros(); environment_poses.len()],
+            external: vec![Vector6::zeros(); bodies],
+            received: vec![Vector3::zeros(); bodies],
+            world: Some(Bodies::Coupled(Box::new(world))),
+            links,
+            poses: environment_poses,
+            sequence: 0,
+            report: PhysicsReport::default(),
+        }
     }
 
-    /// Kinetic energy of the dynamic bodies (J).
+    /// The world's rigid bodies, in its order (none without movable
+    /// objects or deformables).
+    pub fn bodies(&self) -> &[RigidBody] {
+        self.world.as_ref().map_or(&[], |w| w.rigid().bodies())
+    }
+
+    /// The deformable bodies, in the config's order (none without
+    /// `[[deformables]]`).
+    pub fn deformables(&self) -> &[DeformableBody] {
+        match &self.world {
+            Some(Bodies::Coupled(world)) => world.bodies(),
+            _ => &[],
+        }
+    }
+
+    /// Physics steps taken so far.
+    pub fn steps(&self) -> u64 {
+        self.sequence
+    }
+
+    /// Kinetic energy of the dynamic bodies, deformables included (J).
     pub fn kinetic_energy(&self) -> f64 {
-        self.world.as_ref().map_or(0.0, World::kinetic_energy)
+        match &self.world {
+            None => 0.0,
+            Some(Bodies::Rigid(world)) => world.kinetic_energy(),
+            Some(Bodies::Coupled(world)) => world.kinetic_energy(),
+        }
     }
 
     /// Advances the world by `dt` under the contact impulse `tool`'s
@@ -154,7 +226,9 @@ impl PhysicsWorld {
 
     /// Advances the world by `dt` under the external impulses gathered so
     /// far and the bodies' drag; the next step starts with none. Returns
-    /// the world's report of the step (the default without a world).
+    /// the world's report of the step (the default without a world); with
+    /// deformables, its contacts, deepest penetration and quarantines
+    /// count theirs too.
     pub fn advance(&mut self, dt: f64) -> StepReport {
         let Some(world) = &mut self.world else {
             return StepReport::default();
@@ -163,20 +237,32 @@ impl PhysicsWorld {
             .external
             .iter_mut()
             .zip(&self.links)
-            .zip(world.bodies())
+            .zip(world.rigid().bodies())
         {
             if body.is_dynamic() {
                 *external += drag_impulse(body, link.drag, dt);
             }
         }
-        let step = world.step(dt, &self.external);
+        let step = match world {
+            Bodies::Rigid(world) => world.step(dt, &self.external),
+            Bodies::Coupled(world) => {
+                let coupled = world.step_with_impulses(dt, &self.external);
+                StepReport {
+                    contacts: coupled.rigid.contacts + coupled.contacts,
+                    max_penetration: coupled.rigid.max_penetration.max(coupled.max_penetration),
+                    quarantined: coupled.rigid.quarantined + coupled.quarantined,
+                    ..coupled.rigid
+                }
+            }
+        };
         self.external.fill(Vector6::zeros());
+        self.sequence += 1;
         let report = &mut self.report;
         report.max_contacts = report.max_contacts.max(step.contacts);
         report.max_penetration = report.max_penetration.max(step.max_penetration);
         // The world puts a non-finite body back where it was; the servo
         // gets finite poses only, whatever happens.
-        for (body, link) in world.bodies().iter().zip(&self.links) {
+        for (body, link) in world.rigid().bodies().iter().zip(&self.links) {
             if body.is_dynamic() && body.is_finite() {
                 for &entry in &link.entries {
                     if let Some(pose) = self.poses.get_mut(entry) {
@@ -188,12 +274,12 @@ impl PhysicsWorld {
         step
     }
 
-    /// Publishes the environment poses to the servo, when anything moves.
+    /// Publishes the environment poses to the servo, when anything moves,
+    /// numbered by the steps taken.
     pub fn publish(&mut self, snapshots: &mut LatestWriter<PhysicsSnapshot>) {
         if self.world.is_none() {
             return;
         }
-        self.sequence += 1;
         snapshots.publish_with(|snapshot| {
             snapshot.sequence = self.sequence;
             snapshot.environment_poses.clone_from(&self.poses);
@@ -216,12 +302,82 @@ impl PhysicsWorld {
                 impulse: *impulse,
             })
             .collect();
+        let (deformables_quarantined, deformables) = match &self.world {
+            Some(Bodies::Coupled(world)) => (world.quarantined(), world.bodies().len()),
+            _ => (0, 0),
+        };
         PhysicsReport {
             bodies,
-            quarantined: self.world.as_ref().map_or(0, World::quarantined),
+            quarantined: self.world.as_ref().map_or(0, |w| w.rigid().quarantined()),
+            deformables_quarantined,
+            deformables,
             ..self.report.clone()
         }
     }
+}
+
+/// The deformables' surfaces on their way to the state stream: per body,
+/// the nodes its surface triangles use, in the order of the vertices of
+/// its surface frames ([`haptic_server::surface_frame`]).
+pub struct SurfaceStream {
+    hub: StreamHub,
+    nodes: Vec<Vec<u32>>,
+    vertices: Vec<[f32; 3]>,
+}
+
+impl SurfaceStream {
+    /// Streams the surfaces of `bodies` (the world's, as built) into
+    /// `hub`.
+    pub fn new(hub: StreamHub, bodies: &[DeformableBody]) -> Self {
+        Self {
+            hub,
+            nodes: bodies.iter().map(|b| surface_nodes(&b.model.surface)).collect(),
+            vertices: Vec::new(),
+        }
+    }
+
+    /// Sends every deformable's surface frame of the world's last step to
+    /// the clients they are due for at physics time `time_s`; encodes
+    /// nothing when none is.
+    pub fn publish(&mut self, world: &PhysicsWorld, time_s: f64) {
+        if self.nodes.is_empty() || !self.hub.wants_surfaces(time_s) {
+            return;
+        }
+        let frames: Arc<[_]> = world
+            .deformables()
+            .iter()
+            .zip(&self.nodes)
+            .enumerate()
+            .map(|(index, (body, nodes))| {
+                self.vertices.clear();
+                self.vertices.extend(nodes.iter().map(|&n| {
+                    let p = body.state.positions[n as usize];
+                    [p.x as f32, p.y as f32, p.z as f32]
+                }));
+                surface_frame(index as u32, world.steps(), &self.vertices)
+            })
+            .collect();
+        self.hub.publish_surfaces(time_s, frames);
+    }
+}
+
+/// The nodes `triangles` use, each once, in increasing order.
+pub fn surface_nodes(triangles: &[[u32; 3]]) -> Vec<u32> {
+    let mut nodes: Vec<u32> = triangles.iter().flatten().copied().collect();
+    nodes.sort_unstable();
+    nodes.dedup();
+    nodes
+}
+
+/// `triangles` with their node indices replaced by their positions in
+/// `nodes` ([`surface_nodes`] of them): the triangles over a surface
+/// frame's vertices.
+pub fn surface_triangles(triangles: &[[u32; 3]], nodes: &[u32]) -> Vec<[u32; 3]> {
+    let at = |n: u32| nodes.binary_search(&n).expect("a surface node") as u32;
+    triangles
+        .iter()
+        .map(|t| [at(t[0]), at(t[1]), at(t[2])])
+        .collect()
 }
 
 /// The impulse of viscous drag `(c, c_r)` on `body` over `dt`, integrated
@@ -249,6 +405,8 @@ pub struct PhysicsOptions {
     pub rate_hz: f64,
     pub schedule: ThreadSchedule,
     pub world: PhysicsWorld,
+    /// Where the deformables' surfaces go, if the scene has any.
+    pub surfaces: Option<SurfaceStream>,
 }
 
 /// A running physics thread, stopped and joined when dropped.
@@ -293,11 +451,15 @@ fn run(
     let mut pacer = Pacer::new(options.rate_hz);
     let dt = pacer.period().as_secs_f64();
     let mut world = options.world;
+    let mut surfaces = options.surfaces;
     let (mut steps, mut overruns) = (0, 0);
     while !stop.load(Ordering::Acquire) {
         step(&mut world, tool.read(), dt);
         world.publish(&mut snapshots);
         steps += 1;
+        if let Some(surfaces) = &mut surfaces {
+            surfaces.publish(&world, steps as f64 * dt);
+        }
         if !pacer.wait() {
             overruns += 1;
         }

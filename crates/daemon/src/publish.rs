@@ -2,13 +2,15 @@
 //! its ticks: the scene's description and display geometry, and tick
 //! frames from tick records.
 
+use crate::physics::{surface_nodes, surface_triangles};
 use haptic_config::Scene;
+use haptic_deformable::DeformableBody;
 use haptic_friction::FrictionState;
 use haptic_mesh::TriangleMesh;
 use haptic_render::FrictionVerdict;
 use haptic_schema::OrNotRendered;
 use haptic_server::{
-    HelloObject, Mesh, Pose, SceneAnnouncement, SceneInfo, SceneObject, TickFrame,
+    HelloDeformable, HelloObject, Mesh, Pose, SceneAnnouncement, SceneInfo, SceneObject, TickFrame,
 };
 use haptic_servo::TickRecord;
 use nalgebra::Isometry3;
@@ -53,8 +55,13 @@ pub fn scene_info(scene: &Scene) -> SceneInfo {
 }
 
 /// `hello` and the geometry of `scene`'s objects, in the config's order,
-/// with `meshes` ([`BuiltScene::display_meshes`](crate::BuiltScene)).
-pub fn announcement(scene: &Scene, meshes: &[TriangleMesh]) -> SceneAnnouncement {
+/// with `meshes` ([`BuiltScene::display_meshes`](crate::BuiltScene)), and
+/// the surfaces of its `deformables` (the physics world's).
+pub fn announcement(
+    scene: &Scene,
+    meshes: &[TriangleMesh],
+    deformables: &[DeformableBody],
+) -> SceneAnnouncement {
     let objects = scene
         .objects()
         .iter()
@@ -81,10 +88,24 @@ pub fn announcement(scene: &Scene, meshes: &[TriangleMesh]) -> SceneAnnouncement
             (hello, mesh)
         })
         .collect();
+    let deformables = deformables
+        .iter()
+        .enumerate()
+        .map(|(index, body)| {
+            let nodes = surface_nodes(&body.model.surface);
+            HelloDeformable {
+                index: index as u32,
+                name: body.model.name.clone(),
+                vertices: nodes.len() as u32,
+                triangles: surface_triangles(&body.model.surface, &nodes),
+            }
+        })
+        .collect();
     SceneAnnouncement {
         scene: scene.name().display().to_string(),
         servo_rate_hz: scene.servo_rate().hz(),
         objects,
+        deformables,
     }
 }
 

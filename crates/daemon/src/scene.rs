@@ -289,7 +289,8 @@ fn rigid_body(
 }
 
 /// The physics world of `config`'s `bodies` (one per environment object,
-/// in its order) and joints, linked to the cycle's environment by `links`.
+/// in its order) and joints, linked to the cycle's environment by `links`;
+/// with `config`'s deformables coupled to it when it has any.
 fn physics_world(
     config: &Scene,
     bodies: Vec<RigidBody>,
@@ -298,7 +299,11 @@ fn physics_world(
 ) -> Result<PhysicsWorld, SceneBuildError> {
     let joints = config.world_joints(&bodies)?;
     let world = World::new(bodies, joints, config.physics().world_parameters())?;
-    Ok(PhysicsWorld::new(world, links, environment_poses))
+    if config.deformables().is_empty() {
+        return Ok(PhysicsWorld::new(world, links, environment_poses));
+    }
+    let coupled = config.deformable_world(world)?;
+    Ok(PhysicsWorld::coupled(coupled, links, environment_poses))
 }
 
 /// `config`'s physics world alone, for `hapticd simulate`: every
@@ -403,7 +408,7 @@ pub struct BuiltScene {
     /// mesh).
     pub display_meshes: Vec<TriangleMesh>,
     /// The world the physics thread steps: without bodies unless the
-    /// scene has movable objects.
+    /// scene has movable objects or deformables.
     pub physics: PhysicsWorld,
     /// Wall time the build took.
     pub build_time: Duration,
@@ -416,7 +421,7 @@ impl BuiltScene {
     /// places it and turns it about its centre of mass.
     pub fn build(config: &Scene) -> Result<BuiltScene, SceneBuildError> {
         let started = Instant::now();
-        let physics = config.has_movable();
+        let physics = config.has_movable() || !config.deformables().is_empty();
         let tool_config = config.tool();
         let tool = load_geometry(
             config,

@@ -12,7 +12,7 @@ use crate::control::{Attached, DaemonControl, SceneRequest};
 use crate::device::{self, AnyDevice, Pacing};
 use crate::error::{io, RunError};
 use crate::lifecycle::{ThreadName, ThreadPanicked};
-use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld};
+use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld, SurfaceStream};
 use crate::publish;
 use crate::realtime::{keep_cpus_awake, lock_memory, schedule};
 use crate::scene::BuiltScene;
@@ -157,9 +157,9 @@ impl<'a> RunningScene<'a> {
         hooks: ThreadHooks,
     ) -> Result<Started<'a>, RunError> {
         if !config.deformables().is_empty() {
-            tracing::warn!(
+            tracing::info!(
                 deformables = config.deformables().len(),
-                "the physics thread steps the rigid world alone: the scene's deformables are left out (`hapticd simulate` steps them)"
+                "the physics thread steps the deformables with the rigid world; the tool does not touch them"
             );
         }
         let mut scene = match built {
@@ -210,7 +210,13 @@ impl<'a> RunningScene<'a> {
         };
         let hub = run.control.hub();
         hub.set_generation(0);
-        hub.set_scene(publish::announcement(config, &scene.display_meshes));
+        hub.set_scene(publish::announcement(
+            config,
+            &scene.display_meshes,
+            world.deformables(),
+        ));
+        let surfaces = (!world.deformables().is_empty())
+            .then(|| SurfaceStream::new(hub.clone(), world.deformables()));
         let (commands, command_receiver) = mpsc::channel();
         let status = Arc::new(Mutex::new(haptic_server::Status::default()));
         // The hello order (the config's, less the tool) and the cycle's
@@ -261,6 +267,7 @@ impl<'a> RunningScene<'a> {
                 rate_hz: config.threads().physics.rate_hz,
                 schedule: schedule(&config.threads().physics),
                 world,
+                surfaces,
             },
             tool_reader,
             physics_writer,

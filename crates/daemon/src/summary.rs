@@ -164,6 +164,8 @@ impl RunSummary {
             value["physics_steps"] = json!(p.steps);
             value["physics_overruns"] = json!(p.overruns);
             value["physics_quarantined"] = json!(p.quarantined);
+            value["physics_deformables"] = json!(p.deformables);
+            value["physics_deformables_quarantined"] = json!(p.deformables_quarantined);
             value["physics_max_contacts"] = json!(p.max_contacts);
             value["physics_max_penetration_m"] = json!(p.max_penetration);
             value["movable"] = p
@@ -318,7 +320,7 @@ impl fmt::Display for RunSummary {
             }
         }
         if let Some(p) = &self.physics {
-            if !p.bodies.is_empty() {
+            if !p.bodies.is_empty() || p.deformables > 0 {
                 writeln!(
                     f,
                     "physics: {} steps, {} overruns, {} quarantined bodies, up to {} contacts, deepest {:.3} mm",
@@ -327,6 +329,13 @@ impl fmt::Display for RunSummary {
                     p.quarantined,
                     p.max_contacts,
                     p.max_penetration * 1e3
+                )?;
+            }
+            if p.deformables > 0 {
+                writeln!(
+                    f,
+                    "deformables: {}, {} quarantined (steps put back: non-finite or too fast)",
+                    p.deformables, p.deformables_quarantined
                 )?;
             }
             for body in &p.bodies {

@@ -353,3 +353,145 @@ fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
     let rest = track.iter().find(|&&(t, _)| t > t_end - 0.2).unwrap();
     assert!((x_end - rest.1).abs() < 1e-4, "{track:?}");
 }
+
+/// A 6×6 cloth of 0.3 m released 0.1 m over a fixed ball (coarse fields
+/// for a debug build), its corner node 0 held to the world; the tool
+/// waits far above.
+const CLOTH_ON_BALL: &str = r#"
+[[objects]]
+name = "probe"
+shape = { kind = "sphere", radius_m = 0.01 }
+role = "point_shell"
+tool = true
+position_m = [0.0, 0.0, 0.5]
+shell_points = 50
+tree_levels = 2
+field_resolution = 8
+
+[[objects]]
+name = "ball"
+shape = { kind = "sphere", radius_m = 0.1 }
+role = "field"
+field_resolution = 24
+shell_points = 200
+tree_levels = 3
+
+[device]
+motion = { segments = [{ type = "hold", duration_s = 1.0 }] }
+workspace_offset_m = [0.0, 0.0, 0.5]
+
+[threads.physics]
+rate_hz = 50
+
+[[deformables]]
+name = "cloth"
+shape = { kind = "cloth", nodes_x = 6, nodes_y = 6, width = 0.3, depth = 0.3 }
+position_m = [0.0, 0.0, 0.2]
+density = 0.2
+paradigm = { kind = "mass_spring", stiffness = 1.0, iterations = 10, tolerance = 1e-3 }
+material = { friction = 0.4, thickness = 0.004, bending_limit = 0.02 }
+anchors = [{ node = 0 }]
+
+[deformable_solver]
+elastic_passes = 1
+"#;
+
+/// A surface frame (docs/protocol.md): deformable index, physics step and
+/// vertices.
+fn surface(frame: &[u8]) -> (u32, u64, Vec<[f32; 3]>) {
+    assert_eq!(&frame[..4], b"HDEF");
+    let word = |i: usize| u32::from_le_bytes(frame[i..i + 4].try_into().unwrap());
+    let count = word(8) as usize;
+    assert_eq!(frame.len(), 20 + 12 * count);
+    let float = |i: usize| f32::from_le_bytes(frame[i..i + 4].try_into().unwrap());
+    let vertices = (0..count)
+        .map(|v| [0, 1, 2].map(|k| float(20 + 12 * v + 4 * k)))
+        .collect();
+    let step = u64::from_le_bytes(frame[12..20].try_into().unwrap());
+    (word(4), step, vertices)
+}
+
+/// `hapticd run` steps a scene's deformables in its physics thread and
+/// streams their surfaces: `hello` lists the cloth's 36 vertices and 50
+/// triangles, binary surface frames follow the physics steps, and each
+/// frame's vertices are the world's at its step, as `hapticd simulate`
+/// steps the same scene (to f32 rounding); the cloth moves between frames.
+#[test]
+fn a_running_cloth_streams_its_surface_as_the_world_moves_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let scene = dir.path().join("cloth.toml");
+    std::fs::write(&scene, CLOTH_ON_BALL).unwrap();
+    let (mut daemon, port) = start(
+        dir.path(),
+        &["--config", scene.to_str().unwrap(), "--duration", "60"],
+    );
+    let started = Instant::now();
+    let mut stream = loop {
+        let (status, _) = http(port, "GET", "/v1/scene", None);
+        if status == 200 {
+            break Stream::connect(port, "rate_hz=1000&contacts=0");
+        }
+        assert!(started.elapsed() < Duration::from_secs(60), "no scene");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let hello = stream.text();
+    assert_eq!(hello["type"], "hello", "{hello}");
+    let deformables = hello["deformables"].as_array().unwrap();
+    assert_eq!(deformables.len(), 1, "{hello}");
+    assert_eq!(deformables[0]["name"], "cloth");
+    assert_eq!(deformables[0]["vertices"], 36);
+    let triangles = deformables[0]["triangles"].as_array().unwrap();
+    assert_eq!(triangles.len(), 50);
+    assert!(triangles
+        .iter()
+        .flat_map(|t| t.as_array().unwrap())
+        .all(|v| v.as_u64().unwrap() < 36));
+
+    // Every step's frame, at 1000 Hz against a 50 Hz world, for 30 steps.
+    let mut frames = Vec::new();
+    while frames.len() < 30 {
+        assert!(started.elapsed() < Duration::from_secs(120), "{frames:?}");
+        let (opcode, payload) = stream.frame();
+        if opcode == 2 && payload.starts_with(b"HDEF") {
+            frames.push(surface(&payload));
+        }
+    }
+    assert!(frames.iter().all(|(index, _, v)| *index == 0 && v.len() == 36));
+    assert!(frames.windows(2).all(|w| w[1].1 > w[0].1), "steps in order");
+    let (_, last_step, _) = frames.last().unwrap();
+
+    let out = dir.path().join("cloth.mcap");
+    let duration = format!("{}", *last_step as f64 * 0.02);
+    let output = Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args(["simulate", scene.to_str().unwrap(), "--duration", &duration])
+        .arg("--record")
+        .arg(&out)
+        .output()
+        .unwrap();
+    assert!(output.status.success(), "{output:?}");
+    let recording = haptic_recording::load_simulation(&out).unwrap();
+    let nodes = &recording.deformables[0].1;
+    assert_eq!(nodes.len() as u64, last_step + 1);
+    for (_, step, vertices) in &frames {
+        for (streamed, node) in vertices.iter().zip(&nodes[*step as usize]) {
+            let error = [0, 1, 2].map(|k| (f64::from(streamed[k]) - node[k]).abs());
+            assert!(
+                error.iter().all(|e| *e < 1e-6),
+                "step {step}: {streamed:?} against {node:?}"
+            );
+        }
+    }
+    // The cloth moves from frame to frame: falling, then draping.
+    let (first, last) = (&frames[0].2, &frames[29].2);
+    let moved = first
+        .iter()
+        .zip(last)
+        .map(|(a, b)| (0..3).map(|k| (a[k] - b[k]).powi(2)).sum::<f32>().sqrt())
+        .fold(0.0, f32::max);
+    assert!(moved > 5e-3, "{moved} m: {first:?} {last:?}");
+
+    // SAFETY: kill sends a signal to our own child.
+    unsafe { libc::kill(daemon.0.id() as i32, libc::SIGTERM) };
+    let exit = daemon.0.wait().unwrap();
+    assert!(exit.success(), "{exit:?}");
+}

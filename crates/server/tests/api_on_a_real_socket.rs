@@ -8,9 +8,9 @@ use haptic_schema::rendering::Rendering;
 use haptic_schema::OrNotRendered::Rendered;
 use haptic_schema::{FrictionState, FrictionVerdict, ObjectRole, SafetyState};
 use haptic_server::{
-    ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloObject, Mesh, Parameters,
-    Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig, StartError, Status, StreamHub,
-    TickFrame,
+    surface_frame, ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloDeformable,
+    HelloObject, Mesh, Parameters, Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig,
+    StartError, Status, StreamHub, TickFrame, SURFACE_HEADER_BYTES, SURFACE_MAGIC,
 };
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -667,6 +667,12 @@ fn scene() -> SceneAnnouncement {
             object(0, "tool", true, tetrahedron),
             object(1, "floor", false, floor),
         ],
+        deformables: vec![HelloDeformable {
+            index: 0,
+            name: "sheet".into(),
+            vertices: 4,
+            triangles: vec![[0, 1, 2], [0, 2, 3]],
+        }],
     }
 }
 
@@ -815,6 +821,33 @@ fn a_client_gets_hello_geometry_ticks_and_events() {
         hub.publish_events(&[(7, change)]);
         let event = next_non_tick(&mut socket).await;
         assert_eq!(event, json!({"type": "event", "tick": 7, "event": "state_change", "from": "free", "to": "static"}));
+
+        // A deformable's surface frames come as binary frames, at the
+        // client's rate by physics time.
+        assert_eq!(hello["deformables"][0]["name"], "sheet");
+        assert_eq!(hello["deformables"][0]["vertices"], 4);
+        assert_eq!(hello["deformables"][0]["triangles"], json!([[0, 1, 2], [0, 2, 3]]));
+        let sheet = [[0.0, 0.0, 1.0], [1.0, 0.0, 1.0], [1.0, 1.0, 1.0], [0.0, 1.0, 1.5]];
+        let frames: Arc<[_]> = vec![surface_frame(0, 9, &sheet)].into();
+        assert!(hub.wants_surfaces(0.18));
+        hub.publish_surfaces(0.18, frames.clone());
+        // Due again a 20 Hz period later, not before.
+        hub.publish_surfaces(0.2, frames);
+        assert!(!hub.wants_surfaces(0.2));
+        let surface = loop {
+            match next_message(&mut socket).await {
+                Message::Binary(frame) => break frame,
+                Message::Text(_) => continue,
+                other => panic!("unexpected {other:?}"),
+            }
+        };
+        assert_eq!(&surface[..4], &SURFACE_MAGIC);
+        let word = |i: usize| u32::from_le_bytes(surface[i..i + 4].try_into().unwrap());
+        assert_eq!([word(4), word(8)], [0, 4]);
+        assert_eq!(u64::from_le_bytes(surface[12..20].try_into().unwrap()), 9);
+        assert_eq!(surface.len(), SURFACE_HEADER_BYTES + 4 * 12);
+        let last = SURFACE_HEADER_BYTES + 11 * 4;
+        assert_eq!(f32::from_le_bytes(surface[last..last + 4].try_into().unwrap()), 1.5);
 
         hub.set_scene(scene());
         assert_eq!(next_non_tick(&mut socket).await["type"], "hello");
