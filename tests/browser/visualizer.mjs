@@ -4,9 +4,11 @@
 // the scene and the contact arrows in the three.js scene graph and in the
 // canvas's pixels, plots that advance, a parameter patched through the
 // panel reaching the stream, a refused value shown next to its field,
-// recording through the panel, and the peg-in-hole scene loaded through
-// the panel. Saves a screenshot of each scene in contact. Exits 1 on the
-// first failed check; prints headline figures last.
+// recording through the panel, the peg-in-hole scene loaded through
+// the panel, and the Fig. 3 cloth scene loaded through the panel, its
+// cloth's surface a mesh in the scene graph that the stream moves in
+// place. Saves a screenshot of each scene. Exits 1 on the first failed
+// check; prints headline figures last.
 //
 //   node tests/browser/visualizer.mjs --hapticd PATH --figures DIR
 
@@ -30,6 +32,10 @@ const REPO = resolve(new URL('../..', import.meta.url).pathname);
 const TOKEN = 'browser-test-token';
 const CORNER = 'config/default.toml';
 const PEG = 'config/peg-in-hole.toml';
+const CLOTH = 'config/fig3-cloth-on-ball.toml';
+// The Fig. 3 cloth: 51 × 51 nodes, two triangles per cell.
+const CLOTH_VERTICES = 51 * 51;
+const CLOTH_TRIANGLES = 2 * 50 * 50;
 const CHROMIUM_ARGS = [
   '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
   '--disable-background-networking', '--disable-component-update', '--disable-sync',
@@ -124,6 +130,7 @@ const view = (page) => page.evaluate(() => ({
   generation: hapticdView.generation,
   lastError: hapticdView.lastError,
   scene: hapticdView.scene,
+  deformables: hapticdView.deformables,
 }));
 
 /**
@@ -309,6 +316,39 @@ async function run() {
   figure('peg_triangles', pegPixels.meshes.triangles, 'triangles');
   figure('peg_arrows', pegPixels.arrows.total, 'arrows');
   figure('peg_arrow_pixels', pegPixels.arrowPixels, 'px');
+
+  let cloth;
+  await check('the cloth scene loads through the panel and its cloth is a mesh the stream moves', async () => {
+    await page.locator('#see-through input').uncheck();
+    await page.locator('input[name="scene-path"]').fill(CLOTH);
+    const started = Date.now();
+    await page.getByRole('button', { name: 'Load' }).click();
+    await page.waitForFunction((cloth) => hapticdView.scene === cloth && hapticdView.framed
+      && hapticdView.deformables.length === 1 && hapticdView.deformables[0].frames > 0, CLOTH, { timeout: 300_000 });
+    figure('cloth_scene_load', ((Date.now() - started) / 1000).toFixed(1), 's');
+    const before = (await view(page)).deformables[0];
+    assert(before.name === 'cloth' && before.vertices === CLOTH_VERTICES && before.triangles === CLOTH_TRIANGLES,
+      `the cloth's mesh: ${JSON.stringify(before)}`);
+    assert(before.visible && before.inScene, `the cloth's mesh is not drawn in the scene: ${JSON.stringify(before)}`);
+    const meshes = (await view(page)).meshes;
+    assert(meshes.deformable === 1 && meshes.environment === 1 && meshes.tool === 1,
+      `scene graph meshes ${JSON.stringify(meshes)}`);
+    await sleep(1500);
+    const after = await page.evaluate(() => hapticdView.deformables[0]);
+    assert(after.frames > before.frames && after.step > before.step,
+      `no new surface frames in 1.5 s: ${before.frames} frames (step ${before.step}) then ${after.frames} (step ${after.step})`);
+    assert(after.geometryId === before.geometryId, 'the mesh was replaced, not updated in place');
+    // From the first frame (the sheet released flat) it has fallen onto
+    // the ball: its vertices moved, its centroid dropped.
+    assert(after.moved > 0.02, `the cloth's vertices moved ${after.moved} m at most since the first frame`);
+    assert(after.centroid[2] < 0.35 - 0.02, `the cloth's centroid is at z = ${after.centroid[2]} m`);
+    const v = await view(page);
+    assert(v.lastError === null && pageErrors.length === 0, `errors: ${v.lastError} ${pageErrors.join('; ')}`);
+    cloth = { before, after };
+  });
+  await page.screenshot({ path: join(args.figures, 'visualizer-cloth.png') });
+  figure('cloth_surface_frames_per_s', ((cloth.after.frames - cloth.before.frames) / 1.5).toFixed(1), 'Hz');
+  figure('cloth_moved', cloth.after.moved.toFixed(3), 'm');
 }
 
 async function waitFor(condition, timeoutMs, what) {

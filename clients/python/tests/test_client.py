@@ -28,6 +28,7 @@ from hapticd import (
     Geometry,
     Gradient,
     Hello,
+    HelloDeformable,
     HelloObject,
     Material,
     ObjectRole,
@@ -47,9 +48,11 @@ from hapticd import (
     Status,
     StreamError,
     StreamFormatError,
+    Surface,
     Tick,
     TripCause,
     decode,
+    decode_surface,
 )
 from hapticd.client import _ws_url
 
@@ -346,6 +349,22 @@ def test_geometry_frames_decode_into_arrays():
         decode(b"HGEX" + geometry_frame(2, vertices, triangles)[4:])
 
 
+def surface_frame(index: int, step: int, vertices: np.ndarray) -> bytes:
+    return struct.pack("<4sIIQ", b"HDEF", index, len(vertices), step) + vertices.astype("<f4").tobytes()
+
+
+def test_surface_frames_decode_into_arrays():
+    vertices = np.array([[0, 0, 0.35], [0.5, -0.5, 0.3], [1e-3, 2, -7]], dtype=np.float32)
+    surface = decode(surface_frame(1, 4097, vertices))
+    assert isinstance(surface, Surface) and (surface.index, surface.step) == (1, 4097)
+    np.testing.assert_array_equal(surface.vertices, vertices)
+    assert surface.vertices.dtype == np.float32 and surface.vertices.shape == (3, 3)
+    with pytest.raises(StreamFormatError, match="expected"):
+        decode(surface_frame(1, 4097, vertices)[:-4])
+    with pytest.raises(StreamFormatError, match="shorter than its header"):
+        decode_surface(b"HDEF" + bytes(8))
+
+
 POSE = {"position_m": [0, 0, 0.01], "orientation_wijk": [1, 0, 0, 0]}
 TICK = {
     "type": "tick",
@@ -410,6 +429,24 @@ def test_text_frames_decode_by_type():
     )
     assert isinstance(hello, Hello)
     assert hello.objects == [HelloObject(0, "cube", True, ObjectRole.POINT_SHELL, False, 8, 12)]
+    assert hello.deformables == []
+    cloth = decode(
+        json.dumps(
+            {
+                "type": "hello",
+                "protocol": 1,
+                "scene": "cloth.toml",
+                "servo_rate_hz": 1000.0,
+                "rate_hz": 60.0,
+                "contacts": 64,
+                "generation": 0,
+                "objects": [],
+                "deformables": [{"index": 0, "name": "cloth", "vertices": 4, "triangles": [[0, 1, 2], [0, 2, 3]]}],
+            }
+        )
+    )
+    assert cloth.deformables == [HelloDeformable(0, "cloth", 4, [[0, 1, 2], [0, 2, 3]])]
+    assert cloth.deformables[0].triangle_array().shape == (2, 3)
     tick = decode(json.dumps(TICK))
     assert isinstance(tick, Tick) and (tick.tick, tick.state, tick.generation) == (1234, "static", 3)
     assert (tick.state, tick.verdict, tick.safety_state) == (

@@ -331,7 +331,10 @@ impl SurfaceStream {
     pub fn new(hub: StreamHub, bodies: &[DeformableBody]) -> Self {
         Self {
             hub,
-            nodes: bodies.iter().map(|b| surface_nodes(&b.model.surface)).collect(),
+            nodes: bodies
+                .iter()
+                .map(|b| surface_nodes(&b.model.surface))
+                .collect(),
             vertices: Vec::new(),
         }
     }
@@ -523,6 +526,19 @@ mod tests {
         let mut tool = ToolState::new(1);
         tool.contact_impulses[0] = wrench * (f64::from(ticks) * 1e-3);
         tool
+    }
+
+    /// A solid's interior nodes are on no surface triangle: its surface
+    /// frames leave them out, and its triangles index what they carry.
+    #[test]
+    fn a_surface_frame_carries_only_the_nodes_its_triangles_use() {
+        let triangles = [[4, 7, 2], [2, 7, 9]];
+        let nodes = surface_nodes(&triangles);
+        assert_eq!(nodes, [2, 4, 7, 9]);
+        assert_eq!(
+            surface_triangles(&triangles, &nodes),
+            [[1, 2, 0], [0, 2, 3]]
+        );
     }
 
     #[test]

@@ -356,6 +356,37 @@ mod tests {
     use super::*;
     use haptic_servo::TickRecord;
 
+    /// A physics world with deformables reports them and their quarantines
+    /// in both forms, beside the rigid bodies'.
+    #[test]
+    fn deformable_quarantines_reach_the_summary() {
+        let physics = PhysicsReport {
+            steps: 250,
+            quarantined: 1,
+            deformables: 2,
+            deformables_quarantined: 3,
+            ..PhysicsReport::default()
+        };
+        let summary = RunSummary::new(
+            EndReason::DeviceEnded,
+            1000.0,
+            ServoStats::default(),
+            Ok(TelemetryReport::default()),
+            physics,
+        );
+        let json = summary.to_json();
+        assert_eq!(json["physics_quarantined"], 1);
+        assert_eq!(json["physics_deformables"], 2);
+        assert_eq!(json["physics_deformables_quarantined"], 3);
+        let text = summary.to_string();
+        for part in [
+            "physics: 250 steps, 0 overruns, 1 quarantined bodies",
+            "deformables: 2, 3 quarantined",
+        ] {
+            assert!(text.contains(part), "{part:?} not in\n{text}");
+        }
+    }
+
     /// Records with band decisions, solver failures and quarantined poses,
     /// fed through the servo's counting and the telemetry's, come out in
     /// both forms of the summary.

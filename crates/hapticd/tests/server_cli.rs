@@ -456,7 +456,9 @@ fn a_running_cloth_streams_its_surface_as_the_world_moves_it() {
             frames.push(surface(&payload));
         }
     }
-    assert!(frames.iter().all(|(index, _, v)| *index == 0 && v.len() == 36));
+    assert!(frames
+        .iter()
+        .all(|(index, _, v)| *index == 0 && v.len() == 36));
     assert!(frames.windows(2).all(|w| w[1].1 > w[0].1), "steps in order");
     let (_, last_step, _) = frames.last().unwrap();
 

@@ -417,8 +417,7 @@ fn take_due(next_due_s: &mut f64, rate_hz: f64, time_s: f64) -> bool {
     true
 }
 
-impl Queue {
-}
+impl Queue {}
 
 /// A stream client as `/v1/status` lists it.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
@@ -723,7 +722,10 @@ mod tests {
         assert_eq!([word(4), word(8)], [2, 2]);
         assert_eq!(u64::from_le_bytes(frame[12..20].try_into().unwrap()), 41);
         let float = |i: usize| f32::from_le_bytes(frame[i..i + 4].try_into().unwrap());
-        assert_eq!([float(20), float(24), float(28), float(40)], [0.5, -1.0, 2.0, 5.0]);
+        assert_eq!(
+            [float(20), float(24), float(28), float(40)],
+            [0.5, -1.0, 2.0, 5.0]
+        );
     }
 
     #[test]

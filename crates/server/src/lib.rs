@@ -23,10 +23,10 @@ pub use api::{
     Recording, Reply, SceneInfo, SceneObject, Status,
 };
 pub use hub::{
-    geometry_frame, surface_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello,
-    HelloDeformable, HelloObject, Mesh, Pose, SceneAnnouncement, StreamHub, TextFrame, TickFrame,
-    CLOSE_TOO_SLOW, EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES, SURFACE_HEADER_BYTES,
-    SURFACE_MAGIC,
+    geometry_frame, surface_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame,
+    Hello, HelloDeformable, HelloObject, Mesh, Pose, SceneAnnouncement, StreamHub, TextFrame,
+    TickFrame, CLOSE_TOO_SLOW, EVENTS_PER_FRAME, FULL_TIMEOUT, PROTOCOL, QUEUE_FRAMES,
+    SURFACE_HEADER_BYTES, SURFACE_MAGIC,
 };
 pub use routes::ApiDoc;
 pub use server::{Server, ServerConfig, StartError};

@@ -3,7 +3,7 @@
 
 import { streamUrl } from './api.js';
 import { Controls } from './controls.js';
-import { decodeGeometryFrame } from './geometry.js';
+import { decodeGeometryFrame, decodeSurfaceFrame, frameMagic } from './geometry.js';
 import { Plots } from './plots.js';
 import { COLORS, SceneView } from './scene-view.js';
 
@@ -56,6 +56,7 @@ function connect() {
   socket.onmessage = ({ data }) => {
     try {
       if (typeof data === 'string') onText(JSON.parse(data), socket);
+      else if (frameMagic(data) === 'HDEF') view.applySurface(decodeSurfaceFrame(data));
       else view.setGeometry(decodeGeometryFrame(data));
     } catch (e) {
       recordError(`stream: ${e.message}`);
@@ -87,7 +88,8 @@ function onText(message, socket) {
       controls.setScene(message);
       plots.clear();
       $('scene-name').textContent = message.scene ?? '';
-      logEvent(`hello: ${message.scene}, ${message.objects.length} objects, ${message.servo_rate_hz} Hz servo`);
+      logEvent(`hello: ${message.scene}, ${message.objects.length} objects, ` +
+        `${(message.deformables ?? []).length} deformables, ${message.servo_rate_hz} Hz servo`);
       break;
     case 'tick':
       state.ticks += 1;
@@ -156,6 +158,7 @@ function formatForce(newtons) {
 window.hapticdView = Object.freeze({
   get meshes() { return view.census().meshes; },
   get arrows() { return view.census().arrows; },
+  get deformables() { return view.deformableCensus(); },
   get plots() { return plots.census(); },
   get ticks() { return state.ticks; },
   get generation() { return state.generation; },

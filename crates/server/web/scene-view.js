@@ -1,4 +1,5 @@
-// The 3D view: the scene's objects at their poses, the manipulandum as a
+// The 3D view: the scene's objects at their poses, the deformable bodies'
+// surfaces as the physics thread moves them, the manipulandum as a
 // translucent ghost of the tool, and the contact forces as arrows.
 // Units are the stream's: metres, z up.
 
@@ -10,6 +11,7 @@ export const COLORS = Object.freeze({
   background: 0x15191e,
   tool: 0xd9a441,
   environment: 0x8d99a6,
+  deformable: 0x4fb3a9,
   ghost: 0xcfe8ff,
   edges: 0x0b0d10,
   normal: 0x3d8bff,
@@ -77,6 +79,9 @@ export class SceneView {
     }
     this.arrows.setArrows([], 0);
     this.poses = new Map(); // object index -> THREE.Group carrying its pose
+    // deformable index -> {mesh, frames, step, first}: its surface mesh,
+    // updated in place, and the vertices of the first frame received.
+    this.deformables = new Map();
     this.ghost = null;
     this.environmentIndices = [];
     this.toolIndex = null;
@@ -105,8 +110,51 @@ export class SceneView {
       }
     }
     this.pendingGeometry = hello.objects.length;
+    for (const deformable of hello.deformables ?? []) this.addDeformable(deformable);
   }
 
+  /**
+   * A deformable body's surface mesh, in world coordinates, drawn once its
+   * first surface frame arrives and updated in place by each.
+   */
+  addDeformable({ index, name, vertices, triangles }) {
+    const geometry = new THREE.BufferGeometry();
+    const positions = new THREE.BufferAttribute(new Float32Array(3 * vertices), 3);
+    positions.setUsage(THREE.DynamicDrawUsage);
+    geometry.setAttribute('position', positions);
+    geometry.setIndex(new THREE.BufferAttribute(Uint32Array.from(triangles.flat()), 1));
+    const mesh = new THREE.Mesh(geometry, new THREE.MeshStandardMaterial({
+      color: COLORS.deformable,
+      side: THREE.DoubleSide, // a cloth is seen from both sides
+      roughness: 0.8,
+      metalness: 0.0,
+    }));
+    mesh.name = name;
+    mesh.visible = false;
+    mesh.userData = { role: 'deformable', ownsGeometry: true };
+    this.objects.add(mesh);
+    this.deformables.set(index, { mesh, frames: 0, step: null, first: null });
+  }
+
+  /** Moves a deformable's surface to a decoded surface frame's vertices. */
+  applySurface({ index, step, positions }) {
+    const deformable = this.deformables.get(index);
+    if (!deformable) throw new Error(`surface frame for deformable ${index}, which the hello does not list`);
+    const { geometry } = deformable.mesh;
+    const attribute = geometry.getAttribute('position');
+    if (positions.length !== attribute.array.length) {
+      throw new Error(`surface frame of deformable ${index} has ${positions.length / 3} vertices, ` +
+        `the hello ${attribute.count}`);
+    }
+    attribute.array.set(positions);
+    attribute.needsUpdate = true;
+    geometry.computeVertexNormals();
+    geometry.computeBoundingSphere();
+    deformable.first ??= Float32Array.from(positions);
+    deformable.frames += 1;
+    deformable.step = step;
+    deformable.mesh.visible = true;
+  }
   /** Adds one object's decoded geometry frame. */
   setGeometry({ index, positions, indices }) {
     const pose = this.poses.get(index);
@@ -146,7 +194,8 @@ export class SceneView {
     setPose(this.poses.get(this.toolIndex), tick.tool);
     setPose(this.ghost, tick.manipulandum);
     tick.environment?.forEach((pose, i) => setPose(this.poses.get(this.environmentIndices[i]), pose));
-    if (!this.framed && this.pendingGeometry === 0 && this.poses.size > 0) this.frame();
+    const surfacesPending = [...this.deformables.values()].some((d) => d.frames === 0);
+    if (!this.framed && this.pendingGeometry === 0 && !surfacesPending && this.poses.size > 0) this.frame();
     this.drawContacts(tick.contact_points ?? []);
   }
 
@@ -163,6 +212,7 @@ export class SceneView {
     this.objects.updateMatrixWorld(true);
     const box = new THREE.Box3();
     for (const pose of this.poses.values()) box.expandByObject(pose);
+    for (const { mesh } of this.deformables.values()) if (mesh.visible) box.expandByObject(mesh);
     if (box.isEmpty()) return;
     const sphere = box.getBoundingSphere(new THREE.Sphere());
     this.radius = Math.max(sphere.radius, 1e-3);
@@ -203,7 +253,7 @@ export class SceneView {
 
   /** What the scene graph holds now: object meshes, the ghost, the arrows. */
   census() {
-    const meshes = { tool: 0, environment: 0, manipulandum: 0, triangles: 0 };
+    const meshes = { tool: 0, environment: 0, manipulandum: 0, deformable: 0, triangles: 0 };
     this.objects.traverse((o) => {
       if (o.isMesh && o.visible) {
         meshes[o.userData.role] += 1;
@@ -211,6 +261,30 @@ export class SceneView {
       }
     });
     return { meshes, arrows: this.arrows.census() };
+  }
+
+  /**
+   * Each deformable's surface as the scene graph holds it: its mesh's
+   * vertices and triangles, whether it is drawn, the surface frames
+   * applied and the last one's physics step, its vertices' centroid, and
+   * how far its vertices are from the first frame's at most (m).
+   */
+  deformableCensus() {
+    return [...this.deformables.entries()].map(([index, { mesh, frames, step, first }]) => {
+      const array = mesh.geometry.getAttribute('position').array;
+      const centroid = [0, 0, 0];
+      let moved = 0;
+      for (let i = 0; i < array.length; i += 3) {
+        for (let k = 0; k < 3; k++) centroid[k] += array[i + k];
+        if (first) moved = Math.max(moved, Math.hypot(array[i] - first[i], array[i + 1] - first[i + 1], array[i + 2] - first[i + 2]));
+      }
+      const vertices = array.length / 3;
+      return {
+        index, name: mesh.name, vertices, triangles: mesh.geometry.index.count / 3,
+        visible: mesh.visible, inScene: mesh.parent === this.objects, geometryId: mesh.geometry.id,
+        frames, step, centroid: centroid.map((c) => c / Math.max(1, vertices)), moved,
+      };
+    });
   }
 
   /** Each object's bounding box on the canvas, in CSS pixels from its top left. */

@@ -1,11 +1,12 @@
 """The state stream, `/v1/stream`: a WebSocket of text frames (hello, ticks,
-events, errors) and binary geometry frames, parsed into small dataclasses."""
+events, errors) and binary frames (objects' geometry, deformable bodies'
+surfaces), parsed into small dataclasses."""
 
 from __future__ import annotations
 
 import json
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Union
 
 import numpy as np
@@ -22,6 +23,9 @@ from .vocabulary import ErrorCode, EventKind, FrictionState, FrictionVerdict, Ob
 GEOMETRY_MAGIC = b"HGEO"
 GEOMETRY_VERSION = 1
 _GEOMETRY_HEADER = struct.Struct("<4sIIII")
+#: Magic of a binary surface frame: a deformable body's surface vertices.
+SURFACE_MAGIC = b"HDEF"
+_SURFACE_HEADER = struct.Struct("<4sIIQ")
 
 
 @dataclass(frozen=True)
@@ -38,6 +42,21 @@ class HelloObject:
 
 
 @dataclass(frozen=True)
+class HelloDeformable:
+    """One deformable body as `hello` lists it: its surface's triangles,
+    three indices each into the vertices of its [Surface] frames."""
+
+    index: int
+    name: str
+    vertices: int
+    triangles: list[list[int]]
+
+    def triangle_array(self) -> np.ndarray:
+        """The triangles as a `(T, 3)` uint32 array."""
+        return np.asarray(self.triangles, dtype=np.uint32).reshape(-1, 3)
+
+
+@dataclass(frozen=True)
 class Hello:
     """The first frame of a connection, again after a scene change."""
 
@@ -49,6 +68,8 @@ class Hello:
     contacts: int
     generation: int
     objects: list[HelloObject]
+    #: The deformable bodies, whose [Surface] frames come at this client's rate.
+    deformables: list[HelloDeformable] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -59,6 +80,17 @@ class Geometry:
     index: int
     vertices: np.ndarray
     triangles: np.ndarray
+
+
+@dataclass(frozen=True)
+class Surface:
+    """A deformable body's surface after physics step `step`: vertices
+    `(V, 3)` float32 in world coordinates (m), in the order the triangles
+    of its [HelloDeformable] index."""
+
+    index: int
+    step: int
+    vertices: np.ndarray
 
 
 @dataclass(frozen=True)
@@ -187,7 +219,7 @@ class StreamError:
     field: str | None = None
 
 
-Message = Union[Hello, Geometry, Tick, Event, StreamError]
+Message = Union[Hello, Geometry, Surface, Tick, Event, StreamError]
 
 #: The class of each kind of event.
 EVENTS: dict[EventKind, type[Event]] = {
@@ -221,6 +253,20 @@ def decode_geometry(frame: bytes) -> Geometry:
     return Geometry(index, v.astype(np.float32), t.astype(np.uint32))
 
 
+def decode_surface(frame: bytes) -> Surface:
+    """Decodes a binary surface frame (little-endian, docs/protocol.md)."""
+    if len(frame) < _SURFACE_HEADER.size:
+        raise StreamFormatError(f"surface frame of {len(frame)} bytes is shorter than its header")
+    magic, index, vertices, step = _SURFACE_HEADER.unpack_from(frame)
+    if magic != SURFACE_MAGIC:
+        raise StreamFormatError(f"not a surface frame: magic {magic!r}")
+    expected = _SURFACE_HEADER.size + 12 * vertices
+    if len(frame) != expected:
+        raise StreamFormatError(f"surface frame of {len(frame)} bytes, expected {expected}")
+    v = np.frombuffer(frame, dtype="<f4", count=3 * vertices, offset=_SURFACE_HEADER.size).reshape(vertices, 3)
+    return Surface(index, step, v.astype(np.float32))
+
+
 def _text_frame_class(data: Any) -> type:
     kind = data.get("type") if isinstance(data, dict) else None
     if kind == "event":
@@ -237,6 +283,8 @@ def _text_frame_class(data: Any) -> type:
 def decode(frame: str | bytes) -> Message:
     """Parses one frame of the stream."""
     if isinstance(frame, bytes):
+        if frame[:4] == SURFACE_MAGIC:
+            return decode_surface(frame)
         return decode_geometry(frame)
     data = json.loads(frame)
     cls = _text_frame_class(data)
