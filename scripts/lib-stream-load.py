@@ -53,7 +53,8 @@ async def reading_client(port, rate_hz, deadline, seen):
             except asyncio.TimeoutError:
                 break
             if isinstance(frame, bytes):
-                seen["geometry"] += 1
+                # A deformable's surface (HDEF) or an object's geometry (HGEO).
+                seen["surfaces" if frame[:4] == b"HDEF" else "geometry"] += 1
                 continue
             message = json.loads(frame)
             kind = message.get("type")
@@ -107,7 +108,7 @@ async def main():
     deadline = started + args.seconds
     stalled = [stalled_client(args.port, args.rate_hz) for _ in range(args.stalled)]
     seen = [
-        {"connected": False, "ticks": 0, "events": 0, "geometry": 0, "dropped": 0,
+        {"connected": False, "ticks": 0, "events": 0, "geometry": 0, "surfaces": 0, "dropped": 0,
          "last": None, "max_gap_s": 0.0}
         for _ in range(args.clients)
     ]
