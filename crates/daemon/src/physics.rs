@@ -102,7 +102,7 @@ pub struct BodyLink {
 /// What the physics thread steps: the rigid world alone, or the
 /// deformables coupled with it.
 enum Bodies {
-    Rigid(World),
+    Rigid(Box<World>),
     Coupled(Box<CoupledWorld>),
 }
 
@@ -144,7 +144,7 @@ impl PhysicsWorld {
             impulses: vec![Vector6::zeros(); environment_poses.len()],
             external: vec![Vector6::zeros(); bodies],
             received: vec![Vector3::zeros(); bodies],
-            world: Some(Bodies::Rigid(world)),
+            world: Some(Bodies::Rigid(Box::new(world))),
             links,
             poses: environment_poses,
             sequence: 0,
