@@ -6,8 +6,10 @@
 //! - the **servo** (`haptic-servo`), 1 kHz at `SCHED_FIFO`: device sample →
 //!   rendering cycle → safety-limited wrench, one tick record per tick;
 //! - the **physics** thread: steps the scene's rigid world (`haptic-physics`:
-//!   gravity, contact between the objects, joints) with the tool's contact
-//!   impulses and publishes the movable objects' poses to the servo;
+//!   gravity, contact between the objects, joints), coupled with its
+//!   deformable bodies if it has any (`haptic-deformable`), with the tool's
+//!   contact impulses, publishes the movable objects' poses to the servo
+//!   and the deformables' surfaces to the state stream;
 //! - the **telemetry** thread: drains tick records into a
 //!   recording, a UDP stream, the live status line, and the control API's
 //!   stream and live status.
