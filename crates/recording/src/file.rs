@@ -4,10 +4,12 @@
 use crate::csv::{read_csv, CsvWriter, WholeLines};
 use crate::format::{RecordedTick, TickFileError};
 use crate::mcap_file::{is_mcap, read_mcap, McapWriter};
+use crate::scene::{BodyMesh, SceneSnapshot};
 use nalgebra::Isometry3;
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 /// The encoding of a recording, from its path's extension: `.mcap` (any
 /// case) is MCAP, anything else CSV.
@@ -66,6 +68,28 @@ impl TickFile {
             Encoding::Csv(writer) => writer.record(tick),
             Encoding::Mcap(writer) => writer.record(tick, manipulandum),
         }
+    }
+
+    /// Draws `meshes` (the tool's and the environment's) in an MCAP
+    /// recording, from its first message on; a CSV recording has no scene.
+    pub fn set_meshes(&mut self, meshes: &[BodyMesh]) {
+        if let Encoding::Mcap(writer) = &mut self.encoding {
+            writer.set_meshes(meshes);
+        }
+    }
+
+    /// Appends the scene at `time` (the servo's clock) to an MCAP
+    /// recording; a CSV recording has no scene.
+    pub fn record_scene(&mut self, time: Duration, snapshot: &SceneSnapshot) -> io::Result<()> {
+        match &mut self.encoding {
+            Encoding::Csv(_) => Ok(()),
+            Encoding::Mcap(writer) => writer.record_scene(time, snapshot),
+        }
+    }
+
+    /// Whether the recording holds the scene (MCAP).
+    pub fn has_scene(&self) -> bool {
+        matches!(self.encoding, Encoding::Mcap(_))
     }
 
     /// Writes everything, syncs the file to disk and returns the ticks

@@ -1,12 +1,14 @@
 //! The MCAP encoding: one JSON message per tick with the CSV's columns,
 //! and the tool's, the handle's and the manipulandum's poses as
-//! `foxglove.FrameTransform`s, under `jsonschema` schemas, in zstd chunks;
-//! the file renamed into place only once finished (docs/protocol.md,
+//! `foxglove.FrameTransform`s, and the scene as Foxglove scene updates
+//! (the `scene` module), under `jsonschema` schemas, in zstd chunks; the
+//! file renamed into place only once finished (docs/protocol.md,
 //! "Recordings").
 
 use crate::format::{
     unsupported_version, RecordedTick, TickFileError, FORMAT_NAME, FORMAT_VERSION,
 };
+use crate::scene::{BodyMesh, SceneChannels, SceneSnapshot};
 use haptic_asset::AtomicFile;
 use haptic_core::Wrench;
 use mcap::records::{MessageHeader, Metadata};
@@ -211,6 +213,9 @@ pub struct McapWriter {
     writer: Writer<BufWriter<AtomicFile>>,
     channels: Channels,
     sequence: u32,
+    scene: SceneChannels,
+    /// The rigid bodies' meshes, written with the first message.
+    meshes: Option<Vec<BodyMesh>>,
 }
 
 pub(crate) fn mcap_error(error: McapError) -> io::Error {
@@ -253,6 +258,7 @@ impl McapWriter {
             handle: channel(frame_schema, HANDLE_TOPIC)?,
             manipulandum: channel(frame_schema, MANIPULANDUM_TOPIC)?,
         };
+        let scene = SceneChannels::add(&mut writer)?;
         writer
             .write_metadata(&Metadata {
                 name: METADATA_NAME.to_owned(),
@@ -266,13 +272,37 @@ impl McapWriter {
             writer,
             channels,
             sequence: 0,
+            scene,
+            meshes: None,
         })
+    }
+
+    /// Draws `meshes` (the tool's and the environment's) from the first
+    /// message on, on `/scene/meshes`.
+    pub fn set_meshes(&mut self, meshes: &[BodyMesh]) {
+        self.meshes = Some(meshes.to_vec());
+    }
+
+    /// Writes the meshes set, once, at `time_ns`.
+    fn write_meshes(&mut self, time_ns: u64) -> io::Result<()> {
+        match self.meshes.take() {
+            Some(meshes) => self.scene.meshes(&mut self.writer, time_ns, &meshes),
+            None => Ok(()),
+        }
+    }
+
+    /// Appends the scene at `time` (the servo's clock, as the ticks').
+    pub fn record_scene(&mut self, time: Duration, snapshot: &SceneSnapshot) -> io::Result<()> {
+        let time = time.as_nanos() as u64;
+        self.write_meshes(time)?;
+        self.scene.frame(&mut self.writer, time, snapshot)
     }
 
     /// Appends one tick's message and the tool's, the handle's and the
     /// manipulandum's transforms.
     pub fn record(&mut self, tick: &RecordedTick, manipulandum: &Isometry3<f64>) -> io::Result<()> {
         let time = tick.time.as_nanos() as u64;
+        self.write_meshes(time)?;
         let tick_json = serde_json::to_vec(&TickMessage::from(tick)).map_err(io::Error::other)?;
         let tool = frame_transform(time, "world", "tool", &tick.tool_pose);
         let handle = frame_transform(time, "device", "handle", &tick.pose);

@@ -2,11 +2,13 @@
 //! "hapticd simulate"): per step, one `hapticd.SimulationStep` message on
 //! `/simulation` (the CSV simulation format's columns) and, per deformable
 //! body, one `hapticd.DeformableNodes` message on `/deformables/NAME` with
-//! its node positions as a flat array; JSON under `jsonschema` schemas, in
-//! zstd chunks, renamed into place once finished.
+//! its node positions as a flat array; and the scene as Foxglove scene
+//! updates (the `scene` module): JSON under `jsonschema` schemas, in zstd
+//! chunks, renamed into place once finished.
 
 use crate::format::TickFileError;
 use crate::mcap_file::{is_mcap, mcap_error, Number, METADATA_NAME};
+use crate::scene::{BodyMesh, SceneChannels, SceneSnapshot};
 use haptic_asset::AtomicFile;
 use mcap::records::{MessageHeader, Metadata};
 use mcap::{Compression, McapError, WriteOptions, Writer};
@@ -173,6 +175,7 @@ pub struct SimulationWriter {
     /// Per deformable, its name and channel.
     deformables: Vec<(String, u16)>,
     sequence: u32,
+    scene: SceneChannels,
 }
 
 impl SimulationWriter {
@@ -214,6 +217,7 @@ impl SimulationWriter {
                 channels.push((name.to_string(), channel));
             }
         }
+        let scene = SceneChannels::add(&mut writer)?;
         writer
             .write_metadata(&Metadata {
                 name: METADATA_NAME.to_owned(),
@@ -229,7 +233,24 @@ impl SimulationWriter {
             step_channel,
             deformables: channels,
             sequence: 0,
+            scene,
         })
+    }
+
+    /// Draws the rigid bodies' `meshes` from the start (time 0), on
+    /// `/scene/meshes`; call it once, before the steps.
+    pub fn record_meshes(&mut self, meshes: &[BodyMesh]) -> io::Result<()> {
+        self.scene.meshes(&mut self.writer, 0, meshes)
+    }
+
+    /// Appends the scene at `step`'s time.
+    pub fn record_scene(
+        &mut self,
+        step: &SimulatedStep,
+        snapshot: &SceneSnapshot,
+    ) -> io::Result<()> {
+        self.scene
+            .frame(&mut self.writer, step_time_ns(step), snapshot)
     }
 
     /// Appends one step and each deformable's node positions (one slice
@@ -242,7 +263,7 @@ impl SimulationWriter {
                 self.deformables.len()
             )));
         }
-        let time = (step.time.max(0.0) * 1e9).round() as u64;
+        let time = step_time_ns(step);
         let message = serde_json::to_vec(&StepMessage::from(step)).map_err(io::Error::other)?;
         self.write(self.step_channel, time, &message)?;
         for ((name, channel), positions) in self.deformables.clone().iter().zip(nodes) {
@@ -285,6 +306,11 @@ impl SimulationWriter {
             .map_err(io::IntoInnerError::into_error)?
             .commit()
     }
+}
+
+/// The log time of `step` (ns).
+fn step_time_ns(step: &SimulatedStep) -> u64 {
+    (step.time.max(0.0) * 1e9).round() as u64
 }
 
 /// Reads a finished MCAP simulation recording back, every value to the bit
