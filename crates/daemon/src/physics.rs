@@ -40,7 +40,7 @@ use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use haptic_deformable::{CoupledWorld, DeformableBody};
 use haptic_handoff::{LatestReader, LatestWriter};
-use haptic_physics::{RigidBody, StepReport, World};
+use haptic_physics::{PairContact, RigidBody, StepReport, World};
 use haptic_server::{surface_frame, StreamHub};
 use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
 use nalgebra::{Isometry3, Matrix3, SymmetricEigen, Vector3, Vector6};
@@ -190,6 +190,12 @@ impl PhysicsWorld {
     /// Physics steps taken so far.
     pub fn steps(&self) -> u64 {
         self.sequence
+    }
+
+    /// The contacts between the rigid bodies found by the last step (none
+    /// without movable objects).
+    pub fn contacts(&self) -> &[PairContact] {
+        self.world.as_ref().map_or(&[], |w| w.rigid().contacts())
     }
 
     /// Kinetic energy of the dynamic bodies, deformables included (J).

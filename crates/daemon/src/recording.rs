@@ -1,11 +1,18 @@
 //! A servo record as the recording keeps it (`haptic-recording`), and the
-//! poses it carries.
+//! poses it carries; and the scene as an MCAP recording draws it: the
+//! bodies' meshes and the contacts' arrows.
 
+use haptic_config::Scene;
+use haptic_deformable::constraints::contact::RigidContact;
 use haptic_friction::FrictionState;
-use haptic_recording::{RecordedTick, NOT_RENDERED};
+use haptic_mesh::TriangleMesh;
+use haptic_physics::{PairContact, RigidBody};
+use haptic_recording::{
+    object_frame, BodyKind, BodyMesh, ContactArrow, ContactKind, RecordedTick, NOT_RENDERED,
+};
 use haptic_render::FrictionVerdict;
-use haptic_servo::TickRecord;
-use nalgebra::{Isometry3, Quaternion, Translation3, UnitQuaternion, Vector3};
+use haptic_servo::{ContactPoint, TickRecord};
+use nalgebra::{Isometry3, Point3, Quaternion, Translation3, UnitQuaternion, Vector3};
 
 /// The device pose of a servo record.
 pub fn device_pose(record: &TickRecord) -> Isometry3<f64> {
@@ -71,6 +78,101 @@ pub fn recorded_tick(record: &TickRecord) -> RecordedTick {
         quarantined: record.quarantined,
         cycle_time_ns: record.compute_ns(),
     }
+}
+
+/// The frame the tool's mesh is drawn in: the tick recording's `/tf/tool`
+/// moves it.
+const TOOL_FRAME: &str = "tool";
+
+fn body_mesh(name: &str, frame_id: String, kind: BodyKind, mesh: &TriangleMesh) -> BodyMesh {
+    BodyMesh {
+        name: name.to_owned(),
+        frame_id,
+        kind,
+        vertices: mesh.vertices.clone(),
+        triangles: mesh.triangles.clone(),
+    }
+}
+
+/// The meshes of a run's scene, `display_meshes` in the config's order and
+/// body frames: the tool in its frame `tool`, every other object in
+/// `objects/NAME`.
+pub fn scene_meshes(config: &Scene, display_meshes: &[TriangleMesh]) -> Vec<BodyMesh> {
+    config
+        .objects()
+        .iter()
+        .zip(display_meshes)
+        .map(|(object, mesh)| {
+            let (frame, kind) = match (object.tool, object.movable) {
+                (true, _) => (TOOL_FRAME.to_owned(), BodyKind::Tool),
+                (false, true) => (object_frame(&object.name), BodyKind::Movable),
+                (false, false) => (object_frame(&object.name), BodyKind::Static),
+            };
+            body_mesh(&object.name, frame, kind, mesh)
+        })
+        .collect()
+}
+
+/// The meshes of a physics world's `bodies`, `meshes` in their order and
+/// body frames, each in its frame `objects/NAME`.
+pub fn world_meshes(bodies: &[RigidBody], meshes: &[TriangleMesh]) -> Vec<BodyMesh> {
+    bodies
+        .iter()
+        .zip(meshes)
+        .map(|(body, mesh)| {
+            let kind = if body.is_dynamic() {
+                BodyKind::Movable
+            } else {
+                BodyKind::Static
+            };
+            let name = &body.model.name;
+            body_mesh(name, object_frame(name), kind, mesh)
+        })
+        .collect()
+}
+
+/// Appends an arrow per contact between rigid bodies: at its shell point,
+/// along the field body's outward gradient, the way the contact pushes the
+/// shell body.
+pub fn rigid_contact_arrows(contacts: &[PairContact], out: &mut Vec<ContactArrow>) {
+    out.extend(contacts.iter().map(|c| ContactArrow {
+        position: c.position,
+        direction: c.distance_gradient,
+        kind: ContactKind::Touching,
+    }));
+}
+
+/// Appends an arrow per contact of a deformable's surface sample with a
+/// rigid body: at the sample, along the normal out of the rigid body.
+pub fn deformable_contact_arrows(contacts: &[RigidContact], out: &mut Vec<ContactArrow>) {
+    out.extend(contacts.iter().map(|c| ContactArrow {
+        position: c.point,
+        direction: c.normal,
+        kind: ContactKind::Touching,
+    }));
+}
+
+/// Appends an arrow per contact of the tool: at its point, along the force
+/// on the tool (penalty and friction), green while it sticks, orange while
+/// it slides.
+pub fn tool_contact_arrows(contacts: &[ContactPoint], out: &mut Vec<ContactArrow>) {
+    out.extend(contacts.iter().map(|c| {
+        let force = Vector3::from(c.normal_force) + Vector3::from(c.friction_force);
+        let direction = if force.norm() > 0.0 {
+            force
+        } else {
+            Vector3::from(c.normal)
+        };
+        ContactArrow {
+            position: Point3::from(c.position),
+            direction,
+            kind: if c.stuck {
+                ContactKind::Static
+            } else {
+                ContactKind::Sliding
+            },
+        }
+    }));
 }
 
 #[cfg(test)]

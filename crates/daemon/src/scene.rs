@@ -307,13 +307,15 @@ fn physics_world(
 }
 
 /// `config`'s physics world alone, for `hapticd simulate`: every
-/// environment object a body, none linked to a rendering cycle. A scene
-/// without movable objects has a world without bodies.
-pub fn build_world(config: &Scene) -> Result<PhysicsWorld, SceneBuildError> {
+/// environment object a body, none linked to a rendering cycle; and the
+/// triangles to draw each body with, in the world's order and body frames
+/// (none for a prepared file). A scene without movable objects has a world
+/// without bodies.
+pub fn build_world(config: &Scene) -> Result<(PhysicsWorld, Vec<TriangleMesh>), SceneBuildError> {
     if !config.has_movable() {
-        return Ok(PhysicsWorld::default());
+        return Ok((PhysicsWorld::default(), Vec::new()));
     }
-    let bodies = environment_bodies(config)?;
+    let (bodies, meshes) = environment_bodies(config)?;
     let links = config
         .environment()
         .map(|object| BodyLink {
@@ -321,34 +323,37 @@ pub fn build_world(config: &Scene) -> Result<PhysicsWorld, SceneBuildError> {
             drag: object.drag(),
         })
         .collect();
-    physics_world(config, bodies, links, Vec::new())
+    Ok((physics_world(config, bodies, links, Vec::new())?, meshes))
 }
 
 /// `config`'s rigid world for a scene with deformables: every environment
 /// object a body (movable ones dynamic, the others static, even when none
 /// moves), with the joints, in the order of
-/// [`Scene::environment`](haptic_config::Scene::environment).
-pub fn build_rigid_world(config: &Scene) -> Result<World, SceneBuildError> {
-    let bodies = environment_bodies(config)?;
+/// [`Scene::environment`](haptic_config::Scene::environment), and the
+/// triangles to draw each body with, as [`build_world`]'s.
+pub fn build_rigid_world(config: &Scene) -> Result<(World, Vec<TriangleMesh>), SceneBuildError> {
+    let (bodies, meshes) = environment_bodies(config)?;
     let joints = config.world_joints(&bodies)?;
-    Ok(World::new(
-        bodies,
-        joints,
-        config.physics().world_parameters(),
-    )?)
+    let world = World::new(bodies, joints, config.physics().world_parameters())?;
+    Ok((world, meshes))
 }
 
-/// One body per environment object, in its order.
-fn environment_bodies(config: &Scene) -> Result<Vec<RigidBody>, SceneBuildError> {
+/// One body per environment object, in its order, and its display
+/// triangles in its body frame.
+fn environment_bodies(
+    config: &Scene,
+) -> Result<(Vec<RigidBody>, Vec<TriangleMesh>), SceneBuildError> {
     let mut bodies = Vec::new();
+    let mut meshes = Vec::new();
     for (index, object) in config.objects().iter().enumerate() {
         if object.tool {
             continue;
         }
         let geometry = load_geometry(config, index, true, true)?;
         bodies.push(rigid_body(config, object, &geometry)?);
+        meshes.push(geometry.display);
     }
-    Ok(bodies)
+    Ok((bodies, meshes))
 }
 
 /// The rectangle a planar point set (a floor grid) covers, in its plane

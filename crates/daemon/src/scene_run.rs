@@ -15,15 +15,16 @@ use crate::lifecycle::{ThreadName, ThreadPanicked};
 use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld, SurfaceStream};
 use crate::publish;
 use crate::realtime::{keep_cpus_awake, lock_memory, schedule};
+use crate::recording::scene_meshes;
 use crate::scene::BuiltScene;
 use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
-use crate::telemetry::{ControlLink, TelemetryOptions, TelemetryThread};
+use crate::telemetry::{ControlLink, SceneDrawing, TelemetryOptions, TelemetryThread};
 use haptic_config::ServoScene;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
-use haptic_recording::TickFile;
+use haptic_recording::{object_frame, TickFile};
 use haptic_server::SceneInfo;
 use haptic_servo::{PhysicsSnapshot, ServoConfig, ServoHandle, ServoThread, ServoTick, ToolState};
 use std::fs::File;
@@ -234,6 +235,19 @@ impl<'a> RunningScene<'a> {
                 (entry, publish::pose(&pose))
             })
             .collect();
+        let drawing = SceneDrawing {
+            meshes: scene_meshes(config, &scene.display_meshes),
+            objects: config
+                .objects()
+                .iter()
+                .filter(|object| !object.tool)
+                .zip(&environment)
+                .map(|(object, &(entry, _))| {
+                    let built = entry.map_or_else(|| object.pose(), |e| scene.environment[e].pose);
+                    (object_frame(&object.name), entry, built)
+                })
+                .collect(),
+        };
         // The telemetry thread reads the scene frames; the control API
         // keeps the parameter updates.
         let (tick, scene_control, scene_frames) =
@@ -258,6 +272,7 @@ impl<'a> RunningScene<'a> {
                     entry_objects,
                     environment,
                     period_ns: config.servo_rate().period().as_nanos() as u64,
+                    drawing,
                 },
             },
         )

@@ -9,7 +9,9 @@
 //! A recording whose path ends in `.mcap` is MCAP
 //! (`haptic_recording::SimulationWriter`): per step a `/simulation` message
 //! with the columns below and per deformable its node positions on
-//! `/deformables/NAME`. Any other path is CSV (`# hapticd-simulation: 1`):
+//! `/deformables/NAME`; and the scene for Foxglove's 3D panel — the bodies'
+//! meshes once, then per step their frames, the deformables' surfaces and
+//! an arrow per contact (docs/protocol.md, "The scene in Foxglove"). Any other path is CSV (`# hapticd-simulation: 1`):
 //! after the version and the step (`# dt_s: …`), a header row and one row
 //! per step, the first (step 0) the state the scene starts in. Columns:
 //! `step`, `time_s`, `kinetic_energy_j` (all bodies), `contacts`
@@ -24,14 +26,19 @@
 //! form (`0.065`, `2.5e-10`), so they read back to the bit.
 
 use crate::error::{io, RunError};
-use crate::physics::{MovableBody, PhysicsReport};
+use crate::physics::{MovableBody, PhysicsReport, PhysicsWorld};
+use crate::recording::{deformable_contact_arrows, rigid_contact_arrows, world_meshes};
 use crate::scene::{build_rigid_world, build_world, SceneBuildError};
 use haptic_asset::AtomicFile;
 use haptic_config::Scene;
 use haptic_deformable::CoupledWorld;
-use haptic_physics::{RigidBody, StepReport};
-use haptic_recording::{SimulatedBody, SimulatedStep, SimulationWriter};
-use nalgebra::{Point3, Vector3};
+use haptic_mesh::TriangleMesh;
+use haptic_physics::{PairContact, RigidBody, StepReport};
+use haptic_recording::{
+    object_frame, ContactArrow, DeformableSurface, SceneSnapshot, SimulatedBody, SimulatedStep,
+    SimulationWriter,
+};
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::Path;
@@ -99,18 +106,24 @@ fn simulate_rigid(
     out: &Path,
     mut progress: impl FnMut(u64),
 ) -> Result<SimulationReport, RunError> {
-    let mut world = build_world(config)?;
-    let mut recorder = Recorder::create(out, dt, world.bodies(), &[])?;
+    let (mut world, meshes) = build_world(config)?;
+    let mut recorder = Recorder::create(out, dt, world.bodies(), &meshes, &[])?;
     let mut kinetic_energy = world.kinetic_energy();
     let start = StepReport {
         kinetic_energy,
         ..StepReport::default()
     };
-    recorder.record(&recorded(0, dt, &start, world.bodies()), None)?;
+    recorder.record(
+        &recorded(0, dt, &start, world.bodies()),
+        Drawn::from(&world),
+    )?;
     for step in 1..=steps {
         let report = world.advance(dt);
         kinetic_energy = report.kinetic_energy;
-        recorder.record(&recorded(step, dt, &report, world.bodies()), None)?;
+        recorder.record(
+            &recorded(step, dt, &report, world.bodies()),
+            Drawn::from(&world),
+        )?;
         progress(step);
     }
     recorder.finish()?;
@@ -150,7 +163,7 @@ fn simulate_coupled(
             }
         }
     }
-    let rigid = build_rigid_world(config)?;
+    let (rigid, meshes) = build_rigid_world(config)?;
     let mut world = config
         .deformable_world(rigid)
         .map_err(SceneBuildError::from)?;
@@ -159,7 +172,7 @@ fn simulate_coupled(
         .iter()
         .map(|d| d.name.as_str())
         .collect();
-    let mut recorder = Recorder::create(out, dt, world.rigid().bodies(), &names)?;
+    let mut recorder = Recorder::create(out, dt, world.rigid().bodies(), &meshes, &names)?;
     let mut kinetic_energy = world.kinetic_energy();
     let mut report = PhysicsReport {
         steps,
@@ -171,7 +184,7 @@ fn simulate_coupled(
     };
     recorder.record(
         &recorded(0, dt, &start, world.rigid().bodies()),
-        Some(&world),
+        Drawn::from(&world),
     )?;
     for step in 1..=steps {
         let coupled = world.step(dt);
@@ -188,7 +201,7 @@ fn simulate_coupled(
         report.max_penetration = report.max_penetration.max(combined.max_penetration);
         recorder.record(
             &recorded(step, dt, &combined, world.rigid().bodies()),
-            Some(&world),
+            Drawn::from(&world),
         )?;
         progress(step);
     }
@@ -254,6 +267,34 @@ fn recorded(step: u64, dt: f64, report: &StepReport, bodies: &[RigidBody]) -> Si
     }
 }
 
+/// What a step's scene is drawn from: the rigid bodies, their contacts, and
+/// the coupled world's deformables and their contacts, if any.
+struct Drawn<'a> {
+    bodies: &'a [RigidBody],
+    contacts: &'a [PairContact],
+    coupled: Option<&'a CoupledWorld>,
+}
+
+impl<'a> From<&'a PhysicsWorld> for Drawn<'a> {
+    fn from(world: &'a PhysicsWorld) -> Self {
+        Drawn {
+            bodies: world.bodies(),
+            contacts: world.contacts(),
+            coupled: None,
+        }
+    }
+}
+
+impl<'a> From<&'a CoupledWorld> for Drawn<'a> {
+    fn from(world: &'a CoupledWorld) -> Self {
+        Drawn {
+            bodies: world.rigid().bodies(),
+            contacts: world.rigid().contacts(),
+            coupled: Some(world),
+        }
+    }
+}
+
 /// Where the steps go.
 enum Recorder {
     Csv {
@@ -263,23 +304,35 @@ enum Recorder {
     Mcap {
         writer: Box<SimulationWriter>,
         out: String,
+        /// Each rigid body's frame, in the world's order.
+        frames: Vec<String>,
+        /// The contacts' arrows, kept to be refilled each step.
+        arrows: Vec<ContactArrow>,
     },
 }
 
 impl Recorder {
+    /// A recording of steps of `dt` of `bodies`, drawn with `meshes` (in
+    /// their order, body frames), and of the deformables named.
     fn create(
         out: &Path,
         dt: f64,
         bodies: &[RigidBody],
+        meshes: &[TriangleMesh],
         deformables: &[&str],
     ) -> Result<Recorder, RunError> {
         let name = out.display().to_string();
         if is_mcap_path(out) {
-            let writer = SimulationWriter::create(out, dt, deformables)
+            let mut writer = SimulationWriter::create(out, dt, deformables)
                 .map_err(io(format!("creating {name}")))?;
+            writer
+                .record_meshes(&world_meshes(bodies, meshes))
+                .map_err(io(format!("writing {name}")))?;
             return Ok(Recorder::Mcap {
                 writer: Box::new(writer),
                 out: name,
+                frames: bodies.iter().map(|b| object_frame(&b.model.name)).collect(),
+                arrows: Vec::new(),
             });
         }
         let mut file = AtomicFile::create(out).map_err(io(format!("creating {name}")))?;
@@ -290,26 +343,52 @@ impl Recorder {
         Ok(Recorder::Csv { file, out: name })
     }
 
-    /// Appends `step`, and the deformables of `world` when given.
-    fn record(
-        &mut self,
-        step: &SimulatedStep,
-        world: Option<&CoupledWorld>,
-    ) -> Result<(), RunError> {
-        let bodies = world.map_or(&[][..], CoupledWorld::bodies);
+    /// Appends `step`, the deformables of the coupled world when given,
+    /// and in MCAP the scene drawn.
+    fn record(&mut self, step: &SimulatedStep, drawn: Drawn) -> Result<(), RunError> {
+        let bodies = drawn.coupled.map_or(&[][..], CoupledWorld::bodies);
         match self {
             Recorder::Csv { file, out } => {
                 let centres: Vec<Point3<f64>> = bodies.iter().map(|b| b.centre_of_mass()).collect();
                 row(&mut BufWriter::new(file.file_mut()), step, &centres)
                     .map_err(io(format!("writing {out}")))
             }
-            Recorder::Mcap { writer, out } => {
+            Recorder::Mcap {
+                writer,
+                out,
+                frames,
+                arrows,
+            } => {
                 let nodes: Vec<&[Point3<f64>]> = bodies
                     .iter()
                     .map(|b| b.state.positions.as_slice())
                     .collect();
+                let poses: Vec<(&str, Isometry3<f64>)> = frames
+                    .iter()
+                    .zip(drawn.bodies)
+                    .map(|(frame, body)| (frame.as_str(), body.state.pose))
+                    .collect();
+                let surfaces: Vec<DeformableSurface> = bodies
+                    .iter()
+                    .map(|b| DeformableSurface {
+                        name: &b.model.name,
+                        positions: &b.state.positions,
+                        triangles: &b.model.surface,
+                    })
+                    .collect();
+                arrows.clear();
+                rigid_contact_arrows(drawn.contacts, arrows);
+                if let Some(coupled) = drawn.coupled {
+                    deformable_contact_arrows(coupled.contacts(), arrows);
+                }
+                let snapshot = SceneSnapshot {
+                    poses: &poses,
+                    deformables: &surfaces,
+                    contacts: arrows,
+                };
                 writer
                     .record(step, &nodes)
+                    .and_then(|()| writer.record_scene(step, &snapshot))
                     .map_err(io(format!("writing {out}")))
             }
         }
@@ -318,7 +397,7 @@ impl Recorder {
     fn finish(self) -> Result<(), RunError> {
         match self {
             Recorder::Csv { file, out } => file.commit().map_err(io(format!("finishing {out}"))),
-            Recorder::Mcap { writer, out } => {
+            Recorder::Mcap { writer, out, .. } => {
                 writer.finish().map_err(io(format!("finishing {out}")))
             }
         }

@@ -1,5 +1,6 @@
 //! The telemetry thread: drains the servo's tick records, records them to a
-//! file, streams them over UDP, logs safety trips, keeps the figures of the
+//! file (in MCAP with the scene as Foxglove draws it, once per drain),
+//! streams them over UDP, logs safety trips, keeps the figures of the
 //! status line and the run summary, and draws the status line; for the
 //! control API it publishes tick frames and events into the stream hub,
 //! keeps the live status, and starts and stops recordings.
@@ -11,13 +12,15 @@ use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use crate::publish::{self, fill_tick_frame};
-use crate::recording::{device_pose, manipulandum_pose, recorded_tick, tool_pose};
+use crate::recording::{
+    device_pose, manipulandum_pose, recorded_tick, tool_contact_arrows, tool_pose,
+};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
 use haptic_handoff::LatestReader;
 use haptic_handoff::TickConsumer;
-use haptic_recording::TickFile;
+use haptic_recording::{BodyMesh, ContactArrow, SceneSnapshot, TickFile};
 use haptic_render::FrictionVerdict;
 use haptic_schema::OrNotRendered::{self, NotRendered, Rendered};
 use haptic_server::{
@@ -27,6 +30,7 @@ use haptic_server::{
 use haptic_servo::SceneFrame;
 use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
+use nalgebra::Isometry3;
 use serde_json::json;
 use std::io;
 use std::net::{SocketAddr, UdpSocket};
@@ -71,6 +75,18 @@ pub struct ControlLink {
     /// The servo period (ns): a tick whose wake-up latency and compute time
     /// exceed it missed its deadline.
     pub period_ns: u64,
+    /// What an MCAP recording draws the scene with.
+    pub drawing: SceneDrawing,
+}
+
+/// What an MCAP recording draws a run's scene with.
+#[derive(Clone, Debug, Default)]
+pub struct SceneDrawing {
+    /// Every object's mesh, the tool's in its frame `tool`.
+    pub meshes: Vec<BodyMesh>,
+    /// Per environment object: its frame, its first entry in the cycle, if
+    /// it has one, and its pose as built.
+    pub objects: Vec<(String, Option<usize>, Isometry3<f64>)>,
 }
 
 /// Ticks per state, as the telemetry thread saw them.
@@ -300,6 +316,8 @@ struct Publisher {
     deadline_misses: u64,
     /// Ticks written to the recording in progress.
     recorded: u64,
+    /// The recording's contact arrows, kept to be refilled each drain.
+    arrows: Vec<ContactArrow>,
 }
 
 impl Publisher {
@@ -317,7 +335,33 @@ impl Publisher {
             previous_state: None,
             deadline_misses: 0,
             recorded: 0,
+            arrows: Vec::new(),
         }
+    }
+
+    /// Appends the newest scene frame to `file` at `time`: the environment
+    /// objects' frames and the tool's contacts. The tool's frame is the
+    /// tick's `/tf/tool`; the physics thread steps no deformables.
+    fn record_scene(&mut self, file: &mut TickFile, time: Duration) -> io::Result<()> {
+        let scene = self.link.scene_frames.read();
+        let poses: Vec<(&str, Isometry3<f64>)> = self
+            .link
+            .drawing
+            .objects
+            .iter()
+            .map(|(frame, entry, built)| {
+                let pose = entry.and_then(|e| scene.environment_poses.get(e));
+                (frame.as_str(), *pose.unwrap_or(built))
+            })
+            .collect();
+        self.arrows.clear();
+        tool_contact_arrows(&scene.contacts, &mut self.arrows);
+        let snapshot = SceneSnapshot {
+            poses: &poses,
+            deformables: &[],
+            contacts: &self.arrows,
+        };
+        file.record_scene(time, &snapshot)
     }
 
     /// Counts `record`, notes its state change, and publishes its tick
@@ -446,8 +490,9 @@ impl Publisher {
                 format!("already recording to {}", file.path().display()),
             ));
         }
-        let file = TickFile::create(&path)
+        let mut file = TickFile::create(&path)
             .map_err(|e| ApiError::invalid("path", format!("creating {}: {e}", path.display())))?;
+        file.set_meshes(&self.link.drawing.meshes);
         tracing::info!(file = %path.display(), "recording started through the control API");
         *record = Some(file);
         *record_error = None;
@@ -550,6 +595,9 @@ fn run(
     // Faults already logged; later ones are counted, not logged.
     let mut logged = haptic_servo::TickFaults::default();
     let mut publisher = Publisher::new(options.link);
+    if let Some(file) = options.record.as_mut() {
+        file.set_meshes(&publisher.link.drawing.meshes);
+    }
     loop {
         // Acquire: once the stop is seen, so is everything the servo (joined
         // before the stop) pushed, and the drain below takes it all.
@@ -591,11 +639,21 @@ fn run(
                 }
             }
         }
+        let fresh = report.received > sent_up_to;
+        if let (Some(file), None, Some(last), true) =
+            (options.record.as_mut(), &record_error, &report.last, fresh)
+        {
+            if file.has_scene() {
+                if let Err(error) = publisher.record_scene(file, last.time) {
+                    tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");
+                    record_error = Some(error);
+                }
+            }
+        }
         report.dropped = consumer.dropped();
         let tick = report.last.map_or(0, |r| r.tick);
         publisher.serve_commands(&mut options.record, &mut record_error, tick);
         publisher.flush_events();
-        let fresh = report.received > sent_up_to;
         sent_up_to = report.received;
         if let (Some((socket, address)), Some(last), true) = (&socket, &report.last, fresh) {
             if let Err(error) = socket.send_to(&datagram(last, report.dropped), address) {

@@ -217,6 +217,13 @@ impl CoupledWorld {
         &self.scratch.rows
     }
 
+    /// The deformables' surface samples near or touching rigid bodies that
+    /// the last substep found (what [`CoupledStepReport::contacts`] counts),
+    /// at the positions that substep started from.
+    pub fn contacts(&self) -> &[RigidContact] {
+        &self.scratch.contacts
+    }
+
     /// Deformable bodies put back after a non-finite step, so far.
     pub fn quarantined(&self) -> u64 {
         self.quarantined
