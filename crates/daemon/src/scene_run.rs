@@ -592,6 +592,99 @@ mod tests {
             .is_empty());
     }
 
+    /// An MCAP recording of a run draws its scene for Foxglove: the
+    /// objects' meshes in their frames, the environment's frames as the
+    /// physics thread moves them, and the tool's contacts as arrows once
+    /// the sphere reaches the block (1.3 s in).
+    #[test]
+    fn an_mcap_recording_draws_the_scene_s_meshes_frames_and_contacts() {
+        use haptic_recording::{SCENE_CONTACTS_TOPIC, SCENE_MESHES_TOPIC, SCENE_TRANSFORMS_TOPIC};
+        use serde_json::Value;
+        use std::collections::BTreeMap;
+
+        let mut fixture = Fixture::new();
+        fixture.record = fixture.record.with_extension("mcap");
+        let scene = fixture.start(ThreadHooks::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(2200));
+        drop(scene);
+        assert_recording_complete(&fixture.record);
+        let ticks = haptic_recording::load_recording(&fixture.record).unwrap();
+        let bytes = std::fs::read(&fixture.record).unwrap();
+        let mut topics: BTreeMap<String, Vec<(u64, Value)>> = BTreeMap::new();
+        let mut validators = BTreeMap::new();
+        for message in mcap::MessageStream::new(&bytes).unwrap() {
+            let message = message.unwrap();
+            let schema = message.channel.schema.as_ref().unwrap();
+            let validator = validators.entry(schema.name.clone()).or_insert_with(|| {
+                let schema: Value = serde_json::from_slice(&schema.data).unwrap();
+                jsonschema::validator_for(&schema).unwrap()
+            });
+            let value: Value = serde_json::from_slice(&message.data).unwrap();
+            assert!(validator.is_valid(&value), "{}", message.channel.topic);
+            let topic = message.channel.topic.clone();
+            topics
+                .entry(topic)
+                .or_default()
+                .push((message.log_time, value));
+        }
+
+        let meshes = &topics[SCENE_MESHES_TOPIC];
+        assert_eq!(meshes.len(), 1);
+        assert_eq!(meshes[0].0, ticks[0].time.as_nanos() as u64);
+        let drawn: Vec<(&str, &str, &str)> = meshes[0].1["entities"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|e| {
+                let kind = e["metadata"][0]["value"].as_str().unwrap();
+                (
+                    e["id"].as_str().unwrap(),
+                    e["frame_id"].as_str().unwrap(),
+                    kind,
+                )
+            })
+            .collect();
+        assert_eq!(
+            drawn,
+            [
+                ("sphere", "tool", "tool"),
+                ("block", "objects/block", "movable"),
+                ("table", "objects/table", "static"),
+            ]
+        );
+
+        let transforms = &topics[SCENE_TRANSFORMS_TOPIC];
+        // One a drain at 100 Hz: about 220, however loaded the machine.
+        assert!(transforms.len() > 50, "{} frames", transforms.len());
+        let block_x = |k: usize| {
+            let list = transforms[k].1["transforms"].as_array().unwrap();
+            let frames: Vec<&str> = list
+                .iter()
+                .map(|t| t["child_frame_id"].as_str().unwrap())
+                .collect();
+            assert_eq!(frames, ["objects/block", "objects/table"]);
+            assert_eq!(list[1]["translation"]["z"], -0.035);
+            list[0]["translation"]["x"].as_f64().unwrap()
+        };
+        // Where it was built, but for the physics thread's first steps.
+        assert!((block_x(0) - 0.065).abs() < 1e-4, "{}", block_x(0));
+        assert!(block_x(transforms.len() - 1) >= block_x(0) - 1e-6);
+        let (first, last) = (ticks[0].time.as_nanos() as u64, ticks.last().unwrap().time);
+        assert!(transforms
+            .iter()
+            .all(|(t, _)| *t >= first && *t <= last.as_nanos() as u64));
+
+        // The sphere pushes the block: arrows, each along a contact force.
+        assert!(ticks.iter().filter(|t| t.contacts > 0).count() > 100);
+        let contacts = &topics[SCENE_CONTACTS_TOPIC];
+        let arrows = contacts
+            .iter()
+            .filter_map(|(_, update)| update["entities"][0]["arrows"].as_array())
+            .find(|arrows| !arrows.is_empty())
+            .expect("contact arrows");
+        assert!(arrows.len() <= haptic_recording::MAX_CONTACT_ARROWS);
+    }
+
     #[test]
     fn a_dropped_scene_stops_its_threads_and_finishes_the_recording() {
         let fixture = Fixture::new();
