@@ -213,7 +213,8 @@ pub struct McapWriter {
     writer: Writer<BufWriter<AtomicFile>>,
     channels: Channels,
     sequence: u32,
-    scene: SceneChannels,
+    /// Added with the first scene message.
+    scene: Option<SceneChannels>,
     /// The rigid bodies' meshes, written with the first message.
     meshes: Option<Vec<BodyMesh>>,
 }
@@ -258,7 +259,6 @@ impl McapWriter {
             handle: channel(frame_schema, HANDLE_TOPIC)?,
             manipulandum: channel(frame_schema, MANIPULANDUM_TOPIC)?,
         };
-        let scene = SceneChannels::add(&mut writer)?;
         writer
             .write_metadata(&Metadata {
                 name: METADATA_NAME.to_owned(),
@@ -272,7 +272,7 @@ impl McapWriter {
             writer,
             channels,
             sequence: 0,
-            scene,
+            scene: None,
             meshes: None,
         })
     }
@@ -286,7 +286,11 @@ impl McapWriter {
     /// Writes the meshes set, once, at `time_ns`.
     fn write_meshes(&mut self, time_ns: u64) -> io::Result<()> {
         match self.meshes.take() {
-            Some(meshes) => self.scene.meshes(&mut self.writer, time_ns, &meshes),
+            Some(meshes) => SceneChannels::of(&mut self.scene, &mut self.writer)?.meshes(
+                &mut self.writer,
+                time_ns,
+                &meshes,
+            ),
             None => Ok(()),
         }
     }
@@ -295,7 +299,11 @@ impl McapWriter {
     pub fn record_scene(&mut self, time: Duration, snapshot: &SceneSnapshot) -> io::Result<()> {
         let time = time.as_nanos() as u64;
         self.write_meshes(time)?;
-        self.scene.frame(&mut self.writer, time, snapshot)
+        SceneChannels::of(&mut self.scene, &mut self.writer)?.frame(
+            &mut self.writer,
+            time,
+            snapshot,
+        )
     }
 
     /// Appends one tick's message and the tool's, the handle's and the

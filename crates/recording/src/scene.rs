@@ -17,7 +17,9 @@
 //!
 //! Each kind of update has its own topic because a player seeking in the
 //! file shows the last message of each topic before the new time: the
-//! meshes, written once, stay drawn. Messages are JSON under the
+//! meshes, written once, stay drawn. The channels are added with the first
+//! scene message, so that a recording without a scene (`hapticd replay`'s)
+//! is the same bytes as before there was one. Messages are JSON under the
 //! `jsonschema` schemas `scene_update.schema.json` and
 //! `frame_transforms.schema.json`, which describe Foxglove's messages
 //! field by field. JSON has no room for non-finite numbers, and Foxglove's
@@ -389,8 +391,20 @@ pub(crate) struct SceneChannels {
 }
 
 impl SceneChannels {
+    /// The scene's channels of `writer`, added to it on first use, so that a
+    /// recording without a scene is the same bytes as before it had one.
+    pub(crate) fn of<'a, W: Write + Seek>(
+        scene: &'a mut Option<SceneChannels>,
+        writer: &mut Writer<W>,
+    ) -> io::Result<&'a mut SceneChannels> {
+        if scene.is_none() {
+            *scene = Some(SceneChannels::add(writer)?);
+        }
+        Ok(scene.as_mut().expect("added"))
+    }
+
     /// Adds the scene's schemas and channels to `writer`.
-    pub(crate) fn add<W: Write + Seek>(writer: &mut Writer<W>) -> io::Result<SceneChannels> {
+    fn add<W: Write + Seek>(writer: &mut Writer<W>) -> io::Result<SceneChannels> {
         let no_metadata = BTreeMap::new();
         let update = writer
             .add_schema(

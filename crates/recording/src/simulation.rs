@@ -175,7 +175,8 @@ pub struct SimulationWriter {
     /// Per deformable, its name and channel.
     deformables: Vec<(String, u16)>,
     sequence: u32,
-    scene: SceneChannels,
+    /// Added with the first scene message.
+    scene: Option<SceneChannels>,
 }
 
 impl SimulationWriter {
@@ -217,7 +218,6 @@ impl SimulationWriter {
                 channels.push((name.to_string(), channel));
             }
         }
-        let scene = SceneChannels::add(&mut writer)?;
         writer
             .write_metadata(&Metadata {
                 name: METADATA_NAME.to_owned(),
@@ -233,14 +233,14 @@ impl SimulationWriter {
             step_channel,
             deformables: channels,
             sequence: 0,
-            scene,
+            scene: None,
         })
     }
 
     /// Draws the rigid bodies' `meshes` from the start (time 0), on
     /// `/scene/meshes`; call it once, before the steps.
     pub fn record_meshes(&mut self, meshes: &[BodyMesh]) -> io::Result<()> {
-        self.scene.meshes(&mut self.writer, 0, meshes)
+        SceneChannels::of(&mut self.scene, &mut self.writer)?.meshes(&mut self.writer, 0, meshes)
     }
 
     /// Appends the scene at `step`'s time.
@@ -249,8 +249,11 @@ impl SimulationWriter {
         step: &SimulatedStep,
         snapshot: &SceneSnapshot,
     ) -> io::Result<()> {
-        self.scene
-            .frame(&mut self.writer, step_time_ns(step), snapshot)
+        SceneChannels::of(&mut self.scene, &mut self.writer)?.frame(
+            &mut self.writer,
+            step_time_ns(step),
+            snapshot,
+        )
     }
 
     /// Appends one step and each deformable's node positions (one slice
