@@ -19,6 +19,7 @@ mod csv;
 mod file;
 mod format;
 mod mcap_file;
+mod mcap_io;
 mod scene;
 mod simulation;
 

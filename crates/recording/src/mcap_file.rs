@@ -8,6 +8,7 @@
 use crate::format::{
     unsupported_version, RecordedTick, TickFileError, FORMAT_NAME, FORMAT_VERSION,
 };
+use crate::mcap_io::mcap_error;
 use crate::scene::{BodyMesh, SceneChannels, SceneSnapshot};
 use haptic_asset::AtomicFile;
 use haptic_core::Wrench;
@@ -217,13 +218,6 @@ pub struct McapWriter {
     scene: Option<SceneChannels>,
     /// The rigid bodies' meshes, written with the first message.
     meshes: Option<Vec<BodyMesh>>,
-}
-
-pub(crate) fn mcap_error(error: McapError) -> io::Error {
-    match error {
-        McapError::Io(error) => error,
-        other => io::Error::other(other),
-    }
 }
 
 impl McapWriter {

@@ -33,7 +33,7 @@ use serde::Serialize;
 use std::collections::BTreeMap;
 use std::io::{self, Seek, Write};
 
-use crate::mcap_file::mcap_error;
+use crate::mcap_io::mcap_error;
 
 /// The topic of the rigid bodies' meshes, written once.
 pub const SCENE_MESHES_TOPIC: &str = "/scene/meshes";

@@ -7,7 +7,8 @@
 //! chunks, renamed into place once finished.
 
 use crate::format::TickFileError;
-use crate::mcap_file::{is_mcap, mcap_error, Number, METADATA_NAME};
+use crate::mcap_file::{is_mcap, Number, METADATA_NAME};
+use crate::mcap_io::mcap_error;
 use crate::scene::{BodyMesh, SceneChannels, SceneSnapshot};
 use haptic_asset::AtomicFile;
 use mcap::records::{MessageHeader, Metadata};
