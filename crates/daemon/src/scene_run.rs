@@ -674,7 +674,7 @@ mod tests {
             .iter()
             .all(|(t, _)| *t >= first && *t <= last.as_nanos() as u64));
 
-        // The sphere pushes the block: arrows, each along a contact force.
+        // The sphere pushes the block: arrows.
         assert!(ticks.iter().filter(|t| t.contacts > 0).count() > 100);
         let contacts = &topics[SCENE_CONTACTS_TOPIC];
         let arrows = contacts
@@ -683,6 +683,22 @@ mod tests {
             .find(|arrows| !arrows.is_empty())
             .expect("contact arrows");
         assert!(arrows.len() <= haptic_recording::MAX_CONTACT_ARROWS);
+        for arrow in arrows {
+            // The block pushes the sphere back, along −x; green while the
+            // contact sticks, orange while it slides.
+            let o = &arrow["pose"]["orientation"];
+            let f = |v: &Value| v.as_f64().unwrap();
+            let q = nalgebra::UnitQuaternion::from_quaternion(nalgebra::Quaternion::new(
+                f(&o["w"]),
+                f(&o["x"]),
+                f(&o["y"]),
+                f(&o["z"]),
+            ));
+            assert!((q * nalgebra::Vector3::x()).x < -0.5, "{arrow}");
+            let green = (f(&arrow["color"]["g"]) - 0.8).abs() < 1e-12;
+            let orange = (f(&arrow["color"]["g"]) - 0.6).abs() < 1e-12;
+            assert!(green || orange, "{arrow}");
+        }
     }
 
     #[test]
