@@ -229,6 +229,9 @@ pub struct MaterialConfig {
     pub compression_limit: f64,
     /// Bending rows' strength (N); 0 for none. Default 0.
     pub bending_limit: f64,
+    /// Whether the surface meets its own triangles (a cloth folding on
+    /// itself). Default `false`.
+    pub self_collision: bool,
 }
 
 impl Default for MaterialConfig {
@@ -240,6 +243,7 @@ impl Default for MaterialConfig {
             stretch_limit: m.stretch_limit,
             compression_limit: m.compression_limit,
             bending_limit: m.bending_limit,
+            self_collision: m.self_collision,
         }
     }
 }
@@ -252,6 +256,7 @@ impl MaterialConfig {
             stretch_limit: self.stretch_limit,
             compression_limit: self.compression_limit,
             bending_limit: self.bending_limit,
+            self_collision: self.self_collision,
         }
     }
 }
@@ -344,6 +349,9 @@ pub struct DeformableSolver {
     /// How anchors, inextensible edges and joints are solved. Default
     /// `pgs`.
     pub equality_solver: EqualitySolverName,
+    /// Whether deformable surfaces meet each other (and themselves where
+    /// their material says `self_collision`). Default `true`.
+    pub deformable_contacts: bool,
 }
 
 impl Default for DeformableSolver {
@@ -373,6 +381,7 @@ impl Default for DeformableSolver {
                 EqualitySolver::Pgs => EqualitySolverName::Pgs,
                 EqualitySolver::Direct => EqualitySolverName::Direct,
             },
+            deformable_contacts: p.deformable_contacts,
         }
     }
 }
@@ -403,6 +412,7 @@ impl DeformableSolver {
                 EqualitySolverName::Pgs => EqualitySolver::Pgs,
                 EqualitySolverName::Direct => EqualitySolver::Direct,
             },
+            deformable_contacts: self.deformable_contacts,
         }
     }
 }

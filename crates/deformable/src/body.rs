@@ -25,6 +25,10 @@ pub struct DeformableMaterial {
     /// Largest generalised force a bending row may carry (N); 0 for no
     /// bending rows (§4.5: `λ⁻ = −λ⁺` sets the strength).
     pub bending_limit: f64,
+    /// Whether the surface's samples meet its own triangles (a cloth that
+    /// folds on itself); see [`crate::collision::deformable`]. Contacts
+    /// between different bodies need no flag.
+    pub self_collision: bool,
 }
 
 impl Default for DeformableMaterial {
@@ -35,6 +39,7 @@ impl Default for DeformableMaterial {
             stretch_limit: f64::INFINITY,
             compression_limit: 0.0,
             bending_limit: 0.0,
+            self_collision: false,
         }
     }
 }

@@ -73,6 +73,11 @@ pub struct SolverParameters {
     /// rigid world's included): contact stops a node within a substep, so
     /// a body's stiffness has less to catch up on.
     pub substeps: usize,
+    /// Whether deformable surfaces meet each other, and themselves where
+    /// their material asks for self-collision
+    /// ([`crate::collision::deformable`]). On by default: it costs nothing
+    /// with a single body without self-collision.
+    pub deformable_contacts: bool,
     /// How the equality rows (anchors, inextensibility, rigid joints) are
     /// solved.
     pub equality_solver: EqualitySolver,
@@ -107,6 +112,7 @@ impl Default for SolverParameters {
             contact_planes: true,
             substeps: 1,
             equality_solver: EqualitySolver::Pgs,
+            deformable_contacts: true,
         }
     }
 }

@@ -19,7 +19,8 @@
 
 use crate::body::DeformableBody;
 use crate::constraints::anchor::{Anchor, AnchorTarget};
-use crate::constraints::contact::RigidContact;
+use crate::constraints::contact::{RigidContact, SurfaceContact};
+use crate::topology::SurfaceSample;
 use nalgebra::Point3;
 
 /// Projects every body (see the module's documentation), and after each
@@ -28,9 +29,13 @@ use nalgebra::Point3;
 /// `rigid_end(body, p)` at the end of the step: a contact's gap then is the
 /// detected gap plus the sample's motion along the normal less the rigid
 /// point's, and a node anchored to a rigid body is held where its anchor
-/// point (`rigid_point(body, local point)` now) will be. `held` is scratch of
-/// one flag per node of all bodies. Returns the largest relative edge error
-/// met by the last pass.
+/// point (`rigid_point(body, local point)` now) will be. Likewise every
+/// contact between deformable surfaces: the sample and the triangle's
+/// nearest point (its barycentric weights kept) are moved apart along the
+/// normal, each side by its share of inverse mass, so that the correction
+/// moves no centre of mass; `start` holds all bodies' node positions at the
+/// start of the step. `held` is scratch of one flag per node of all bodies.
+/// Returns the largest relative edge error met by the last pass.
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     bodies: &mut [DeformableBody],
@@ -39,6 +44,8 @@ pub fn project(
     contacts: &[RigidContact],
     rigid_point: impl Fn(usize, &Point3<f64>) -> Point3<f64>,
     rigid_end: impl Fn(usize, &Point3<f64>) -> Point3<f64>,
+    surface_contacts: &[SurfaceContact],
+    start: &[Point3<f64>],
     sweeps: usize,
     held: &mut Vec<bool>,
 ) -> f64 {
@@ -94,8 +101,72 @@ pub fn project(
                 }
             }
         }
+        for contact in surface_contacts {
+            separate(bodies, node_offsets, contact, start, held);
+        }
     }
     worst
+}
+
+/// Moves the two sides of `contact` apart along its normal by what the
+/// step made them penetrate (see [`project`]).
+fn separate(
+    bodies: &mut [DeformableBody],
+    node_offsets: &[u32],
+    contact: &SurfaceContact,
+    start: &[Point3<f64>],
+    held: &[bool],
+) {
+    let (a, b) = (contact.body as usize, contact.other as usize);
+    let sample = bodies[a].model.samples[contact.sample as usize];
+    let face = SurfaceSample {
+        nodes: bodies[b].model.surface[contact.face as usize],
+        weights: contact.face_weights,
+    };
+    // (body, node, signed weight, inverse mass) of each participant.
+    let mut sides = [(0usize, 0usize, 0.0f64, 0.0f64); 6];
+    let mut count = 0;
+    for (body, s, sign) in [(a, &sample, 1.0), (b, &face, -1.0)] {
+        for k in 0..3 {
+            if s.weights[k] == 0.0 {
+                continue;
+            }
+            let node = s.nodes[k] as usize;
+            let inverse = if held[node_offsets[body] as usize + node] {
+                0.0
+            } else {
+                1.0 / bodies[body].model.masses[node]
+            };
+            sides[count] = (body, node, sign * s.weights[k], inverse);
+            count += 1;
+        }
+    }
+    let sides = &sides[..count];
+    // The gap now: as detected, plus both sides' motion along the normal.
+    let moved: f64 = sides
+        .iter()
+        .map(|&(body, node, weight, _)| {
+            let begin = start[node_offsets[body] as usize + node];
+            weight
+                * contact
+                    .normal
+                    .dot(&(bodies[body].state.positions[node] - begin))
+        })
+        .sum();
+    let gap = contact.gap + moved;
+    if gap >= 0.0 {
+        return;
+    }
+    let curvature: f64 = sides
+        .iter()
+        .map(|&(_, _, w, inverse)| w * w * inverse)
+        .sum();
+    if !(curvature > 0.0) {
+        return;
+    }
+    for &(body, node, weight, inverse) in sides {
+        bodies[body].state.positions[node] -= (gap * weight * inverse / curvature) * contact.normal;
+    }
 }
 
 /// One Gauss–Seidel pass over the body's active edges, each edge's ends

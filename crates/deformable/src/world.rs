@@ -32,8 +32,9 @@
 
 use crate::body::DeformableBody;
 use crate::collision;
+use crate::collision::deformable::SurfaceCollision;
 use crate::constraints::anchor::{self, Anchor, AnchorTarget, RigidView};
-use crate::constraints::contact::{self, ContactSettings, RigidContact};
+use crate::constraints::contact::{self, ContactSettings, RigidContact, SurfaceContact};
 use crate::constraints::{bending, inextensibility, joints, RowSource, Rows};
 use crate::direct::DirectSolver;
 use crate::paradigms::{ContactPlane, StepInput};
@@ -82,6 +83,13 @@ pub struct CoupledStepReport {
     /// The largest relative error of an over-long inextensible edge met by
     /// the position projection's last pass.
     pub max_edge_error: f64,
+    /// Deformable surface samples in contact with deformable triangles
+    /// ([`crate::collision::deformable`]), the deepest penetration among
+    /// them (m, ≥ 0), and the seconds their detection took (within
+    /// `detection_seconds`).
+    pub surface_contacts: usize,
+    pub max_surface_penetration: f64,
+    pub surface_detection_seconds: f64,
 }
 
 /// The buffers of a step, kept so that a step allocates nothing once they
@@ -95,6 +103,7 @@ struct Scratch {
     rigid_linear: Vec<Vector3<f64>>,
     rigid_angular: Vec<Vector3<f64>>,
     contacts: Vec<RigidContact>,
+    surface_contacts: Vec<SurfaceContact>,
     joint_rows: Vec<ConstraintRow>,
     rows: Rows,
     impulses: Vec<Vector6<f64>>,
@@ -125,6 +134,7 @@ pub struct CoupledWorld {
     parameters: SolverParameters,
     node_offsets: Vec<u32>,
     scratch: Scratch,
+    surfaces: SurfaceCollision,
     warm: HashMap<RowSource, f64, foldhash::fast::FixedState>,
     convergence: Vec<f64>,
     quarantined: u64,
@@ -171,6 +181,7 @@ impl CoupledWorld {
         }
         Ok(CoupledWorld {
             rigid,
+            surfaces: SurfaceCollision::new(&bodies),
             bodies,
             anchors,
             parameters,
@@ -281,6 +292,10 @@ impl CoupledWorld {
             total.contacts = total.contacts.max(r.contacts);
             total.max_penetration = total.max_penetration.max(r.max_penetration);
             total.max_edge_error = total.max_edge_error.max(r.max_edge_error);
+            total.surface_contacts = total.surface_contacts.max(r.surface_contacts);
+            total.max_surface_penetration =
+                total.max_surface_penetration.max(r.max_surface_penetration);
+            total.surface_detection_seconds += r.surface_detection_seconds;
             total.quarantined += r.quarantined;
             total.pin_impulse += r.pin_impulse;
             total.detection_seconds += r.detection_seconds;
@@ -402,6 +417,20 @@ impl CoupledWorld {
                 );
             }
         }
+        // Deformable surfaces against each other and themselves.
+        let surfaces = std::time::Instant::now();
+        s.surface_contacts.clear();
+        if parameters.deformable_contacts {
+            self.surfaces.detect(
+                &self.bodies,
+                &self.node_offsets,
+                &s.velocities,
+                h,
+                parameters.contact_margin,
+                &mut s.surface_contacts,
+            );
+        }
+        report.surface_detection_seconds = surfaces.elapsed().as_secs_f64();
         report.detection_seconds = detection.elapsed().as_secs_f64();
         let solving = std::time::Instant::now();
         s.rows.clear();
@@ -497,6 +526,23 @@ impl CoupledWorld {
                 &settings,
             );
         }
+        for c in &s.surface_contacts {
+            let mut contact = *c;
+            contact.gap = contact
+                .gap
+                .max(-parameters.max_push_out_speed * h / parameters.baumgarte.max(1e-12));
+            report.max_surface_penetration = report.max_surface_penetration.max(-c.gap);
+            contact::add_surface_rows(
+                &mut s.rows,
+                &contact,
+                &self.bodies,
+                &self.node_offsets,
+                &s.velocities,
+                &s.inverse_masses,
+                &settings,
+            );
+        }
+        report.surface_contacts = s.surface_contacts.len();
         report.contacts = s.contacts.len();
         report.rows = s.rows.len();
         report.contact_rows = s.rows.len() - first_contact_row;
@@ -505,7 +551,7 @@ impl CoupledWorld {
         let warm_friction = parameters.tangent_basis == TangentBasis::FromNormal;
         if parameters.warm_start > 0.0 {
             for row in &mut s.rows.rows {
-                let friction = matches!(row.source, RowSource::Contact { axis, .. } if axis > 0);
+                let friction = row.source.contact_axis().is_some_and(|axis| axis > 0);
                 if friction && !warm_friction {
                     continue;
                 }
@@ -738,7 +784,10 @@ impl CoupledWorld {
                         .rows
                         .rows
                         .iter()
-                        .filter(|row| row.rigids.0 < row.rigids.1)
+                        .filter(|row| {
+                            row.rigids.0 < row.rigids.1
+                                || matches!(row.source, RowSource::SurfaceContact { .. })
+                        })
                         .flat_map(|row| {
                             s.rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize]
                                 .iter()
@@ -778,6 +827,8 @@ impl CoupledWorld {
                     + h * (rigid_linear[r]
                         + rigid_angular[r].cross(&(point - rigid_views[r].centre)))
             },
+            &s.surface_contacts,
+            &s.positions,
             parameters.projection_sweeps,
             &mut s.held,
         );

@@ -1,8 +1,9 @@
 //! Non-penetration and friction rows (§4.3–4.4, eqs 24–32) of a surface
-//! sample against a rigid body.
+//! sample against a rigid body or against a deformable triangle.
 
 use super::anchor::RigidView;
 use super::{NodeTerm, RigidTerm, RowKind, RowSource, Rows};
+use crate::body::DeformableBody;
 use crate::parameters::{FrictionBound, TangentBasis};
 use crate::topology::SurfaceSample;
 use nalgebra::{Point3, Vector3};
@@ -73,62 +74,211 @@ pub fn add_rows(
     inverse_masses: &[f64],
     settings: &ContactSettings,
 ) {
-    let n = contact.normal;
-    let r = contact.point - rigid.centre;
+    let mut sides = Sides::default();
+    sides.add_sample(sample, offset, 1.0);
+    sides.rigid = Some(RigidSide {
+        index: contact.rigid,
+        view: *rigid,
+        lever: contact.point - rigid.centre,
+        velocity: rigid_velocity,
+    });
+    push_rows(
+        rows,
+        &sides,
+        &contact.normal,
+        contact.gap,
+        contact.friction,
+        contact_mass,
+        velocities,
+        inverse_masses,
+        settings,
+        |axis| RowSource::Contact {
+            body: contact.body,
+            sample: contact.sample,
+            other: contact.rigid,
+            axis,
+        },
+    );
+}
+
+/// A surface sample of one deformable body near a triangle of another, or
+/// of its own (see [`crate::collision::deformable`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SurfaceContact {
+    pub body: u32,
+    pub sample: u32,
+    /// The body the triangle belongs to, and the triangle.
+    pub other: u32,
+    pub face: u32,
+    /// Barycentric weights of the triangle point nearest the sample.
+    pub face_weights: [f64; 3],
+    /// World point on the sample.
+    pub point: Point3<f64>,
+    /// Unit normal from the triangle towards the sample (world).
+    pub normal: Vector3<f64>,
+    /// Distance between the two surfaces less both bodies' half
+    /// thicknesses (m): negative when penetrating.
+    pub gap: f64,
+    /// Coulomb coefficient of the pair.
+    pub friction: f64,
+}
+
+/// The rows of `contact` between two deformable sides: the sample's nodes
+/// take `J̃ = w_k nᵀ` as against a rigid body, and the triangle's nodes
+/// `J̃ = −b_k nᵀ` with `b` the barycentric weights of its point nearest the
+/// sample: the paper's two dummy nodes (§4.3, `J̃_A = −nᵀ`, `J̃_B = nᵀ`)
+/// blended into their faces. Both sides' weights sum to one, so every
+/// impulse moves the two sides' momenta by `+λ n` and `−λ n`: momentum is
+/// conserved exactly. Targets, bounds and friction (eq 31) are those of
+/// [`add_rows`]; eq 32's contact mass is the two points' blended masses.
+/// Body `b`'s nodes are the solver's from `node_offsets[b]`.
+#[allow(clippy::too_many_arguments)]
+pub fn add_surface_rows(
+    rows: &mut Rows,
+    contact: &SurfaceContact,
+    bodies: &[DeformableBody],
+    node_offsets: &[u32],
+    velocities: &[Vector3<f64>],
+    inverse_masses: &[f64],
+    settings: &ContactSettings,
+) {
+    let (a, b) = (
+        &bodies[contact.body as usize],
+        &bodies[contact.other as usize],
+    );
+    let sample = &a.model.samples[contact.sample as usize];
+    let face = SurfaceSample {
+        nodes: b.model.surface[contact.face as usize],
+        weights: contact.face_weights,
+    };
+    let mass = |body: &DeformableBody, s: &SurfaceSample| -> f64 {
+        (0..3)
+            .map(|k| s.weights[k] * body.model.masses[s.nodes[k] as usize])
+            .sum()
+    };
+    let mut sides = Sides::default();
+    sides.add_sample(sample, node_offsets[contact.body as usize], 1.0);
+    sides.add_sample(&face, node_offsets[contact.other as usize], -1.0);
+    push_rows(
+        rows,
+        &sides,
+        &contact.normal,
+        contact.gap,
+        contact.friction,
+        mass(a, sample) + mass(b, &face),
+        velocities,
+        inverse_masses,
+        settings,
+        |axis| RowSource::SurfaceContact {
+            body: contact.body,
+            sample: contact.sample,
+            other: contact.other,
+            face: contact.face,
+            axis,
+        },
+    );
+}
+
+/// A rigid body taking part in a contact.
+#[derive(Clone, Copy)]
+struct RigidSide {
+    index: u32,
+    view: RigidView,
+    /// The contact point's offset from the centre of mass.
+    lever: Vector3<f64>,
+    /// Its free velocity and angular velocity.
+    velocity: (Vector3<f64>, Vector3<f64>),
+}
+
+/// The participants of a contact: deformable nodes with signed weights
+/// (positive on the sample's side, negative on a triangle's) and at most one
+/// rigid body, on the side the normal points away from.
+#[derive(Clone, Copy, Default)]
+struct Sides {
+    nodes: [(u32, f64); 6],
+    count: usize,
+    rigid: Option<RigidSide>,
+}
+
+impl Sides {
+    /// Adds `sample`'s nodes with nonzero weight, scaled by `sign`.
+    fn add_sample(&mut self, sample: &SurfaceSample, offset: u32, sign: f64) {
+        for k in 0..3 {
+            if sample.weights[k] != 0.0 {
+                self.nodes[self.count] = (offset + sample.nodes[k], sign * sample.weights[k]);
+                self.count += 1;
+            }
+        }
+    }
+}
+
+/// The non-penetration row and its friction pair between `sides` (see
+/// [`add_rows`] and [`add_surface_rows`]); `source` names each by axis.
+#[allow(clippy::too_many_arguments)]
+fn push_rows(
+    rows: &mut Rows,
+    sides: &Sides,
+    n: &Vector3<f64>,
+    gap: f64,
+    friction: f64,
+    contact_mass: f64,
+    velocities: &[Vector3<f64>],
+    inverse_masses: &[f64],
+    settings: &ContactSettings,
+    source: impl Fn(u8) -> RowSource,
+) {
+    let n = *n;
+    let count = sides.count;
     let mut nodes = [NodeTerm {
         node: 0,
         jacobian: Vector3::zeros(),
-    }; 3];
-    let mut count = 0;
-    for k in 0..3 {
-        if sample.weights[k] != 0.0 {
-            nodes[count].node = offset + sample.nodes[k];
-            count += 1;
-        }
+    }; 6];
+    for k in 0..count {
+        nodes[k].node = sides.nodes[k].0;
     }
-    let weights: [f64; 3] = {
-        let mut w = [0.0; 3];
-        let mut c = 0;
-        for k in 0..3 {
-            if sample.weights[k] != 0.0 {
-                w[c] = sample.weights[k];
-                c += 1;
-            }
-        }
-        w
-    };
-    let rigid_term = |direction: Vector3<f64>| -> RigidTerm {
-        rigid.term(contact.rigid as usize, -direction, -r.cross(&direction))
-    };
-    let along = |direction: Vector3<f64>, nodes: &mut [NodeTerm; 3]| {
+    let along = |direction: Vector3<f64>, nodes: &mut [NodeTerm; 6]| {
         for k in 0..count {
-            nodes[k].jacobian = weights[k] * direction;
+            nodes[k].jacobian = sides.nodes[k].1 * direction;
+        }
+    };
+    let rigid_terms = |direction: Vector3<f64>| -> ([RigidTerm; 1], usize) {
+        match &sides.rigid {
+            Some(r) => (
+                [r.view
+                    .term(r.index as usize, -direction, -r.lever.cross(&direction))],
+                1,
+            ),
+            None => (
+                [RigidTerm {
+                    body: 0,
+                    linear: Vector3::zeros(),
+                    angular: Vector3::zeros(),
+                    linear_response: Vector3::zeros(),
+                    angular_response: Vector3::zeros(),
+                }],
+                0,
+            ),
         }
     };
     let h = settings.h;
-    let target = if contact.gap >= 0.0 {
-        -contact.gap / h
+    let target = if gap >= 0.0 {
+        -gap / h
     } else {
-        -settings.baumgarte * contact.gap / h
-    };
-    let source = |axis: u8| RowSource::Contact {
-        body: contact.body,
-        sample: contact.sample,
-        other: contact.rigid,
-        axis,
+        -settings.baumgarte * gap / h
     };
     along(n, &mut nodes);
     let normal_row = rows.len() as u32;
+    let (terms, used) = rigid_terms(n);
     if !rows.push(
         &nodes[..count],
-        &[rigid_term(n)],
+        &terms[..used],
         inverse_masses,
         target,
         0.0,
         f64::INFINITY,
         RowKind::Bounded,
         source(0),
-    ) || contact.friction <= 0.0
+    ) || friction <= 0.0
     {
         return;
     }
@@ -136,9 +286,12 @@ pub fn add_rows(
         TangentBasis::FromNormal => tangents(&n),
         TangentBasis::FromSlip => {
             // Eqs 27–28: u along Δv × n; no friction rows when Δv ∥ n or 0.
-            let mut slip = -rigid_velocity.0 - rigid_velocity.1.cross(&r);
-            for k in 0..count {
-                slip += weights[k] * velocities[nodes[k].node as usize];
+            let mut slip = Vector3::zeros();
+            if let Some(r) = &sides.rigid {
+                slip -= r.velocity.0 + r.velocity.1.cross(&r.lever);
+            }
+            for &(node, weight) in &sides.nodes[..count] {
+                slip += weight * velocities[node as usize];
             }
             let cross = slip.cross(&n);
             if cross.norm() < 1e-9 {
@@ -152,7 +305,7 @@ pub fn add_rows(
         FrictionBound::NormalImpulse => (
             RowKind::FrictionPair {
                 normal: Some(normal_row),
-                coefficient: contact.friction,
+                coefficient: friction,
             },
             f64::INFINITY,
         ),
@@ -162,16 +315,17 @@ pub fn add_rows(
             (
                 RowKind::FrictionPair {
                     normal: None,
-                    coefficient: contact.friction,
+                    coefficient: friction,
                 },
-                contact.friction * pressure * h,
+                friction * pressure * h,
             )
         }
     };
     along(u, &mut nodes);
+    let (terms, used) = rigid_terms(u);
     let first = rows.push(
         &nodes[..count],
-        &[rigid_term(u)],
+        &terms[..used],
         inverse_masses,
         0.0,
         -bound,
@@ -180,10 +334,11 @@ pub fn add_rows(
         source(1),
     );
     along(w, &mut nodes);
+    let (terms, used) = rigid_terms(w);
     if first {
         let second = rows.push(
             &nodes[..count],
-            &[rigid_term(w)],
+            &terms[..used],
             inverse_masses,
             0.0,
             -bound,

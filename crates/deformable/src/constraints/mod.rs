@@ -78,13 +78,32 @@ pub enum RowSource {
         row: u32,
     },
     /// Non-penetration (`axis` 0) and its friction pair (1, 2): a surface
-    /// sample of `body` against rigid body or deformable face `other`.
+    /// sample of `body` against rigid body `other`.
     Contact {
         body: u32,
         sample: u32,
         other: u32,
         axis: u8,
     },
+    /// As `Contact`, against triangle `face` of deformable body `other`
+    /// (`body` itself for a self-contact).
+    SurfaceContact {
+        body: u32,
+        sample: u32,
+        other: u32,
+        face: u32,
+        axis: u8,
+    },
+}
+
+impl RowSource {
+    /// A contact row's axis: 0 for non-penetration, 1 and 2 for friction.
+    pub fn contact_axis(&self) -> Option<u8> {
+        match *self {
+            RowSource::Contact { axis, .. } | RowSource::SurfaceContact { axis, .. } => Some(axis),
+            _ => None,
+        }
+    }
 }
 
 /// One scalar constraint row.
