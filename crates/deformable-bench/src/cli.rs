@@ -30,6 +30,10 @@ pub enum Command {
         /// cloth set-up's edges get.
         #[arg(long, default_value_t = 10.0)]
         stiff_edge_factor: f64,
+        /// Our cloth's surface meets itself (self-collision; rapier's
+        /// cloths as they are).
+        #[arg(long)]
+        self_collision: bool,
         #[command(flatten)]
         cloth: ClothArgs,
         #[command(flatten)]

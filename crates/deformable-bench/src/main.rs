@@ -28,6 +28,7 @@ fn main() {
             rounds,
             stiff_substeps,
             stiff_edge_factor,
+            self_collision,
             cloth,
             jelly,
         } => scenes::scenes(
@@ -36,6 +37,7 @@ fn main() {
                 rounds: rounds as usize,
                 stiff_substeps: stiff_substeps as usize,
                 stiff_edge_factor,
+                self_collision,
             },
             &cloth,
             &jelly,

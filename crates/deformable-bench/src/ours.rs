@@ -35,7 +35,13 @@ fn rigid_world(bodies: Vec<RigidBody>) -> World {
 impl Ours {
     /// The cloth: nodes of equal mass, structural edges inextensible,
     /// shear springs, bending rows over interior edges.
-    pub fn cloth(scene: &ClothScene, parameters: SolverParameters) -> Result<Ours, String> {
+    /// With `self_collision`, the cloth's surface meets itself
+    /// (`DeformableMaterial::self_collision`).
+    pub fn cloth(
+        scene: &ClothScene,
+        parameters: SolverParameters,
+        self_collision: bool,
+    ) -> Result<Ours, String> {
         let n = scene.nodes_per_side;
         let positions = scene.initial_positions();
         // The generated sheet's node (column c, row r) is r n + c, the
@@ -66,6 +72,7 @@ impl Ours {
             friction: scene.friction,
             thickness: 0.004,
             bending_limit: 0.02,
+            self_collision,
             ..DeformableMaterial::default()
         };
         let body = DeformableBody::new(

@@ -24,6 +24,8 @@ pub struct Plan {
     pub rounds: usize,
     pub stiff_substeps: usize,
     pub stiff_edge_factor: f64,
+    /// Whether our cloth meets itself.
+    pub self_collision: bool,
 }
 
 /// Our solver at the paper's two iterations (its rigid solver's two are
@@ -65,14 +67,18 @@ fn ours_contenders<'a>(
 
 /// The cloth's set-ups: ours, rapier with its defaults, and rapier with more
 /// substeps and stiffer edges.
-fn cloth_contenders<'a>(scene: &'a ClothScene, stiff: RapierSoftSettings) -> Vec<Contender<'a>> {
+fn cloth_contenders<'a>(
+    scene: &'a ClothScene,
+    stiff: RapierSoftSettings,
+    self_collision: bool,
+) -> Vec<Contender<'a>> {
     let defaults = RapierSoftSettings::default().awake();
     // The cloth's rows hold it; its weak shear springs pass nothing on.
     let tuned = SolverParameters {
         elastic_passes: 1,
         ..SolverParameters::default()
     };
-    let mut contenders = ours_contenders(tuned, move |p| Ours::cloth(scene, p));
+    let mut contenders = ours_contenders(tuned, move |p| Ours::cloth(scene, p, self_collision));
     contenders.extend([
         Contender {
             name: "rapier",
@@ -168,7 +174,7 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
     );
 
     print_cloth_scene(&cloth, cloth_args.step, cloth_args.cloth_duration);
-    let contenders = cloth_contenders(&cloth, stiff);
+    let contenders = cloth_contenders(&cloth, stiff, plan.self_collision);
     for c in &contenders {
         println!("{}: {}", c.name, c.settings);
     }
