@@ -532,11 +532,18 @@ impl CoupledWorld {
                 .gap
                 .max(-parameters.max_push_out_speed * h / parameters.baumgarte.max(1e-12));
             report.max_surface_penetration = report.max_surface_penetration.max(-c.gap);
+            let (a, b) = (
+                &self.bodies[c.body as usize],
+                &self.bodies[c.other as usize],
+            );
             contact::add_surface_rows(
                 &mut s.rows,
                 &contact,
-                &self.bodies,
-                &self.node_offsets,
+                &a.model.samples[c.sample as usize],
+                self.node_offsets[c.body as usize],
+                &b.model.surface[c.face as usize],
+                self.node_offsets[c.other as usize],
+                collision::deformable::contact_mass(&self.bodies, c),
                 &s.velocities,
                 &s.inverse_masses,
                 &settings,

@@ -165,6 +165,23 @@ pub fn nearest_on_triangle(
     [1.0 - v - w, v, w]
 }
 
+/// Eq 32's contact mass of `contact`: the sample's and the triangle
+/// point's masses, each blended from its nodes.
+pub fn contact_mass(bodies: &[DeformableBody], contact: &SurfaceContact) -> f64 {
+    let (a, b) = (
+        &bodies[contact.body as usize],
+        &bodies[contact.other as usize],
+    );
+    let sample = &a.model.samples[contact.sample as usize];
+    let face = &b.model.surface[contact.face as usize];
+    (0..3)
+        .map(|k| {
+            sample.weights[k] * a.model.masses[sample.nodes[k] as usize]
+                + contact.face_weights[k] * b.model.masses[face[k] as usize]
+        })
+        .sum()
+}
+
 /// One body's surface as the detection sees it.
 #[derive(Clone, Debug)]
 struct SurfaceTree {

@@ -3,7 +3,6 @@
 
 use super::anchor::RigidView;
 use super::{NodeTerm, RigidTerm, RowKind, RowSource, Rows};
-use crate::body::DeformableBody;
 use crate::parameters::{FrictionBound, TangentBasis};
 use crate::topology::SurfaceSample;
 use nalgebra::{Point3, Vector3};
@@ -124,48 +123,44 @@ pub struct SurfaceContact {
 }
 
 /// The rows of `contact` between two deformable sides: the sample's nodes
-/// take `J̃ = w_k nᵀ` as against a rigid body, and the triangle's nodes
-/// `J̃ = −b_k nᵀ` with `b` the barycentric weights of its point nearest the
-/// sample: the paper's two dummy nodes (§4.3, `J̃_A = −nᵀ`, `J̃_B = nᵀ`)
-/// blended into their faces. Both sides' weights sum to one, so every
-/// impulse moves the two sides' momenta by `+λ n` and `−λ n`: momentum is
-/// conserved exactly. Targets, bounds and friction (eq 31) are those of
-/// [`add_rows`]; eq 32's contact mass is the two points' blended masses.
-/// Body `b`'s nodes are the solver's from `node_offsets[b]`.
+/// (`sample`, from `sample_offset` among the solver's nodes) take
+/// `J̃ = w_k nᵀ` as against a rigid body, and the triangle's nodes (`face`,
+/// from `face_offset`) `J̃ = −b_k nᵀ` with `b` the barycentric weights of its
+/// point nearest the sample: the paper's two dummy nodes (§4.3,
+/// `J̃_A = −nᵀ`, `J̃_B = nᵀ`) blended into their faces. Both sides' weights
+/// sum to one, so every impulse moves the two sides' momenta by `+λ n` and
+/// `−λ n`: momentum is conserved exactly. Targets, bounds and friction
+/// (eq 31) are those of [`add_rows`]; `contact_mass` is eq 32's `m_cp`.
 #[allow(clippy::too_many_arguments)]
 pub fn add_surface_rows(
     rows: &mut Rows,
     contact: &SurfaceContact,
-    bodies: &[DeformableBody],
-    node_offsets: &[u32],
+    sample: &SurfaceSample,
+    sample_offset: u32,
+    face: &[u32; 3],
+    face_offset: u32,
+    contact_mass: f64,
     velocities: &[Vector3<f64>],
     inverse_masses: &[f64],
     settings: &ContactSettings,
 ) {
-    let (a, b) = (
-        &bodies[contact.body as usize],
-        &bodies[contact.other as usize],
-    );
-    let sample = &a.model.samples[contact.sample as usize];
-    let face = SurfaceSample {
-        nodes: b.model.surface[contact.face as usize],
-        weights: contact.face_weights,
-    };
-    let mass = |body: &DeformableBody, s: &SurfaceSample| -> f64 {
-        (0..3)
-            .map(|k| s.weights[k] * body.model.masses[s.nodes[k] as usize])
-            .sum()
-    };
     let mut sides = Sides::default();
-    sides.add_sample(sample, node_offsets[contact.body as usize], 1.0);
-    sides.add_sample(&face, node_offsets[contact.other as usize], -1.0);
+    sides.add_sample(sample, sample_offset, 1.0);
+    sides.add_sample(
+        &SurfaceSample {
+            nodes: *face,
+            weights: contact.face_weights,
+        },
+        face_offset,
+        -1.0,
+    );
     push_rows(
         rows,
         &sides,
         &contact.normal,
         contact.gap,
         contact.friction,
-        mass(a, sample) + mass(b, &face),
+        contact_mass,
         velocities,
         inverse_masses,
         settings,
