@@ -10,7 +10,7 @@
 //! | Stage | Module |
 //! |---|---|
 //! | Free node velocities from each body's paradigm (eqs 1–3) | [`paradigms`] |
-//! | Surface samples against rigid fields | [`collision`] |
+//! | Surface samples against rigid fields and deformable triangles | [`collision`] |
 //! | Rows: anchors, inextensibility, bending, contact and friction, rigid joints (§4.1–4.5) | [`constraints`] |
 //! | Warm start and PGS sweeps (§4.6, Algorithm 1) | [`solver`] |
 //! | The equality rows solved directly between sweeps | [`direct`] |
