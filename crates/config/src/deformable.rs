@@ -91,6 +91,15 @@ pub enum DeformableShape {
     /// A box of `cells` cubes per axis spanning `size`, centred, six tets a
     /// cube (`topology::tet_box`).
     Box { cells: [usize; 3], size: [f64; 3] },
+    /// A solid cylinder along z of `radius` and `height`, its bottom face
+    /// on the body's origin: `layers` (≥ 2) discs of `rings` (≥ 1) rings of
+    /// nodes, three tets a prism (`topology::tet_cylinder`).
+    Cylinder {
+        rings: usize,
+        layers: usize,
+        radius: f64,
+        height: f64,
+    },
 }
 
 impl DeformableShape {
@@ -640,6 +649,25 @@ fn shape(shape: &DeformableShape, base: &Path, field: &dyn Fn(&str) -> String) -
                     .fold(1usize, |n, c| n.saturating_mul(c.saturating_add(1))),
             )?;
             size.iter().try_for_each(|&s| positive(field("size"), s))
+        }
+        DeformableShape::Cylinder {
+            rings,
+            layers,
+            radius,
+            height,
+        } => {
+            if *rings < 1 {
+                fail(field("rings"), "must be at least 1")?;
+            }
+            if *layers < 2 {
+                fail(field("layers"), format!("must be at least 2, not {layers}"))?;
+            }
+            too_many(
+                "rings",
+                (3 * rings.saturating_mul(rings.saturating_add(1)) + 1).saturating_mul(*layers),
+            )?;
+            positive(field("radius"), *radius)?;
+            positive(field("height"), *height)
         }
     }
 }

@@ -291,6 +291,21 @@ impl Scene {
                 let b = topology::tet_box(*cells, *size, &Isometry3::identity());
                 solid(&b.positions, b.tets, &pose, d.density)
             }
+            DeformableShape::Cylinder {
+                rings,
+                layers,
+                radius,
+                height,
+            } => {
+                let c = topology::tet_cylinder(
+                    *rings,
+                    *layers,
+                    *radius,
+                    *height,
+                    &Isometry3::identity(),
+                );
+                solid(&c.positions, c.tets, &pose, d.density)
+            }
         };
         let paradigm_error =
             |e: haptic_deformable::DeformableError| self.invalid(field("paradigm"), e.to_string());
@@ -358,13 +373,10 @@ impl Scene {
                 iterations,
                 damping,
             } => {
-                // A solid's volume constraints hold it; a sheet's distance
-                // constraints are its springs.
-                let edges = if built.tets.is_empty() {
-                    built.springs.clone()
-                } else {
-                    Vec::new()
-                };
+                // A solid's tets keep their volume and its edges their
+                // length (with volumes alone it shears flat under its own
+                // weight); a sheet's distance constraints are its springs.
+                let edges = built.springs.clone();
                 Paradigm::Xpbd(
                     Xpbd::new(
                         &d.name,

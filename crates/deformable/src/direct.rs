@@ -26,7 +26,7 @@
 //! than [`DirectSolver::MAX_COUPLINGS`]) and the PGS solves every row.
 
 use crate::constraints::{Row, RowSource, Rows};
-use crate::solver::Velocities;
+use crate::solver::{HeldRows, Velocities};
 use faer::dyn_stack::{MemStack, StackReq};
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::sparse::linalg::cholesky::{
@@ -359,10 +359,16 @@ impl DirectSolver {
         }
         (squares / n.max(1) as f64).sqrt()
     }
+}
+
+impl HeldRows for DirectSolver {
+    fn holds(&self, row: &Row) -> bool {
+        is_equality(row)
+    }
 
     /// The equality rows' answer to impulse `delta` along other row `row`:
     /// `−δ z_i`, added to their impulses and applied.
-    pub fn answer(&self, rows: &mut Rows, velocities: &mut Velocities, row: usize, delta: f64) {
+    fn answer(&self, rows: &mut Rows, velocities: &mut Velocities, row: usize, delta: f64) {
         let n = self.equality.len();
         let place = self.place[row] as usize;
         for (k, z) in self.answers[place * n..(place + 1) * n].iter().enumerate() {

@@ -3,7 +3,6 @@
 //! participants alike.
 
 use crate::constraints::{Row, RowKind, Rows};
-use crate::direct::DirectSolver;
 use nalgebra::Vector3;
 
 /// The velocities the rows act on, updated in place by every impulse (the
@@ -51,11 +50,20 @@ pub fn apply_start(rows: &Rows, velocities: &mut Velocities) {
     }
 }
 
+/// Rows held by another solver, which answers the swept rows' impulses
+/// (the exact equality solve of [`crate::direct`]).
+pub trait HeldRows {
+    /// Whether `row` is held, not swept.
+    fn holds(&self, row: &Row) -> bool;
+    /// Answers impulse `delta` along swept row `row`.
+    fn answer(&self, rows: &mut Rows, velocities: &mut Velocities, row: usize, delta: f64);
+}
+
 /// One sweep of Algorithm 1 over all rows; or, with `direct`, over the
 /// rows it does not hold exactly, each impulse answered by the equality
 /// rows (see [`crate::direct`]). Returns the root mean square of the
 /// impulse changes (the paper's Fig. 1 measure).
-pub fn iterate(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&DirectSolver>) -> f64 {
+pub fn iterate(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&dyn HeldRows>) -> f64 {
     let mut squares = 0.0;
     let mut i = 0;
     let apply = |rows: &mut Rows, velocities: &mut Velocities, i: usize, delta: f64| {
@@ -66,7 +74,7 @@ pub fn iterate(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&Dir
     };
     while i < rows.rows.len() {
         let row = rows.rows[i];
-        if direct.is_some() && crate::direct::is_equality(&row) {
+        if direct.is_some_and(|d| d.holds(&row)) {
             i += 1;
             continue;
         }

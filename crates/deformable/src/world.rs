@@ -880,7 +880,7 @@ fn sweep(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&mut Direc
     match direct {
         Some(direct) => {
             let equality = direct.solve(rows, velocities);
-            let others = solver::iterate(rows, velocities, Some(direct));
+            let others = solver::iterate(rows, velocities, Some(&*direct));
             (equality * equality + others * others).sqrt()
         }
         None => solver::iterate(rows, velocities, None),

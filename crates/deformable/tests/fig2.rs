@@ -3,7 +3,7 @@
 use haptic_deformable::scenes::{fig2_jellies, Fig2Spec};
 use haptic_deformable::topology::{tet_cylinder, tet_volume};
 use haptic_deformable::{CoupledWorld, SolverParameters};
-use nalgebra::Isometry3;
+use nalgebra::{Isometry3, Vector3};
 
 /// Run for 2 s at 20 ms steps with the benchmark's settings (two elastic
 /// passes, four substeps), every jelly of the four paradigms carries its
@@ -95,4 +95,29 @@ fn the_fig_2_jellies_hold_up_the_bar() {
         "{}",
         bar_rigid.state.velocity
     );
+    // Two-way, measured over the last substep: the jellies' impulse on the
+    // resting bar carries its weight, and the bar's on the jellies is its
+    // exact opposite.
+    let rows = world.rows();
+    let (mut on_bar, mut on_jellies) = (Vector3::zeros(), Vector3::zeros());
+    for row in &rows.rows {
+        let terms = &rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize];
+        if !terms.iter().any(|t| t.body as usize == bar) {
+            continue;
+        }
+        for t in terms {
+            on_bar += row.impulse * t.linear;
+        }
+        for t in &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize] {
+            on_jellies += row.impulse * t.jacobian;
+        }
+    }
+    let weight = bar_rigid.model.mass * 9.81 * 0.02 / 4.0;
+    println!("jellies on the bar {on_bar:?} N·s, bar on the jellies {on_jellies:?}, weight·h {weight:.6}");
+    assert!(
+        (on_bar.z - weight).abs() < 0.05 * weight,
+        "the jellies carry {} of the bar's {weight}",
+        on_bar.z
+    );
+    assert!((on_bar + on_jellies).norm() < 1e-12 * weight.max(on_bar.norm()) + 1e-15);
 }
