@@ -5,6 +5,7 @@
 pub mod cloth;
 pub mod fig2;
 pub mod jelly;
+pub mod pgs_scaling;
 pub mod scenes;
 pub mod sweep;
 

@@ -241,6 +241,14 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
         fig2_times = fig2_times.pooled(&run.times);
     }
 
+    let (sizes, steps): (&[usize], usize) = if plan.quick {
+        (&[11, 21, 31], 20)
+    } else {
+        (&[11, 21, 31, 41, 51, 61], 60)
+    };
+    let pgs_headline = super::pgs_scaling::pgs_scaling(sizes, cloth_args.step, steps)
+        .map_err(|e| format!("PGS scaling: {e}"))?;
+
     println!("headline (step times pooled over {rounds} round(s); rulers from the first):");
     for (c, runs) in contenders.iter().zip(&cloth_runs) {
         cloth_headline(c.name, runs)
@@ -285,5 +293,6 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
     if let (Some(ours), Some(rapier)) = (wall("ours"), wall("rapier_stiff")) {
         println!("cloth_wall_ratio_ours_over_rapier: {:.3} x", ours / rapier);
     }
+    pgs_headline.iter().for_each(|l| println!("{l}"));
     Ok(())
 }
