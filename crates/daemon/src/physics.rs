@@ -27,14 +27,15 @@
 //! the servo as the rigid world's do. The tool does not touch the
 //! deformables: they move under gravity, their anchors and the rigid
 //! bodies alone. Their surfaces go to the state stream
-//! ([`SurfaceStream`]), never to the servo.
+//! ([`SurfaceStream`]) and their nodes to the telemetry thread, which
+//! records them ([`DeformableNodes`]); never to the servo.
 //!
 //! A body whose step comes out non-finite is put back by the world at
 //! rest and counted ([`PhysicsReport::quarantined`], and
 //! [`PhysicsReport::deformables_quarantined`] for deformable bodies); only
-//! finite poses reach the servo. Both threads exchange only through
-//! lock-free latest-value hand-off: the servo never waits for a step and a
-//! step never waits for the servo.
+//! finite poses reach the servo. The physics thread exchanges with the
+//! servo and the telemetry thread only through lock-free latest-value
+//! hand-off: neither ever waits for a step, nor a step for them.
 
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
@@ -43,7 +44,7 @@ use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_physics::{PairContact, RigidBody, StepReport, World};
 use haptic_server::{surface_frame, StreamHub};
 use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
-use nalgebra::{Isometry3, Matrix3, SymmetricEigen, Vector3, Vector6};
+use nalgebra::{Isometry3, Matrix3, Point3, SymmetricEigen, Vector3, Vector6};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -370,6 +371,43 @@ impl SurfaceStream {
     }
 }
 
+/// The deformables' nodes after a physics step, on their way to the
+/// telemetry thread, which records them with the surface triangles it
+/// took from the scene as built.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeformableNodes {
+    /// Physics steps taken when the nodes were copied.
+    pub sequence: u64,
+    /// Per deformable body, in the config's order: its nodes, world frame
+    /// (m).
+    pub positions: Vec<Vec<Point3<f64>>>,
+}
+
+impl DeformableNodes {
+    /// The nodes of `bodies` (the world's, as built): the hand-off's
+    /// initial value, whose buffers every later [`fill`](Self::fill)
+    /// reuses.
+    pub fn new(bodies: &[DeformableBody]) -> Self {
+        Self {
+            sequence: 0,
+            positions: bodies.iter().map(|b| b.state.positions.clone()).collect(),
+        }
+    }
+
+    /// Copies `world`'s nodes into the buffers, which allocates nothing
+    /// once they hold as many bodies and nodes as the world (a body's
+    /// node count never changes).
+    pub fn fill(&mut self, world: &PhysicsWorld) {
+        let bodies = world.deformables();
+        self.sequence = world.steps();
+        self.positions.resize_with(bodies.len(), Vec::new);
+        for (nodes, body) in self.positions.iter_mut().zip(bodies) {
+            nodes.clear();
+            nodes.extend_from_slice(&body.state.positions);
+        }
+    }
+}
+
 /// The nodes `triangles` use, each once, in increasing order.
 pub fn surface_nodes(triangles: &[[u32; 3]]) -> Vec<u32> {
     let mut nodes: Vec<u32> = triangles.iter().flatten().copied().collect();
@@ -416,6 +454,9 @@ pub struct PhysicsOptions {
     pub world: PhysicsWorld,
     /// Where the deformables' surfaces go, if the scene has any.
     pub surfaces: Option<SurfaceStream>,
+    /// Where the deformables' nodes go after each step, if the scene has
+    /// any: to the telemetry thread.
+    pub nodes: Option<LatestWriter<DeformableNodes>>,
 }
 
 /// A running physics thread, stopped and joined when dropped.
@@ -461,10 +502,14 @@ fn run(
     let dt = pacer.period().as_secs_f64();
     let mut world = options.world;
     let mut surfaces = options.surfaces;
+    let mut nodes = options.nodes;
     let (mut steps, mut overruns) = (0, 0);
     while !stop.load(Ordering::Acquire) {
         step(&mut world, tool.read(), dt);
         world.publish(&mut snapshots);
+        if let Some(nodes) = &mut nodes {
+            nodes.publish_with(|slot| slot.fill(&world));
+        }
         steps += 1;
         if let Some(surfaces) = &mut surfaces {
             surfaces.publish(&world, steps as f64 * dt);
@@ -544,6 +589,58 @@ mod tests {
         assert_eq!(
             surface_triangles(&triangles, &nodes),
             [[1, 2, 0], [0, 2, 3]]
+        );
+    }
+
+    /// The hand-off's buffers, sized from the world as built, take every
+    /// later step's nodes in place: no step grows or moves them.
+    #[test]
+    fn deformable_nodes_refill_their_buffers_in_place() {
+        use haptic_deformable::{scenes, SolverParameters};
+        let pose = Isometry3::translation(0.0, 0.0, 1.0);
+        let spec = scenes::ClothSpec {
+            nodes: 6,
+            side: 0.2,
+            ..scenes::ClothSpec::default()
+        };
+        let (cloth, _) = scenes::cloth("cloth", &spec, &pose).unwrap();
+        let rigid = World::new(
+            Vec::new(),
+            Vec::new(),
+            haptic_physics::WorldParameters {
+                gravity: Vector3::new(0.0, 0.0, -9.81),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let coupled =
+            CoupledWorld::new(rigid, vec![cloth], Vec::new(), SolverParameters::default()).unwrap();
+        let mut world = PhysicsWorld::coupled(coupled, Vec::new(), Vec::new());
+        let mut nodes = DeformableNodes::new(world.deformables());
+        assert_eq!(nodes.positions[0].len(), 36);
+        let buffers = |n: &DeformableNodes| {
+            let mut b: Vec<_> = n
+                .positions
+                .iter()
+                .map(|p| (p.as_ptr(), p.capacity()))
+                .collect();
+            b.push((n.positions.as_ptr().cast(), n.positions.capacity()));
+            b
+        };
+        let before = buffers(&nodes);
+        let z0 = nodes.positions[0][0].z;
+        for _ in 0..10 {
+            world.advance(0.01);
+            nodes.fill(&world);
+            assert_eq!(buffers(&nodes), before);
+        }
+        assert_eq!(nodes.sequence, 10);
+        assert_eq!(nodes.positions[0], world.deformables()[0].state.positions);
+        // It falls: the copies are the stepped nodes, not the built ones.
+        assert!(
+            nodes.positions[0][0].z < z0 - 1e-3,
+            "{}",
+            nodes.positions[0][0].z
         );
     }
 

@@ -12,7 +12,7 @@ use crate::control::{Attached, DaemonControl, SceneRequest};
 use crate::device::{self, AnyDevice, Pacing};
 use crate::error::{io, RunError};
 use crate::lifecycle::{ThreadName, ThreadPanicked};
-use crate::physics::{PhysicsOptions, PhysicsThread, PhysicsWorld, SurfaceStream};
+use crate::physics::{DeformableNodes, PhysicsOptions, PhysicsThread, PhysicsWorld, SurfaceStream};
 use crate::publish;
 use crate::realtime::{keep_cpus_awake, lock_memory, schedule};
 use crate::recording::scene_meshes;
@@ -218,6 +218,14 @@ impl<'a> RunningScene<'a> {
         ));
         let surfaces = (!world.deformables().is_empty())
             .then(|| SurfaceStream::new(hub.clone(), world.deformables()));
+        // The deformables' nodes, from the physics thread to the
+        // recording.
+        let (node_writer, node_reader) = if world.deformables().is_empty() {
+            (None, None)
+        } else {
+            let (writer, reader) = Latest::new(&DeformableNodes::new(world.deformables())).split();
+            (Some(writer), Some(reader))
+        };
         let (commands, command_receiver) = mpsc::channel();
         let status = Arc::new(Mutex::new(haptic_server::Status::default()));
         // The hello order (the config's, less the tool) and the cycle's
@@ -247,6 +255,11 @@ impl<'a> RunningScene<'a> {
                     (object_frame(&object.name), entry, built)
                 })
                 .collect(),
+            deformables: world
+                .deformables()
+                .iter()
+                .map(|b| (b.model.name.clone(), b.model.surface.clone()))
+                .collect(),
         };
         // The telemetry thread reads the scene frames; the control API
         // keeps the parameter updates.
@@ -273,6 +286,7 @@ impl<'a> RunningScene<'a> {
                     environment,
                     period_ns: config.servo_rate().period().as_nanos() as u64,
                     drawing,
+                    deformable_nodes: node_reader,
                 },
             },
         )
@@ -283,6 +297,7 @@ impl<'a> RunningScene<'a> {
                 schedule: schedule(&config.threads().physics),
                 world,
                 surfaces,
+                nodes: node_writer,
             },
             tool_reader,
             physics_writer,
@@ -478,16 +493,18 @@ mod tests {
 
     impl Fixture {
         fn new() -> Self {
+            Self::of(&config_dir().join("push-block.toml"))
+        }
+
+        /// One scene at a time of `scene`, recorded.
+        fn of(scene: &Path) -> Self {
             let one = SCENES.lock().unwrap_or_else(|e| e.into_inner());
             let dir = tempfile::tempdir().unwrap();
             let record = dir.path().join("ticks.csv");
             Self {
                 _one: one,
-                config: ServoScene::new(
-                    Scene::load(config_dir().join("push-block.toml"), &Overrides::default())
-                        .unwrap(),
-                )
-                .unwrap(),
+                config: ServoScene::new(Scene::load(scene, &Overrides::default()).unwrap())
+                    .unwrap(),
                 shutdown: Shutdown::install().unwrap(),
                 control: DaemonControl::new(StreamHub::new(), Overrides::default()),
                 _dir: dir,
@@ -698,6 +715,96 @@ mod tests {
             let green = (f(&arrow["color"]["g"]) - 0.8).abs() < 1e-12;
             let orange = (f(&arrow["color"]["g"]) - 0.6).abs() < 1e-12;
             assert!(green || orange, "{arrow}");
+        }
+    }
+
+    /// A 11×11-node cloth falling freely under gravity (the ground far
+    /// below, out of reach).
+    const FALLING_CLOTH: &str = r#"
+[[objects]]
+name = "probe"
+shape = { kind = "sphere", radius_m = 0.01 }
+role = "point_shell"
+tool = true
+position_m = [0.0, 0.0, 1.0]
+shell_points = 100
+
+[[objects]]
+name = "ground"
+shape = { kind = "box", half_extents_m = [0.3, 0.3, 0.05] }
+role = "field"
+position_m = [0.0, 0.0, -20.0]
+field_resolution = 32
+
+[threads.physics]
+rate_hz = 50
+
+[[deformables]]
+name = "cloth"
+shape = { kind = "cloth", nodes_x = 11, nodes_y = 11, width = 0.2, depth = 0.2 }
+position_m = [0.0, 0.0, 0.35]
+density = 0.2
+paradigm = { kind = "mass_spring", stiffness = 1.0, damping = 0.0, integration = "implicit", iterations = 10, tolerance = 1e-3 }
+material = { friction = 0.4, thickness = 0.004 }
+
+[device]
+kind = "simulated"
+workspace_offset_m = [0.0, 0.0, 1.0]
+
+[device.motion]
+segments = [{ type = "hold", duration_s = 10.0 }]
+"#;
+
+    /// An MCAP recording of a run with a deformable draws its surface as
+    /// the physics thread steps it: every frame the cloth's 121 nodes and
+    /// 200 triangles, the nodes lower at the end than at the start.
+    #[test]
+    fn an_mcap_recording_draws_the_deformables_as_they_move() {
+        use haptic_recording::SCENE_DEFORMABLES_TOPIC;
+        use serde_json::Value;
+
+        let dir = tempfile::tempdir().unwrap();
+        let scene = dir.path().join("falling-cloth.toml");
+        std::fs::write(&scene, FALLING_CLOTH).unwrap();
+        let mut fixture = Fixture::of(&scene);
+        fixture.record = fixture.record.with_extension("mcap");
+        let running = fixture.start(ThreadHooks::default()).unwrap();
+        std::thread::sleep(Duration::from_millis(1000));
+        drop(running);
+        let bytes = std::fs::read(&fixture.record).unwrap();
+        let mut surfaces: Vec<Value> = Vec::new();
+        for message in mcap::MessageStream::new(&bytes).unwrap() {
+            let message = message.unwrap();
+            if message.channel.topic == SCENE_DEFORMABLES_TOPIC {
+                surfaces.push(serde_json::from_slice(&message.data).unwrap());
+            }
+        }
+        // One a drain at 100 Hz: about 100, however loaded the machine.
+        assert!(surfaces.len() > 10, "{} frames", surfaces.len());
+        let nodes = |update: &Value| -> Vec<[f64; 3]> {
+            let entities = update["entities"].as_array().unwrap();
+            assert_eq!(entities.len(), 1);
+            assert_eq!(entities[0]["id"], "cloth");
+            assert_eq!(entities[0]["frame_id"], "world");
+            let list = &entities[0]["triangles"][0];
+            assert_eq!(list["indices"].as_array().unwrap().len(), 3 * 200);
+            let points = list["points"].as_array().unwrap();
+            assert_eq!(points.len(), 121);
+            points
+                .iter()
+                .map(|p| ["x", "y", "z"].map(|c| p[c].as_f64().unwrap()))
+                .collect()
+        };
+        let drawn: Vec<Vec<[f64; 3]>> = surfaces.iter().map(nodes).collect();
+        let (first, last) = (&drawn[0], drawn.last().unwrap());
+        // The first frame is the cloth as built, or nearly.
+        assert!(
+            first.iter().all(|p| (p[2] - 0.35).abs() < 0.05),
+            "{first:?}"
+        );
+        // Falling for most of a second: well over 10 cm lower.
+        for (a, b) in first.iter().zip(last) {
+            assert!(b[2] < a[2] - 0.1, "{a:?} → {b:?}");
         }
     }
 

@@ -11,6 +11,7 @@
 use crate::control::TelemetryCommand;
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
+use crate::physics::DeformableNodes;
 use crate::publish::{self, fill_tick_frame};
 use crate::recording::{
     device_pose, manipulandum_pose, recorded_tick, tool_contact_arrows, tool_pose,
@@ -20,7 +21,7 @@ use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
 use haptic_handoff::LatestReader;
 use haptic_handoff::TickConsumer;
-use haptic_recording::{BodyMesh, ContactArrow, SceneSnapshot, TickFile};
+use haptic_recording::{BodyMesh, ContactArrow, DeformableSurface, SceneSnapshot, TickFile};
 use haptic_render::FrictionVerdict;
 use haptic_schema::OrNotRendered::{self, NotRendered, Rendered};
 use haptic_server::{
@@ -77,6 +78,9 @@ pub struct ControlLink {
     pub period_ns: u64,
     /// What an MCAP recording draws the scene with.
     pub drawing: SceneDrawing,
+    /// The physics thread's newest deformable nodes, in a scene with
+    /// deformables.
+    pub deformable_nodes: Option<LatestReader<DeformableNodes>>,
 }
 
 /// What an MCAP recording draws a run's scene with.
@@ -87,6 +91,9 @@ pub struct SceneDrawing {
     /// Per environment object: its frame, its first entry in the cycle, if
     /// it has one, and its pose as built.
     pub objects: Vec<(String, Option<usize>, Isometry3<f64>)>,
+    /// Per deformable body, in the config's order: its name and surface
+    /// triangles (indices into its nodes), as built.
+    pub deformables: Vec<(String, Vec<[u32; 3]>)>,
 }
 
 /// Ticks per state, as the telemetry thread saw them.
@@ -340,10 +347,26 @@ impl Publisher {
     }
 
     /// Appends the newest scene frame to `file` at `time`: the environment
-    /// objects' frames and the tool's contacts. The tool's frame is the
-    /// tick's `/tf/tool`; the physics thread steps no deformables.
+    /// objects' frames, the deformables' surfaces as the physics thread's
+    /// newest step left them, and the tool's contacts. The tool's frame is
+    /// the tick's `/tf/tool`.
     fn record_scene(&mut self, file: &mut TickFile, time: Duration) -> io::Result<()> {
         let scene = self.link.scene_frames.read();
+        let surfaces: Vec<DeformableSurface> = match &mut self.link.deformable_nodes {
+            Some(reader) => self
+                .link
+                .drawing
+                .deformables
+                .iter()
+                .zip(&reader.read().positions)
+                .map(|((name, triangles), positions)| DeformableSurface {
+                    name,
+                    positions,
+                    triangles,
+                })
+                .collect(),
+            None => Vec::new(),
+        };
         let poses: Vec<(&str, Isometry3<f64>)> = self
             .link
             .drawing
@@ -358,7 +381,7 @@ impl Publisher {
         tool_contact_arrows(&scene.contacts, &mut self.arrows);
         let snapshot = SceneSnapshot {
             poses: &poses,
-            deformables: &[],
+            deformables: &surfaces,
             contacts: &self.arrows,
         };
         file.record_scene(time, &snapshot)
