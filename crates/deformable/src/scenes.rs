@@ -126,6 +126,60 @@ pub fn fig3_rigid_world() -> World {
     .expect("the ball is valid")
 }
 
+/// The jelly of the resting laws: a 6 cm co-rotational FEM cube (4³ cells
+/// of six tets, 1,000 kg/m³, E = 10 kPa, ν = 0.45, stiffness damping
+/// 0.01 s, 1 mm thick) centred 6 cm above a fixed slab (μ = 0.5) whose top
+/// is `z = 0`, in a world stepped in `substeps`; and its tets, to measure
+/// its volume.
+pub fn jelly_on_the_ground(substeps: usize) -> (CoupledWorld, Vec<[u32; 4]>) {
+    let mesh = topology::tet_box(
+        [4, 4, 4],
+        [0.06; 3],
+        &Isometry3::translation(0.0, 0.0, 0.06),
+    );
+    let masses = solid_masses(&mesh.positions, &mesh.tets, 1000.0);
+    let fem = CorotationalFem::new(
+        "jelly",
+        &mesh.positions,
+        &mesh.tets,
+        1e4,
+        0.45,
+        ForceIntegration::default(),
+    )
+    .expect("the generated cube's tets are positive")
+    .with_damping(0.0, 0.01);
+    let body = DeformableBody::new(
+        "jelly",
+        mesh.positions.clone(),
+        masses,
+        mesh.surface.clone(),
+        vec![],
+        DeformableMaterial {
+            thickness: 0.001,
+            ..DeformableMaterial::default()
+        },
+        Paradigm::CorotationalFem(fem),
+    )
+    .expect("the generated cube is a valid body");
+    let rigid = World::new(
+        vec![ground(0.0, 0.3, 0.5)],
+        vec![],
+        WorldParameters::default(),
+    )
+    .expect("a fixed slab is a valid world");
+    let world = CoupledWorld::new(
+        rigid,
+        vec![body],
+        vec![],
+        SolverParameters {
+            substeps,
+            ..SolverParameters::default()
+        },
+    )
+    .expect("the jelly has no anchors");
+    (world, mesh.tets)
+}
+
 /// A fixed slab whose top face is the plane `z = height`, `reach` metres
 /// each way from the vertical through the origin, 0.1 m thick, with
 /// friction `friction`.

@@ -2,13 +2,9 @@
 //! hanging from a pinned top row and an FEM jelly on a slab, each settled
 //! and then watched for 60 s of simulated time at 20 ms steps.
 
-use haptic_deformable::body::solid_masses;
-use haptic_deformable::paradigms::{CorotationalFem, ForceIntegration, Paradigm};
-use haptic_deformable::scenes::{cloth, fig3_rigid_world, ground, ClothSpec};
-use haptic_deformable::topology::{tet_box, tet_volume};
-use haptic_deformable::{
-    Anchor, AnchorTarget, CoupledWorld, DeformableBody, DeformableMaterial, SolverParameters,
-};
+use haptic_deformable::scenes::{cloth, fig3_rigid_world, jelly_on_the_ground, ClothSpec};
+use haptic_deformable::topology::tet_volume;
+use haptic_deformable::{Anchor, AnchorTarget, CoupledWorld, SolverParameters};
 use haptic_physics::{World, WorldParameters};
 use nalgebra::{Isometry3, Translation3, UnitQuaternion, Vector3};
 
@@ -192,54 +188,9 @@ fn a_hanging_cloth_gains_no_energy() {
 /// volume stays within 3 % of its rest volume.
 #[test]
 fn a_jelly_resting_on_the_ground_gains_no_energy() {
-    let pose = Isometry3::from_parts(
-        Translation3::new(0.0, 0.0, 0.06),
-        UnitQuaternion::identity(),
-    );
-    let mesh = tet_box([4, 4, 4], [0.06; 3], &pose);
-    let masses = solid_masses(&mesh.positions, &mesh.tets, 1000.0);
-    let fem = CorotationalFem::new(
-        "jelly",
-        &mesh.positions,
-        &mesh.tets,
-        1e4,
-        0.45,
-        ForceIntegration::default(),
-    )
-    .unwrap()
-    .with_damping(0.0, 0.01);
-    let body = DeformableBody::new(
-        "jelly",
-        mesh.positions.clone(),
-        masses,
-        mesh.surface.clone(),
-        vec![],
-        DeformableMaterial {
-            thickness: 0.001,
-            ..DeformableMaterial::default()
-        },
-        Paradigm::CorotationalFem(fem),
-    )
-    .unwrap();
-    let rigid = World::new(
-        vec![ground(0.0, 0.3, 0.5)],
-        vec![],
-        WorldParameters::default(),
-    )
-    .unwrap();
-    let mut world = CoupledWorld::new(
-        rigid,
-        vec![body],
-        vec![],
-        SolverParameters {
-            substeps: 4,
-            ..SolverParameters::default()
-        },
-    )
-    .unwrap();
+    let (mut world, tets) = jelly_on_the_ground(4);
     let volume = |w: &CoupledWorld| -> f64 {
-        mesh.tets
-            .iter()
+        tets.iter()
             .map(|t| tet_volume(&w.bodies()[0].state.positions, t))
             .sum()
     };
