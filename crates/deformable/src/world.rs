@@ -41,7 +41,7 @@ use crate::paradigms::{ContactPlane, StepInput};
 use crate::parameters::{EqualitySolver, SolverParameterError, SolverParameters, TangentBasis};
 use crate::post_stabilisation;
 use crate::solver::{self, Velocities};
-use haptic_physics::{ConstraintRow, StepReport, World};
+use haptic_physics::{ConstraintRow, RigidBodyState, StepReport, World};
 use nalgebra::{Matrix3, Point3, Vector3, Vector6};
 use std::collections::HashMap;
 use thiserror::Error;
@@ -66,8 +66,9 @@ pub struct CoupledStepReport {
     /// The deepest penetration of a sample into a rigid body (m, ≥ 0).
     pub max_penetration: f64,
     /// Deformable bodies whose step was not finite or exceeded
-    /// [`SolverParameters::max_speed`]: put back where they were and
-    /// stopped.
+    /// [`SolverParameters::max_speed`], and dynamic rigid bodies whose
+    /// points reached that speed in the coupled step: put back where they
+    /// were and stopped.
     pub quarantined: usize,
     /// The rigid world's step.
     pub rigid: StepReport,
@@ -124,6 +125,8 @@ struct Scratch {
     planes: Vec<ContactPlane>,
     plane_row_of: Vec<usize>,
     supports: Vec<f64>,
+    /// The rigid bodies' states before the rigid step.
+    rigid_states: Vec<RigidBodyState>,
 }
 
 /// Deformable bodies, anchors and the rigid world they share.
@@ -840,6 +843,30 @@ impl CoupledWorld {
             &mut s.held,
         );
         report.projection_seconds = projection.elapsed().as_secs_f64();
+        // The projection moves nodes by position alone: a body it takes
+        // further than the speed limit allows in a step (or to a non-finite
+        // place) is diverging, and is put back and stopped as above.
+        let farthest = parameters.max_speed * h;
+        for (b, body) in self.bodies.iter_mut().enumerate() {
+            let offset = self.node_offsets[b] as usize;
+            let n = body.state.positions.len();
+            let start = &s.positions[offset..offset + n];
+            let diverged = body
+                .state
+                .positions
+                .iter()
+                .zip(start)
+                .any(|(x, x0)| !((x - x0).norm() <= farthest));
+            if diverged {
+                body.state.positions.copy_from_slice(start);
+                body.state
+                    .velocities
+                    .iter_mut()
+                    .for_each(|v| *v = Vector3::zeros());
+                report.quarantined += 1;
+                self.quarantined += 1;
+            }
+        }
 
         // 6. The coupling rows' impulses on the rigid bodies, into the rigid
         //    world's implicit step.
@@ -866,9 +893,27 @@ impl CoupledWorld {
             if !impulse.iter().all(|v| v.is_finite()) {
                 *impulse = Vector6::zeros();
                 report.quarantined += 1;
+                self.quarantined += 1;
             }
         }
+        s.rigid_states.clear();
+        s.rigid_states
+            .extend(self.rigid.bodies().iter().map(|b| b.state));
         report.rigid = self.rigid.step(h, &s.impulses);
+        // A coupled step that launches a rigid body (a stack of light nodes
+        // squeezed by a heavy body at too long a step, say) is diverging as
+        // surely as a deformable one: the body is put back and counted.
+        for (i, before) in s.rigid_states.iter().enumerate() {
+            let body = &self.rigid.bodies()[i];
+            let reach = body.model.geometry.as_ref().map_or(0.0, |g| g.reach());
+            let fastest = body.state.velocity.norm() + body.state.angular_velocity.norm() * reach;
+            if body.is_dynamic() && !(fastest <= parameters.max_speed) {
+                self.rigid
+                    .set_state(i, RigidBodyState::at_rest(before.pose));
+                report.quarantined += 1;
+                self.quarantined += 1;
+            }
+        }
         report
     }
 }

@@ -107,3 +107,39 @@ fn an_explicit_jelly_past_its_stability_limit_is_quarantined_and_counted() {
     assert!(finite);
     assert!(quarantined > 0);
 }
+
+/// A rigid body that a coupled step sends faster than
+/// `SolverParameters::max_speed` (here given that speed from outside) is
+/// put back where it was, at rest, and counted with the quarantines.
+#[test]
+fn a_launched_rigid_body_is_put_back_at_rest_and_counted() {
+    use haptic_deformable::scenes::{fig2_jellies, Fig2Spec};
+    use haptic_physics::RigidBodyState;
+    use nalgebra::Vector3;
+    let scene = fig2_jellies(&Fig2Spec::default()).unwrap();
+    let bar = scene.bar;
+    let mut world = CoupledWorld::new(
+        scene.rigid,
+        scene.jellies,
+        vec![],
+        SolverParameters::default(),
+    )
+    .unwrap();
+    world.step(0.01);
+    assert_eq!(world.quarantined(), 0);
+    let pose = world.rigid().bodies()[bar].state.pose;
+    world.rigid_mut().set_state(
+        bar,
+        RigidBodyState {
+            pose,
+            velocity: Vector3::new(0.0, 0.0, 500.0),
+            angular_velocity: Vector3::zeros(),
+        },
+    );
+    let report = world.step(0.01);
+    assert_eq!(report.quarantined, 1);
+    assert_eq!(world.quarantined(), 1);
+    let state = world.rigid().bodies()[bar].state;
+    assert_eq!(state.pose, pose);
+    assert_eq!(state.velocity, Vector3::zeros());
+}
