@@ -9,8 +9,9 @@ use std::path::Path;
 /// After 1.5 s every jelly stands (its centre of mass within 25 % of its
 /// starting height, where flattened it would be near the dish), the bar
 /// rests on them (slower than 1 cm/s, lower than it started by less than
-/// 2 cm; without the jellies it would lie on the dish 10 cm down), and no
-/// step was quarantined.
+/// 2 cm; without the jellies it would lie on the dish 10 cm down), the
+/// dish, free on the ground, is pressed down by them, and no step was
+/// quarantined.
 #[test]
 fn the_fig2_jellies_of_every_paradigm_carry_the_bar() {
     let dir = tempfile::tempdir().unwrap();
@@ -45,4 +46,10 @@ fn the_fig2_jellies_of_every_paradigm_carry_the_bar() {
         last[z]
     );
     assert!(speed < 0.01, "the bar still moves at {speed} m/s");
+    // The dish, free on the ground, is pressed into it by the jellies: it
+    // ends lower than it started, and at rest.
+    let z = column("dish_z");
+    eprintln!("dish: {:.6} → {:.6} m", first[z], last[z]);
+    assert!(last[z] < first[z], "{} → {}", first[z], last[z]);
+    assert!(last[column("dish_vz")].abs() < 0.01);
 }

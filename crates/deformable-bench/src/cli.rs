@@ -39,6 +39,22 @@ pub enum Command {
         #[command(flatten)]
         jelly: JellyArgs,
     },
+    /// The cloth over the ball over time, every cloth set-up of `scenes`:
+    /// snapshots and strain for `scripts/plot-cloth`, as CSV in `--trace`.
+    ClothFigure {
+        /// The directory the CSV files are written to.
+        #[arg(long)]
+        trace: std::path::PathBuf,
+        /// Substeps of rapier's stiff cloth set-up.
+        #[arg(long, default_value_t = 16, value_parser = clap::value_parser!(u64).range(1..))]
+        stiff_substeps: u64,
+        /// How many times rapier's default edge natural frequency its stiff
+        /// cloth set-up's edges get.
+        #[arg(long, default_value_t = 10.0)]
+        stiff_edge_factor: f64,
+        #[command(flatten)]
+        cloth: ClothArgs,
+    },
     /// The cloth over the ball in rapier at one setting.
     Cloth {
         #[command(flatten)]

@@ -4,6 +4,8 @@
 //!
 //! - `scenes`: the cloth over the ball (Fig. 3) and the jelly drop (Fig. 2)
 //!   with every engine set-up, round after round, in one process.
+//! - `cloth-figure`: the cloth over the ball over time, as CSV for
+//!   `scripts/plot-cloth`.
 //! - `cloth`, `jelly`: one scene in rapier at one setting.
 //! - `sweep`: rapier's cloth over substeps and edge stiffness, and the
 //!   cheapest setting reaching a strain and a penetration.
@@ -19,7 +21,7 @@ mod scene;
 
 use clap::Parser;
 use cli::{Cli, Command};
-use experiments::{cloth, jelly, scenes, sweep};
+use experiments::{cloth, cloth_figure, jelly, scenes, sweep};
 
 fn main() {
     let outcome = match Cli::parse().command {
@@ -41,6 +43,16 @@ fn main() {
             },
             &cloth,
             &jelly,
+        ),
+        Command::ClothFigure {
+            trace,
+            stiff_substeps,
+            stiff_edge_factor,
+            cloth,
+        } => cloth_figure::cloth_figure(
+            &cloth,
+            rapier_soft::RapierSoftSettings::scaled(stiff_substeps as usize, stiff_edge_factor),
+            &trace,
         ),
         Command::Cloth { cloth, rapier } => cloth::cloth(&cloth, &rapier),
         Command::Jelly { jelly, rapier } => jelly::jelly(&jelly, &rapier),

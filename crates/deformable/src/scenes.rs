@@ -353,7 +353,7 @@ pub fn atwood(spec: &AtwoodSpec, parameters: SolverParameters) -> Result<Atwood,
     })
 }
 /// The Fig. 2 scene's make-up: four jelly cylinders standing in a row along
-/// x on a fixed rigid dish, one per paradigm (mass–spring, co-rotational
+/// x on a rigid dish (free on a fixed ground, or itself fixed), one per paradigm (mass–spring, co-rotational
 /// FEM, XPBD, shape matching, in that order), a free rigid bar laid across
 /// their tops. The paper gives its counts (1,720 nodes, 1,701 tetrahedra
 /// over the four jellies) but not its sizes; the defaults are the jelly of
@@ -385,6 +385,9 @@ pub struct Fig2Spec {
     pub bar_density: f64,
     /// The dish's length, width and thickness (m); its top is `z = 0`.
     pub dish_size: [f64; 3],
+    /// Whether the dish is free (1000 kg/m³), resting on a fixed ground
+    /// under it, so that the jellies move it; otherwise it is fixed.
+    pub dish_on_ground: bool,
     /// Coulomb friction of the jellies, the bar and the dish.
     pub friction: f64,
     /// The mass–spring jelly's dampers, as a fraction of critical.
@@ -412,6 +415,7 @@ impl Default for Fig2Spec {
             bar_size: [0.5, 0.04, 0.02],
             bar_density: 1300.0,
             dish_size: [0.6, 0.25, 0.02],
+            dish_on_ground: true,
             friction: 0.5,
             mass_spring_damping_ratio: 0.1,
             fem_stiffness_damping: 0.01,
@@ -441,9 +445,11 @@ pub enum Fig2Error {
 pub struct Fig2Scene {
     pub rigid: World,
     pub jellies: Vec<DeformableBody>,
-    /// The bar's and the dish's indices among the rigid world's bodies.
+    /// The bar's and the dish's indices among the rigid world's bodies,
+    /// and the ground's where the dish rests on one.
     pub bar: usize,
     pub dish: usize,
+    pub ground: Option<usize>,
 }
 
 impl Fig2Spec {
@@ -649,7 +655,9 @@ pub fn fig2_jellies(spec: &Fig2Spec) -> Result<Fig2Scene, Fig2Error> {
         },
     )
     .map_err(|e| rigid_error(&e))?;
-    dish.model.motion = Motion::Static;
+    if !spec.dish_on_ground {
+        dish.model.motion = Motion::Static;
+    }
     let [bl, bw, bt] = spec.bar_size;
     let jelly_top = spec.gap + material.thickness + spec.jelly_height;
     let mut bar = RigidBody::from_mesh(
@@ -671,8 +679,12 @@ pub fn fig2_jellies(spec: &Fig2Spec) -> Result<Fig2Scene, Fig2Error> {
         body.model.static_friction = spec.friction;
         body.model.dynamic_friction = spec.friction;
     }
+    let mut bodies = vec![dish, bar];
+    if spec.dish_on_ground {
+        bodies.push(ground(-dt, dl.max(dw), spec.friction));
+    }
     let rigid = World::new(
-        vec![dish, bar],
+        bodies,
         vec![],
         WorldParameters {
             gravity: Vector3::new(0.0, 0.0, -9.81),
@@ -685,6 +697,7 @@ pub fn fig2_jellies(spec: &Fig2Spec) -> Result<Fig2Scene, Fig2Error> {
         jellies,
         dish: 0,
         bar: 1,
+        ground: spec.dish_on_ground.then_some(2),
     })
 }
 
@@ -708,7 +721,15 @@ mod tests {
         let nodes: usize = scene.jellies.iter().map(|j| j.state.positions.len()).sum();
         assert_eq!(nodes, 4 * 427);
         assert!(scene.rigid.bodies()[scene.bar].is_dynamic());
-        assert!(!scene.rigid.bodies()[scene.dish].is_dynamic());
+        assert!(scene.rigid.bodies()[scene.dish].is_dynamic());
+        assert!(!scene.rigid.bodies()[scene.ground.unwrap()].is_dynamic());
+        let fixed = fig2_jellies(&Fig2Spec {
+            dish_on_ground: false,
+            ..Fig2Spec::default()
+        })
+        .unwrap();
+        assert!(!fixed.rigid.bodies()[fixed.dish].is_dynamic());
+        assert_eq!(fixed.ground, None);
         let bar_mass = scene.rigid.bodies()[scene.bar].model.mass;
         assert!(
             (bar_mass - 0.5 * 0.04 * 0.02 * 1300.0).abs() < 1e-9,

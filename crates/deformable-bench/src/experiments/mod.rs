@@ -3,6 +3,7 @@
 //! (`name: value unit`, one a line).
 
 pub mod cloth;
+pub mod cloth_figure;
 pub mod fig2;
 pub mod jelly;
 pub mod pgs_scaling;

@@ -67,7 +67,7 @@ fn ours_contenders<'a>(
 
 /// The cloth's set-ups: ours, rapier with its defaults, and rapier with more
 /// substeps and stiffer edges.
-fn cloth_contenders<'a>(
+pub(crate) fn cloth_contenders<'a>(
     scene: &'a ClothScene,
     stiff: RapierSoftSettings,
     self_collision: bool,
