@@ -328,6 +328,8 @@ pub struct DeformableSolver {
     pub iterations: usize,
     /// `β h` of eq 13, in [0, 1]. Default 0.2.
     pub baumgarte: f64,
+    /// `β h` of the bending rows alone, in [0, 1]. Default 0.
+    pub bending_baumgarte: f64,
     /// Fraction of last step's impulses each row starts from, [0, 1].
     /// Default 1.
     pub warm_start: f64,
@@ -369,6 +371,7 @@ impl Default for DeformableSolver {
         Self {
             iterations: p.iterations,
             baumgarte: p.baumgarte,
+            bending_baumgarte: p.bending_baumgarte,
             warm_start: p.warm_start,
             friction_bound: match p.friction_bound {
                 FrictionBound::NormalImpulse => FrictionBoundName::Coulomb,
@@ -400,6 +403,7 @@ impl DeformableSolver {
         SolverParameters {
             iterations: self.iterations,
             baumgarte: self.baumgarte,
+            bending_baumgarte: self.bending_baumgarte,
             warm_start: self.warm_start,
             friction_bound: match self.friction_bound {
                 FrictionBoundName::Coulomb => FrictionBound::NormalImpulse,

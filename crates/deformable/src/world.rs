@@ -460,7 +460,7 @@ impl CoupledWorld {
                 &body.model.hinges,
                 &body.state.positions,
                 &s.inverse_masses,
-                bias_rate,
+                parameters.bending_baumgarte / h,
                 material.bending_limit * h,
             );
         }
