@@ -48,6 +48,8 @@ fn the_draped_cloth_holds_its_edges_and_stays_out_of_the_ball() {
         "{contacts} contacts, centre z {}",
         centre.z
     );
-    assert!(resting_strain < 0.03, "{resting_strain}");
+    // Inextensible: no edge stretched by more than 1 % (0.21 % at worst
+    // over the third second).
+    assert!(resting_strain < 0.01, "{resting_strain}");
     assert!(resting_penetration < 0.003, "{resting_penetration}");
 }
