@@ -77,6 +77,78 @@ pub enum DeviceError {
     Hid(String),
     #[error("the recording has ended")]
     EndOfRecording,
+    /// A call into a vendor's driver library failed; the library's own
+    /// error text, held inline so that a failing tick allocates nothing.
+    #[error("{call} failed: {message}")]
+    Driver {
+        call: &'static str,
+        message: DriverMessage,
+    },
+}
+
+/// Bytes a [`DriverMessage`] holds; a longer text is cut at a character
+/// boundary.
+pub const DRIVER_MESSAGE_CAPACITY: usize = 120;
+
+/// A driver library's error text, copied into a fixed buffer (no heap).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct DriverMessage {
+    bytes: [u8; DRIVER_MESSAGE_CAPACITY],
+    len: u8,
+}
+
+impl DriverMessage {
+    /// `text`, cut to [`DRIVER_MESSAGE_CAPACITY`] bytes at a character
+    /// boundary.
+    pub fn new(text: &str) -> Self {
+        let mut message = Self {
+            bytes: [0; DRIVER_MESSAGE_CAPACITY],
+            len: 0,
+        };
+        message.push(text);
+        message
+    }
+
+    /// A C string's bytes (without its NUL), each invalid UTF-8 sequence
+    /// replaced by `?`.
+    pub fn from_c_bytes(bytes: &[u8]) -> Self {
+        let mut message = Self::new("");
+        for chunk in bytes.utf8_chunks() {
+            message.push(chunk.valid());
+            if !chunk.invalid().is_empty() {
+                message.push("?");
+            }
+        }
+        message
+    }
+
+    /// The text.
+    pub fn as_str(&self) -> &str {
+        // Only whole characters of `str`s are ever copied in.
+        std::str::from_utf8(&self.bytes[..self.len as usize]).unwrap_or("")
+    }
+
+    fn push(&mut self, text: &str) {
+        let len = self.len as usize;
+        let mut n = text.len().min(DRIVER_MESSAGE_CAPACITY - len);
+        while !text.is_char_boundary(n) {
+            n -= 1;
+        }
+        self.bytes[len..len + n].copy_from_slice(&text.as_bytes()[..n]);
+        self.len = (len + n) as u8;
+    }
+}
+
+impl std::fmt::Display for DriverMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl std::fmt::Debug for DriverMessage {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(self.as_str(), f)
+    }
 }
 
 /// A device the servo loop reads and commands once per tick.
@@ -88,4 +160,35 @@ pub trait HapticDevice: Send {
     fn read(&mut self) -> Result<DeviceSample, DeviceError>;
     /// Commands a wrench; input-only devices accept and ignore it.
     fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn driver_messages_keep_whole_characters_and_mark_bad_bytes() {
+        assert_eq!(
+            DriverMessage::new("no device found").as_str(),
+            "no device found"
+        );
+        let long = "é".repeat(DRIVER_MESSAGE_CAPACITY);
+        let cut = DriverMessage::new(&long);
+        assert_eq!(cut.as_str().len(), DRIVER_MESSAGE_CAPACITY);
+        assert!(cut.as_str().chars().all(|c| c == 'é'));
+        let odd = DriverMessage::new(&format!("x{long}"));
+        assert_eq!(odd.as_str().len(), DRIVER_MESSAGE_CAPACITY - 1);
+        assert_eq!(
+            DriverMessage::from_c_bytes(b"bad \xff byte").as_str(),
+            "bad ? byte"
+        );
+        let error = DeviceError::Driver {
+            call: "dhdGetPosition",
+            message: DriverMessage::new("communication error"),
+        };
+        assert_eq!(
+            error.to_string(),
+            "dhdGetPosition failed: communication error"
+        );
+    }
 }

@@ -13,7 +13,10 @@ mod safety;
 mod simulated;
 mod trajectory;
 
-pub use device::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
+pub use device::{
+    DeviceCapabilities, DeviceError, DeviceSample, DriverMessage, HapticDevice, Wrench,
+    DRIVER_MESSAGE_CAPACITY,
+};
 pub use emulator::{
     AtEnd, Clock, EmulatorConfig, EmulatorMode, HandParams, RotationParams, TrajectoryEmulator,
 };

@@ -9,7 +9,7 @@
 //! | cause ([`TripCause`]) | trips when | output afterwards |
 //! |---|---|---|
 //! | `Stale` | the device reports `Stale`, or a timestamp repeats for more than `stale_ticks` reads | zero until fresh samples, then a soft start |
-//! | `SampleNotFinite` | a sample holds a NaN or an infinity (withheld) | zero until finite samples, then a soft start |
+//! | `SampleNotFinite` | a sample holds a NaN or an infinity (withheld), or the device reports `SampleNotFinite` | zero until finite samples, then a soft start |
 //! | `RequestNotFinite` | a requested wrench holds a NaN or an infinity | zero until finite requests, then a soft start |
 //! | `Overrun` | the servo calls [`SafetyLayer::report_overrun`] | zero at once and for the next write; once a write comes without a new overrun since the last, back under the force-rate limit from zero (full scale in 10 ticks) in the phase it was in: no soft start |
 //! | `Disconnected` | a read or write reports `Disconnected` | zero, reconnection every `reconnect_ticks` reads, a soft start when back |
@@ -487,6 +487,8 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
             Err(error) => {
                 let cause = match error {
                     DeviceError::Stale { .. } => TripCause::Stale,
+                    // A device that checks its own samples.
+                    DeviceError::SampleNotFinite => TripCause::SampleNotFinite,
                     _ => TripCause::DeviceError,
                 };
                 if self.trip(cause) {
