@@ -300,6 +300,8 @@ pub struct DeviceConfig {
     /// Button (bit index, 0–31) that declutches the tool while held.
     /// Default none.
     pub clutch_button: Option<u32>,
+    /// `kind = "forcedim"`: the Force Dimension SDK and device.
+    pub forcedim: ForceDimensionConfig,
 }
 
 impl Default for DeviceConfig {
@@ -316,6 +318,55 @@ impl Default for DeviceConfig {
             workspace_rotation_rad: [0.0; 3],
             workspace_scale: 1.0,
             clutch_button: None,
+            forcedim: ForceDimensionConfig::default(),
+        }
+    }
+}
+
+/// `[device.forcedim]`: a Force Dimension device (omega, sigma, delta,
+/// lambda, Novint Falcon) through the vendor's SDK (docs/devices.md,
+/// "Force Dimension"). The device frame maps into the scene through the
+/// `[device]` workspace keys like any device's.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ForceDimensionConfig {
+    /// The SDK library (`libdrd.so`/`libdhd.so`) or a directory holding it,
+    /// relative to the config's directory; tried before `$FORCEDIM_SDK`
+    /// and the system's directories. Default none.
+    pub library: Option<PathBuf>,
+    /// Which connected device, 0 for the first the SDK lists (0–127).
+    pub device_index: u32,
+    /// The SDK's compensation of the arm's weight. Default `true`.
+    pub gravity_compensation: bool,
+    /// Initialise (calibrate) the device with `drdAutoInit` when it needs
+    /// it; needs libdrd. Default `true`.
+    pub auto_init: bool,
+    /// The device's watchdog (ms): forces off when no force command comes
+    /// for this long; 0 turns it off; at most 31.875 (255 × 125 µs).
+    /// Default 10 ms: ten 1 kHz ticks, as long as the safety layer waits
+    /// for a stale sample.
+    pub watchdog_ms: f64,
+    /// The velocity above which the device brakes, in the SDK's
+    /// device-dependent units. Default none: the device's setting stays.
+    pub velocity_threshold: Option<u32>,
+    /// Largest force (N). Default the SDK's limit, else the model's
+    /// nominal continuous force.
+    pub max_force_n: Option<f64>,
+    /// Largest torque of an actuated wrist (N·m). Default as `max_force_n`.
+    pub max_torque_n_m: Option<f64>,
+}
+
+impl Default for ForceDimensionConfig {
+    fn default() -> Self {
+        Self {
+            library: None,
+            device_index: 0,
+            gravity_compensation: true,
+            auto_init: true,
+            watchdog_ms: 10.0,
+            velocity_threshold: None,
+            max_force_n: None,
+            max_torque_n_m: None,
         }
     }
 }
@@ -428,6 +479,9 @@ pub enum DeviceKind {
     Emulator,
     /// A HID device through its profile (`profile`).
     Hid,
+    /// A Force Dimension device through the vendor's SDK (`[device.forcedim]`).
+    #[serde(rename = "forcedim")]
+    ForceDimension,
 }
 
 /// The daemon's threads. Each table may give any of its fields; the rest

@@ -409,6 +409,83 @@ fn emulator_settings_are_checked() {
 }
 
 #[test]
+fn force_dimension_settings_are_read_and_checked() {
+    let config = parse(MINIMAL).unwrap();
+    assert_eq!(config.device().forcedim, ForceDimensionConfig::default());
+    let forcedim = MINIMAL.replace("[device]\n", "[device]\nkind = \"forcedim\"\n");
+    let text = format!(
+        "{forcedim}\n[device.forcedim]\ndevice_index = 2\ngravity_compensation = false\nauto_init = false\nwatchdog_ms = 5.0\nvelocity_threshold = 40\nmax_force_n = 6.5\n"
+    );
+    let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.device().kind, DeviceKind::ForceDimension);
+    let f = &scene.device().forcedim;
+    assert_eq!(
+        (
+            f.device_index,
+            f.gravity_compensation,
+            f.auto_init,
+            f.watchdog_ms
+        ),
+        (2, false, false, 5.0)
+    );
+    assert_eq!(
+        (f.velocity_threshold, f.max_force_n, f.max_torque_n_m),
+        (Some(40), Some(6.5), None)
+    );
+    for (line, field, message) in [
+        (
+            "watchdog_ms = 40.0",
+            "device.forcedim.watchdog_ms",
+            "31.875",
+        ),
+        (
+            "device_index = 128",
+            "device.forcedim.device_index",
+            "0–127",
+        ),
+        (
+            "max_force_n = -1.0",
+            "device.forcedim.max_force_n",
+            "positive",
+        ),
+        (
+            "max_torque_n_m = inf",
+            "device.forcedim.max_torque_n_m",
+            "finite",
+        ),
+        (
+            "watchdog = 5.0",
+            "device.forcedim.watchdog",
+            "unknown field",
+        ),
+        (
+            "library = \"sdk/libdrd.so\"",
+            "device.forcedim.library",
+            "no such file: /nonexistent/sdk/libdrd.so",
+        ),
+    ] {
+        let text = format!("{forcedim}\n[device.forcedim]\n{line}\n");
+        let e = error(&text, line_of(&text, line), field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    // The library is checked only for the device in use.
+    let text = format!("{MINIMAL}\n[device.forcedim]\nlibrary = \"sdk/libdrd.so\"\n");
+    parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    let over = Overrides {
+        device: Some(DeviceKind::ForceDimension),
+        ..Default::default()
+    };
+    let e = Scene::parse(
+        &text,
+        Path::new("bad.toml"),
+        Path::new("/nonexistent"),
+        &over,
+    )
+    .unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("device.forcedim.library"), "{e}");
+}
+
+#[test]
 fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
     use haptic_devices::{EmulatorMode, RotationParams};
     let hand = |text: &str| match parse(text).unwrap().device().emulator.mode() {

@@ -3,7 +3,9 @@
 
 use crate::check::{fail, finite, Check, Invalid};
 use crate::file::ConfigFile;
-use crate::schema::{DeviceKind, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL};
+use crate::schema::{
+    DeviceKind, ForceDimensionConfig, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL,
+};
 use haptic_devices::Profile;
 use haptic_devices::ServoRate;
 use haptic_mesh::shapes::BUILTIN_NAMES;
@@ -435,6 +437,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             )?;
         }
     }
+    forcedim(&d.forcedim, d.kind == DeviceKind::ForceDimension, base)?;
     let e = &d.emulator;
     positive(field("emulator.handle_mass_kg"), e.handle_mass_kg)?;
     positive(
@@ -489,6 +492,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             Some(file) => file_exists(field("trajectory_file"), base, file),
             None => fail(field("kind"), "an emulator needs `trajectory_file`"),
         },
+        DeviceKind::ForceDimension => Ok(()),
         DeviceKind::Hid => {
             // Without a profile the daemon picks the one connected device
             // that matches a profile, at start-up.
@@ -507,6 +511,48 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
                 message: e.to_string(),
             })
         }
+    }
+}
+
+/// The watchdog's longest setting (ms): 255 units of 125 µs.
+const MAX_WATCHDOG_MS: f64 = 31.875;
+
+/// Checks `[device.forcedim]`; its library must exist when the device is
+/// the one in use.
+fn forcedim(f: &ForceDimensionConfig, in_use: bool, base: &Path) -> Check {
+    let field = |name: &str| format!("device.forcedim.{name}");
+    if f.device_index > 127 {
+        fail(
+            field("device_index"),
+            format!("the SDK numbers devices 0–127, not {}", f.device_index),
+        )?;
+    }
+    if !(0.0..=MAX_WATCHDOG_MS).contains(&f.watchdog_ms) {
+        fail(
+            field("watchdog_ms"),
+            format!(
+                "must be 0 (off) to {MAX_WATCHDOG_MS} ms (255 × 125 µs), not {}",
+                f.watchdog_ms
+            ),
+        )?;
+    }
+    if let Some(force) = f.max_force_n {
+        positive(field("max_force_n"), force)?;
+    }
+    if let Some(torque) = f.max_torque_n_m {
+        if !(torque >= 0.0 && torque.is_finite()) {
+            fail(
+                field("max_torque_n_m"),
+                format!("must be finite and ≥ 0, not {torque}"),
+            )?;
+        }
+    }
+    match &f.library {
+        Some(library) if in_use && !base.join(library).exists() => fail(
+            field("library"),
+            format!("no such file: {}", base.join(library).display()),
+        ),
+        _ => Ok(()),
     }
 }
 

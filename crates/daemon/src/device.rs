@@ -1,6 +1,7 @@
 //! The device a configuration names, opened behind its safety layer.
 
-use haptic_config::{DeviceKind, Scene};
+use haptic_config::{DeviceConfig, DeviceKind, Scene};
+use haptic_device_forcedim::ForceDimensionDevice;
 use haptic_devices::{
     list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
     EmulatorConfig, HapticDevice, HidDevice, HidDeviceInfo, Motion, MotionFileError, ProfileError,
@@ -16,6 +17,8 @@ pub enum AnyDevice {
     Emulator(TrajectoryEmulator),
     /// Boxed: its report buffer would make every variant as large.
     Hid(Box<HidDevice>),
+    /// Boxed: it carries the SDK's description of the device.
+    ForceDimension(Box<ForceDimensionDevice>),
 }
 
 impl HapticDevice for AnyDevice {
@@ -24,6 +27,7 @@ impl HapticDevice for AnyDevice {
             Self::Simulated(d) => d.capabilities(),
             Self::Emulator(d) => d.capabilities(),
             Self::Hid(d) => d.capabilities(),
+            Self::ForceDimension(d) => d.capabilities(),
         }
     }
 
@@ -32,6 +36,7 @@ impl HapticDevice for AnyDevice {
             Self::Simulated(d) => d.read(),
             Self::Emulator(d) => d.read(),
             Self::Hid(d) => d.read(),
+            Self::ForceDimension(d) => d.read(),
         }
     }
 
@@ -40,6 +45,7 @@ impl HapticDevice for AnyDevice {
             Self::Simulated(d) => d.write(wrench),
             Self::Emulator(d) => d.write(wrench),
             Self::Hid(d) => d.write(wrench),
+            Self::ForceDimension(d) => d.write(wrench),
         }
     }
 }
@@ -68,8 +74,26 @@ pub enum OpenError {
     SeveralMatchingDevices { profiles: Vec<String> },
     #[error("listing the connected HID devices: {0}")]
     List(DeviceError),
+    #[error("opening the Force Dimension device: {0}")]
+    ForceDimension(#[from] haptic_device_forcedim::OpenError),
     #[error("{0}")]
     Config(String),
+}
+
+/// `[device.forcedim]` as the backend's settings; relative paths from
+/// `base`. The validation has checked the ranges.
+fn forcedim_settings(d: &DeviceConfig, base: &std::path::Path) -> haptic_device_forcedim::Settings {
+    let f = &d.forcedim;
+    haptic_device_forcedim::Settings {
+        library: f.library.as_ref().map(|l| base.join(l)),
+        device_index: f.device_index.min(127) as u8,
+        gravity_compensation: f.gravity_compensation,
+        auto_init: f.auto_init,
+        watchdog: Duration::from_secs_f64(f.watchdog_ms / 1e3),
+        velocity_threshold: f.velocity_threshold,
+        max_force: f.max_force_n,
+        max_torque: f.max_torque_n_m,
+    }
 }
 
 /// The one profile that the connected HID devices match, for a HID device
@@ -176,6 +200,22 @@ pub fn open(
                     *device = AnyDevice::Hid(Box::new(HidDevice::open(&profile)?));
                     Ok(())
                 }));
+        }
+        DeviceKind::ForceDimension => {
+            let device = ForceDimensionDevice::open(&forcedim_settings(d, base))?;
+            let limits = SafetyLimits::from_capabilities(
+                HapticDevice::capabilities(&device),
+                scene.servo_rate(),
+            );
+            // Reopened through the same SDK every `reconnect_ticks` while lost.
+            return Ok(
+                SafetyLayer::new(AnyDevice::ForceDimension(Box::new(device)))
+                    .with_limits(limits)
+                    .with_reconnect(|device| match device {
+                        AnyDevice::ForceDimension(d) => d.reopen(),
+                        _ => Ok(()),
+                    }),
+            );
         }
     };
     let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());

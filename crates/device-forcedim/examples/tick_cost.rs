@@ -1,1 +1,88 @@
-fn main() {}
+//! The per-tick cost of the Force Dimension backend against the simulated
+//! SDK, beside the simulated device's, behind the safety layer
+//! (`scripts/bench-devices`).
+
+use haptic_device_forcedim::{ForceDimensionDevice, Settings};
+use haptic_devices::{HapticDevice, Motion, SafetyLayer, SimulatedClock, SimulatedDevice, Wrench};
+use nalgebra::Vector3;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const TICKS: usize = 200_000;
+const ROUNDS: usize = 7;
+
+/// The simulated SDK, built beside the examples as a dev-dependency.
+fn sim_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the example's path");
+    let deps = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .join("deps");
+    let path = deps.join("libforcedim_sim.so");
+    if !path.is_file() {
+        eprintln!(
+            "{} is missing: cargo builds it with this example",
+            path.display()
+        );
+        std::process::exit(1);
+    }
+    path
+}
+
+/// The median over rounds of the mean time of one read and one write.
+fn per_tick<D: HapticDevice>(layer: &mut SafetyLayer<D>) -> Duration {
+    let request = Wrench {
+        force: Vector3::new(0.2, 0.0, 0.1),
+        torque: Vector3::new(0.0, 0.01, 0.0),
+    };
+    let mut tick = || {
+        let _ = black_box(layer.read());
+        let _ = black_box(layer.write(black_box(&request)));
+    };
+    for _ in 0..TICKS / 4 {
+        tick();
+    }
+    let mut rounds: Vec<Duration> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..TICKS {
+                tick();
+            }
+            start.elapsed() / TICKS as u32
+        })
+        .collect();
+    rounds.sort();
+    rounds[ROUNDS / 2]
+}
+
+fn main() {
+    let settings = Settings {
+        library: Some(sim_library()),
+        ..Settings::default()
+    };
+    let device = match ForceDimensionDevice::open(&settings) {
+        Ok(device) => device,
+        Err(error) => {
+            eprintln!("opening the simulated SDK's device: {error}");
+            std::process::exit(1);
+        }
+    };
+    let mut forcedim = SafetyLayer::new(device);
+    let motion: Motion = toml::from_str(
+        "repeat = true\n[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nturns = 1.0\nduration_s = 1.0\n",
+    )
+    .expect("a valid motion");
+    let mut simulated = SafetyLayer::new(SimulatedDevice::new(
+        motion,
+        SimulatedClock::Stepped(Duration::from_millis(1)),
+    ));
+    let fd = per_tick(&mut forcedim);
+    let sim = per_tick(&mut simulated);
+    let ns = |d: Duration| d.as_secs_f64() * 1e9;
+    println!("ticks per round: {TICKS}, rounds: {ROUNDS} (median)");
+    println!("forcedim_sim_tick: {:.1} ns", ns(fd));
+    println!("simulated_device_tick: {:.1} ns", ns(sim));
+    println!("forcedim_over_simulated: {:.2} x", ns(fd) / ns(sim));
+}

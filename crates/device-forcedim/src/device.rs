@@ -248,18 +248,20 @@ impl ForceDimensionDevice {
             unsafe {
                 let id = call("drdOpenID", (drd.open_id)(index))? as c_char;
                 let mut initialised = false;
-                if (drd.is_supported)(id) && !(drd.is_initialized)(id) {
-                    if let Err(error) = call("drdAutoInit", (drd.auto_init)(id)) {
+                if (drd.is_supported)(id) {
+                    if !(drd.is_initialized)(id) {
+                        if let Err(error) = call("drdAutoInit", (drd.auto_init)(id)) {
+                            (drd.close)(id);
+                            return Err(error);
+                        }
+                        initialised = true;
+                    }
+                    // Ends the robotic SDK's regulation, forces off: the
+                    // servo commands the device from here on.
+                    if let Err(error) = call("drdStop", (drd.stop)(false, id)) {
                         (drd.close)(id);
                         return Err(error);
                     }
-                    initialised = true;
-                }
-                // Ends the robotic SDK's regulation thread: the servo
-                // commands the device from here on.
-                if let Err(error) = call("drdStop", (drd.stop)(true, id)) {
-                    (drd.close)(id);
-                    return Err(error);
                 }
                 (id, true, initialised)
             }

@@ -646,12 +646,15 @@ pub extern "C" fn drdAutoInit(id: c_char) -> c_int {
 }
 
 #[no_mangle]
-pub extern "C" fn drdStop(_force: bool, id: c_char) -> c_int {
+pub extern "C" fn drdStop(keep_forces: bool, id: c_char) -> c_int {
     let mut s = sim();
-    match s.reach(id) {
-        Ok(()) => 0,
-        Err(_) => -1,
+    if s.reach(id).is_err() {
+        return -1;
     }
+    if !keep_forces {
+        s.forces_enabled = false;
+    }
+    0
 }
 
 // ---------------------------------------------------------------- test hooks

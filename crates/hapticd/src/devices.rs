@@ -1,7 +1,9 @@
-//! `hapticd devices`: connected HID devices and the profile each matches.
+//! `hapticd devices`: connected HID devices and the profile each matches,
+//! then the Force Dimension devices the vendor's SDK sees.
 
 use crate::output::Stdout;
 use anyhow::Context;
+use haptic_device_forcedim::{list_devices, DeviceInfo, Sdk};
 use haptic_devices::{list_connected, load_profiles, HidDeviceInfo};
 use std::io::Write;
 use std::path::PathBuf;
@@ -11,6 +13,10 @@ pub struct DevicesArgs {
     /// Directory of device profiles (*.toml).
     #[arg(long, value_name = "DIR", default_value = "device-profiles")]
     profiles: PathBuf,
+    /// The Force Dimension SDK library (or its directory), tried before
+    /// `$FORCEDIM_SDK` and the system's directories.
+    #[arg(long, value_name = "PATH")]
+    forcedim_library: Option<PathBuf>,
 }
 
 pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
@@ -34,7 +40,76 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
             profile.as_deref().unwrap_or("none")
         )?;
     }
+    forcedim(&mut out, args.forcedim_library.as_deref())
+}
+
+/// The Force Dimension SDK and its devices, or where the SDK was looked
+/// for.
+fn forcedim(out: &mut impl Write, library: Option<&std::path::Path>) -> anyhow::Result<()> {
+    let sdk = match Sdk::load(library) {
+        Ok(sdk) => sdk,
+        Err(error) => {
+            writeln!(out, "Force Dimension: {error}")?;
+            return Ok(());
+        }
+    };
+    let [major, minor, release, revision] = sdk.version();
+    writeln!(
+        out,
+        "Force Dimension SDK {major}.{minor}.{release}.{revision} from {}",
+        sdk.path().display()
+    )?;
+    let devices = match list_devices(&sdk) {
+        Ok(devices) => devices,
+        Err(message) => {
+            writeln!(out, "listing Force Dimension devices failed: {message}")?;
+            return Ok(());
+        }
+    };
+    if devices.is_empty() {
+        writeln!(out, "no Force Dimension devices found")?;
+    }
+    for device in &devices {
+        match &device.info {
+            Ok(info) => writeln!(
+                out,
+                "forcedim {}: {}",
+                device.index,
+                describe_forcedim(info)
+            )?,
+            Err(message) => writeln!(
+                out,
+                "forcedim {}: cannot be opened: {message}",
+                device.index
+            )?,
+        }
+    }
     Ok(())
+}
+
+/// `NAME (system type N; wrist: active; gripper; left-handed)`.
+fn describe_forcedim(info: &DeviceInfo) -> String {
+    let wrist = match (info.wrist, info.active_wrist) {
+        (true, true) => "wrist: active",
+        (true, false) => "wrist: passive",
+        _ => "no wrist",
+    };
+    let mut parts = vec![
+        format!("system type {}", info.system_type),
+        wrist.to_owned(),
+    ];
+    if info.gripper {
+        parts.push("gripper".to_owned());
+    }
+    parts.push(
+        if info.left_handed {
+            "left-handed"
+        } else {
+            "right-handed"
+        }
+        .to_owned(),
+    );
+    format!("{} ({})", info.name, parts.join("; "))
 }
 
 /// `vvvv:pppp  PATH  MANUFACTURER PRODUCT  (interface N, usage PAGE:USAGE)`.

@@ -18,6 +18,9 @@ enum DeviceChoice {
     /// A HID device: the config's or `--profile`'s profile, else the one
     /// connected device that matches a profile.
     Hid,
+    /// A Force Dimension device through the vendor's SDK
+    /// (`[device.forcedim]`).
+    Forcedim,
 }
 
 #[derive(clap::Args)]
@@ -89,6 +92,7 @@ fn overrides(args: &RunArgs) -> anyhow::Result<Overrides> {
             DeviceChoice::Simulated => DeviceKind::Simulated,
             DeviceChoice::Emulator => DeviceKind::Emulator,
             DeviceChoice::Hid => DeviceKind::Hid,
+            DeviceChoice::Forcedim => DeviceKind::ForceDimension,
         }),
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,

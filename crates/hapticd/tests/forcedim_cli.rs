@@ -1,0 +1,127 @@
+//! Force Dimension devices from the command line, against the simulated
+//! SDK (`forcedim-sim`, built beside the test executables): `hapticd
+//! devices` lists them, `hapticd run --device forcedim` runs the default
+//! scene on one, and without an SDK both say where they looked.
+
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The simulated SDK, built beside this test executable as a
+/// dev-dependency.
+fn sim_library() -> PathBuf {
+    let exe = std::env::current_exe().unwrap();
+    let path = exe.parent().unwrap().join("libforcedim_sim.so");
+    assert!(path.is_file(), "{} is missing", path.display());
+    path
+}
+
+fn hapticd() -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hapticd"));
+    command
+        .env_remove("FORCEDIM_SDK")
+        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
+    command
+}
+
+#[test]
+fn devices_lists_the_sdk_s_devices_or_says_where_it_looked() {
+    let output = hapticd()
+        .args(["devices", "--forcedim-library"])
+        .arg(sim_library())
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout.contains(&format!(
+            "Force Dimension SDK 3.17.0.0 from {}\n",
+            sim_library().display()
+        )),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains(
+            "forcedim 0: sigma.7 (system type 104; wrist: active; gripper; right-handed)\n"
+        ),
+        "{stdout}"
+    );
+
+    let output = hapticd()
+        .args(["devices", "--forcedim-library", "/nonexistent/libdrd.so"])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(output.status.success(), "{output:?}");
+    assert!(
+        stdout.contains("Force Dimension: the Force Dimension SDK library was not found; tried:\n  /nonexistent/libdrd.so: no such file\n"),
+        "{stdout}"
+    );
+    assert!(
+        stdout.contains("  libdhd.so (dynamic linker search"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn run_drives_the_default_scene_through_the_sdk_found_by_its_environment_variable() {
+    let dir = tempfile::tempdir().unwrap();
+    let sdk = dir.path().join("sdk");
+    std::fs::create_dir_all(sdk.join("lib")).unwrap();
+    std::os::unix::fs::symlink(sim_library(), sdk.join("lib/libdrd.so")).unwrap();
+    let summary = dir.path().join("summary.json");
+    let output = hapticd()
+        .env("FORCEDIM_SDK", &sdk)
+        .env("HAPTICD_LOG", "info")
+        .args([
+            "run",
+            "--device",
+            "forcedim",
+            "--duration",
+            "1.5",
+            "--no-server",
+        ])
+        .arg("--summary-json")
+        .arg(&summary)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stderr}");
+    assert!(stderr.contains("Force Dimension device open"), "{stderr}");
+    let s: Value = serde_json::from_str(&std::fs::read_to_string(&summary).unwrap()).unwrap();
+    assert!(s["ticks"].as_u64().unwrap() > 1000, "{s}");
+    assert_eq!(s["faults"]["read"], 0, "{s}");
+    assert_eq!(s["faults"]["write"], 0, "{s}");
+    let trips = &s["safety_trips"];
+    assert_eq!(
+        (
+            &trips["disconnected"],
+            &trips["device_error"],
+            &trips["sample_not_finite"]
+        ),
+        (&Value::from(0), &Value::from(0), &Value::from(0)),
+        "{s}"
+    );
+    // The handle rests where the default scene maps the cube 2 mm into the
+    // floor: the tool presses on it and the rendering asks for a force.
+    assert!(s["max_rendered_force_n"].as_f64().unwrap() > 0.5, "{s}");
+
+    // Without the SDK the run does not start, and says where it looked.
+    let output = hapticd()
+        .args([
+            "run",
+            "--device",
+            "forcedim",
+            "--duration",
+            "0.5",
+            "--no-server",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("the Force Dimension SDK library was not found; tried:"),
+        "{stderr}"
+    );
+}
