@@ -87,8 +87,9 @@ pub enum DeviceError {
 }
 
 /// Bytes a [`DriverMessage`] holds; a longer text is cut at a character
-/// boundary.
-pub const DRIVER_MESSAGE_CAPACITY: usize = 120;
+/// boundary. The SDKs' texts are shorter, and an error that carries a
+/// `DeviceError` stays under clippy's 128-byte `result_large_err` limit.
+pub const DRIVER_MESSAGE_CAPACITY: usize = 70;
 
 /// A driver library's error text, copied into a fixed buffer (no heap).
 #[derive(Clone, Copy, PartialEq, Eq)]

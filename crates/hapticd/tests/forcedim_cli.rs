@@ -105,6 +105,8 @@ fn run_drives_the_default_scene_through_the_sdk_found_by_its_environment_variabl
     // The handle rests where the default scene maps the cube 2 mm into the
     // floor: the tool presses on it and the rendering asks for a force.
     assert!(s["max_rendered_force_n"].as_f64().unwrap() > 0.5, "{s}");
+    // After the soft start the force reached the simulated SDK.
+    assert!(s["max_force_n"].as_f64().unwrap() > 0.1, "{s}");
 
     // Without the SDK the run does not start, and says where it looked.
     let output = hapticd()
