@@ -93,6 +93,11 @@ pub enum OpenError {
     Call { call: &'static str, message: String },
     #[error("auto_init needs the robotic SDK to check and initialise the device, and {} has no `drdAutoInit`: point `device.forcedim.library` at libdrd, or set `auto_init = false` for a device that is initialised otherwise", .library.display())]
     NoRoboticSdk { library: PathBuf },
+    /// Met when reconnecting: the device lost its initialisation (it was
+    /// power-cycled), and `drdAutoInit` moves the arm, so it runs only when
+    /// the device is first opened.
+    #[error("the device needs initialising again (power-cycled?); drdAutoInit moves the arm, so it runs only at start-up: restart to initialise it")]
+    NotInitialised,
     #[error("the watchdog can be at most 255 × 125 µs = 31.875 ms, not {0:?}")]
     Watchdog(Duration),
     #[error("{name} (system type {system_type}): the SDK reports no force limit and its nominal force is not known here; set `device.forcedim.max_force_n`")]
@@ -215,6 +220,16 @@ impl ForceDimensionDevice {
     /// needed and allowed, sets gravity compensation, the watchdog and the
     /// velocity threshold, and leaves forces off until the first sample.
     pub fn open_with(sdk: Arc<Sdk>, settings: &Settings) -> Result<Self, OpenError> {
+        Self::open_inner(sdk, settings, true)
+    }
+
+    /// [`Self::open_with`]; `may_initialise` false refuses a device that
+    /// needs initialising instead of running `drdAutoInit`.
+    fn open_inner(
+        sdk: Arc<Sdk>,
+        settings: &Settings,
+        may_initialise: bool,
+    ) -> Result<Self, OpenError> {
         let watchdog = settings
             .watchdog_units()
             .ok_or(OpenError::Watchdog(settings.watchdog))?;
@@ -250,6 +265,10 @@ impl ForceDimensionDevice {
                 let mut initialised = false;
                 if (drd.is_supported)(id) {
                     if !(drd.is_initialized)(id) {
+                        if !may_initialise {
+                            (drd.close)(id);
+                            return Err(OpenError::NotInitialised);
+                        }
                         if let Err(error) = call("drdAutoInit", (drd.auto_init)(id)) {
                             (drd.close)(id);
                             return Err(error);
@@ -398,10 +417,11 @@ impl ForceDimensionDevice {
     }
 
     /// Closes the device and opens it again with the same settings through
-    /// the same SDK: the safety layer's reconnection.
+    /// the same SDK: the safety layer's reconnection. It never initialises:
+    /// a device that needs it stays closed ([`OpenError::NotInitialised`]).
     pub fn reopen(&mut self) -> Result<(), DeviceError> {
         self.close();
-        match Self::open_with(self.sdk.clone(), &self.settings) {
+        match Self::open_inner(self.sdk.clone(), &self.settings, false) {
             Ok(device) => {
                 *self = device;
                 Ok(())

@@ -225,6 +225,23 @@ fn a_vanishing_device_is_disconnected_zeroed_counted_and_reopened() {
     assert_eq!(layer.state(), SafetyState::Ramping);
     assert!(layer.device().forces_enabled());
     assert_eq!(sim.state().open, 1);
+
+    // Power-cycled while away: it comes back uninitialised, and is not
+    // initialised mid-run (that moves the arm) but left closed.
+    sim.set_disconnected(true);
+    sim.set_initialized(false);
+    for _ in 0..20 {
+        let _ = layer.read();
+        let _ = layer.write(&Wrench::ZERO);
+    }
+    sim.set_disconnected(false);
+    for _ in 0..300 {
+        assert_eq!(layer.read(), Err(DeviceError::Disconnected));
+        let _ = layer.write(&Wrench::ZERO);
+    }
+    let state = sim.state();
+    assert_eq!((state.auto_init_calls, state.open), (1, 0), "{state:?}");
+    assert_eq!(layer.counters().disconnected, 2);
 }
 
 #[test]
