@@ -49,9 +49,9 @@
 //! rotated into the Falcon frame by (1). libnifalcon's `jacobian` has the
 //! same first two components; its third reads `sin² θ2` where (4) has
 //! `sin θ2 sin θ3`. (4) agrees with central differences of the inverse
-//! kinematics to 1e-7 relative (`jacobian_matches_finite_differences`),
-//! and the two differ by up to several per cent where `θ3` is away
-//! from 90°, so we use (4).
+//! kinematics to 1e-7 relative (`jacobian_matches_finite_differences`);
+//! the two differ wherever `sin θ2 ≠ sin θ3` (by a quarter at the
+//! workspace centre, where `θ2 ≈ 132°` and `θ3 ≈ 91°`), so we use (4).
 //!
 //! By virtual work, arm torques `τ` render a grip force `F` when
 //! `τ = J⁻ᵀ F` with `J = ∂θ1/∂p`; libnifalcon writes `−10 000 τ` (τ in N·m)

@@ -42,8 +42,9 @@ pub struct ScriptedFalcon {
     /// The firmware's answers, one step per command; after the last, the
     /// last status is repeated.
     pub script: Vec<Step>,
-    /// Sleeps for the timeout when nothing is pending, as a device would.
-    pub real_time: bool,
+    /// How long each bulk read takes, as the device's latency timer would
+    /// make it (none: at once; the I/O thread then spins).
+    pub pace: Option<Duration>,
     /// Controls and the writes of the bring-up (command packets are not
     /// logged, so that the running exchange allocates nothing).
     pub log: Vec<Event>,
@@ -70,7 +71,7 @@ impl ScriptedFalcon {
             loader_deaf_for: 0,
             corrupt_echo_at: None,
             script,
-            real_time: false,
+            pace: None,
             log: Vec::new(),
             uploaded: Vec::new(),
             commands: 0,
@@ -191,10 +192,10 @@ impl FtdiTransport for ScriptedFalcon {
         if self.vanished {
             return Err(TransportError::Disconnected);
         }
+        if let Some(pace) = self.pace {
+            std::thread::sleep(pace.min(timeout));
+        }
         if self.pending_len == 0 {
-            if self.real_time {
-                std::thread::sleep(timeout);
-            }
             return Err(TransportError::Timeout);
         }
         let len = self.pending_len;
