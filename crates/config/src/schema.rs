@@ -302,6 +302,8 @@ pub struct DeviceConfig {
     pub clutch_button: Option<u32>,
     /// `kind = "forcedim"`: the Force Dimension SDK and device.
     pub forcedim: ForceDimensionConfig,
+    /// The Novint Falcon of `kind = "falcon"` (docs/devices.md).
+    pub falcon: FalconConfig,
 }
 
 impl Default for DeviceConfig {
@@ -319,6 +321,7 @@ impl Default for DeviceConfig {
             workspace_scale: 1.0,
             clutch_button: None,
             forcedim: ForceDimensionConfig::default(),
+            falcon: FalconConfig::default(),
         }
     }
 }
@@ -367,6 +370,41 @@ impl Default for ForceDimensionConfig {
             velocity_threshold: None,
             max_force_n: None,
             max_torque_n_m: None,
+        }
+    }
+}
+
+/// `[device.falcon]`: a Novint Falcon driven through its open protocol.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct FalconConfig {
+    /// Novint's firmware image, which the user supplies (relative to the
+    /// config's directory). Required for `kind = "falcon"`.
+    pub firmware: Option<PathBuf>,
+    /// Which connected Falcon, in USB enumeration order (`hapticd devices`
+    /// lists them). Default 0, the first.
+    pub index: usize,
+    /// Home the encoders before reporting positions: the LED is red and no
+    /// force is written until the grip has been moved through its range.
+    /// Default `true`: positions are meaningless until homed.
+    pub homing_on_start: bool,
+    /// Upward force (N, ≥ 0, at most the Falcon's 8.9 N) added to every
+    /// rendered force to carry the grip's weight. Default 0: off.
+    pub gravity_compensation_n: f64,
+    /// Where the device frame's origin sits in libnifalcon's frame (m: x
+    /// right, y up, z towards the user from the leg bases). Default
+    /// `[0, 0, 0.11]`, the workspace centre libnifalcon's examples use.
+    pub centre_m: [f64; 3],
+}
+
+impl Default for FalconConfig {
+    fn default() -> Self {
+        Self {
+            firmware: None,
+            index: 0,
+            homing_on_start: true,
+            gravity_compensation_n: 0.0,
+            centre_m: [0.0, 0.0, 0.11],
         }
     }
 }
@@ -482,6 +520,8 @@ pub enum DeviceKind {
     /// A Force Dimension device through the vendor's SDK (`[device.forcedim]`).
     #[serde(rename = "forcedim")]
     ForceDimension,
+    /// A Novint Falcon through its open protocol (`[device.falcon]`).
+    Falcon,
 }
 
 /// The daemon's threads. Each table may give any of its fields; the rest

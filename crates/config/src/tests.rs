@@ -1255,3 +1255,58 @@ axis = [0.0, 0.0, 1.0]
     assert!(e.message.contains("centres of mass coincide"), "{e}");
     assert!(e.to_string().starts_with("bad.toml:"), "{e}");
 }
+
+#[test]
+fn a_falcon_needs_its_firmware_file_and_sane_values() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("scene.toml");
+    let falcon = MINIMAL.replace(
+        "motion = { segments = [{ type = \"hold\", duration_s = 1.0 }] }",
+        "kind = \"falcon\"\n\n[device.falcon]\nfirmware = \"novint.bin\"\ngravity_compensation_n = 0.5",
+    );
+    std::fs::write(&path, &falcon).unwrap();
+    let e = Scene::load(&path, &Overrides::default()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("device.falcon.firmware"), "{e}");
+    assert_eq!(e.at.map(|a| a.line), Some(line_of(&falcon, "firmware = ")));
+    assert!(e.message.contains("novint.bin"), "{e}");
+
+    std::fs::write(dir.path().join("novint.bin"), [0u8; 16]).unwrap();
+    let scene = Scene::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.device().kind, DeviceKind::Falcon);
+    let f = &scene.device().falcon;
+    assert_eq!(
+        (f.index, f.homing_on_start, f.gravity_compensation_n),
+        (0, true, 0.5)
+    );
+    assert_eq!(f.centre_m, [0.0, 0.0, 0.11]);
+
+    let heavy = falcon.replace(
+        "gravity_compensation_n = 0.5",
+        "gravity_compensation_n = 12.0",
+    );
+    std::fs::write(&path, &heavy).unwrap();
+    let e = Scene::load(&path, &Overrides::default()).unwrap_err();
+    assert_eq!(
+        e.field.as_deref(),
+        Some("device.falcon.gravity_compensation_n"),
+        "{e}"
+    );
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&heavy, "gravity_compensation_n"))
+    );
+
+    let unknown = falcon.replace("gravity_compensation_n = 0.5", "serial = \"x\"");
+    std::fs::write(&path, &unknown).unwrap();
+    let e = Scene::load(&path, &Overrides::default()).unwrap_err();
+    assert_eq!(
+        e.at.map(|a| a.line),
+        Some(line_of(&unknown, "serial")),
+        "{e}"
+    );
+
+    let missing = falcon.replace("firmware = \"novint.bin\"\n", "");
+    std::fs::write(&path, &missing).unwrap();
+    let e = Scene::load(&path, &Overrides::default()).unwrap_err();
+    assert_eq!(e.field.as_deref(), Some("device.falcon.firmware"), "{e}");
+}

@@ -493,6 +493,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             None => fail(field("kind"), "an emulator needs `trajectory_file`"),
         },
         DeviceKind::ForceDimension => Ok(()),
+        DeviceKind::Falcon => falcon(&d.falcon, base),
         DeviceKind::Hid => {
             // Without a profile the daemon picks the one connected device
             // that matches a profile, at start-up.
@@ -554,6 +555,36 @@ fn forcedim(f: &ForceDimensionConfig, in_use: bool, base: &Path) -> Check {
         ),
         _ => Ok(()),
     }
+}
+
+/// The Falcon's largest force (N): Novint's 2 lbf.
+const FALCON_MAX_FORCE_N: f64 = 8.9;
+
+/// Checks `[device.falcon]` for `kind = "falcon"`: the firmware file exists,
+/// gravity compensation within the Falcon's force, a finite centre.
+fn falcon(f: &crate::schema::FalconConfig, base: &Path) -> Check {
+    let field = |name: &str| format!("device.falcon.{name}");
+    let Some(firmware) = &f.firmware else {
+        return fail(
+            field("firmware"),
+            "a Falcon needs `firmware`, the path of Novint's firmware image (docs/devices.md)",
+        );
+    };
+    let path = base.join(firmware);
+    if !path.is_file() {
+        return fail(
+            field("firmware"),
+            format!("no firmware file at {}", path.display()),
+        );
+    }
+    let g = f.gravity_compensation_n;
+    if !(0.0..=FALCON_MAX_FORCE_N).contains(&g) {
+        fail(
+            field("gravity_compensation_n"),
+            format!("must be between 0 and the Falcon's {FALCON_MAX_FORCE_N} N, not {g}"),
+        )?;
+    }
+    finite(field("centre_m"), &f.centre_m)
 }
 
 /// Highest CPU number `sched_setaffinity` takes (`CPU_SETSIZE` − 1).

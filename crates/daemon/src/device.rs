@@ -1,6 +1,7 @@
 //! The device a configuration names, opened behind its safety layer.
 
 use haptic_config::{DeviceConfig, DeviceKind, Scene};
+use haptic_device_falcon::{FalconDevice, FalconError, FalconSettings};
 use haptic_device_forcedim::ForceDimensionDevice;
 use haptic_devices::{
     list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
@@ -19,6 +20,8 @@ pub enum AnyDevice {
     Hid(Box<HidDevice>),
     /// Boxed: it carries the SDK's description of the device.
     ForceDimension(Box<ForceDimensionDevice>),
+    /// A Novint Falcon; it reopens itself when lost (its I/O thread does).
+    Falcon(FalconDevice),
 }
 
 impl HapticDevice for AnyDevice {
@@ -28,6 +31,7 @@ impl HapticDevice for AnyDevice {
             Self::Emulator(d) => d.capabilities(),
             Self::Hid(d) => d.capabilities(),
             Self::ForceDimension(d) => d.capabilities(),
+            Self::Falcon(d) => d.capabilities(),
         }
     }
 
@@ -37,6 +41,7 @@ impl HapticDevice for AnyDevice {
             Self::Emulator(d) => d.read(),
             Self::Hid(d) => d.read(),
             Self::ForceDimension(d) => d.read(),
+            Self::Falcon(d) => d.read(),
         }
     }
 
@@ -46,6 +51,7 @@ impl HapticDevice for AnyDevice {
             Self::Emulator(d) => d.write(wrench),
             Self::Hid(d) => d.write(wrench),
             Self::ForceDimension(d) => d.write(wrench),
+            Self::Falcon(d) => d.write(wrench),
         }
     }
 }
@@ -76,6 +82,8 @@ pub enum OpenError {
     List(DeviceError),
     #[error("opening the Force Dimension device: {0}")]
     ForceDimension(#[from] haptic_device_forcedim::OpenError),
+    #[error(transparent)]
+    Falcon(#[from] FalconError),
     #[error("{0}")]
     Config(String),
 }
@@ -217,9 +225,27 @@ pub fn open(
                     }),
             );
         }
+        DeviceKind::Falcon => AnyDevice::Falcon(FalconDevice::open(&falcon_settings(scene)?)?),
     };
     let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());
     Ok(SafetyLayer::new(device).with_limits(limits))
+}
+
+/// The Falcon's settings from `[device.falcon]`, its firmware path resolved
+/// from the config's directory.
+fn falcon_settings(scene: &Scene) -> Result<FalconSettings, OpenError> {
+    let f = &scene.device().falcon;
+    let firmware = f
+        .firmware
+        .as_ref()
+        .ok_or_else(|| OpenError::Config("a Falcon needs `device.falcon.firmware`".into()))?;
+    Ok(FalconSettings {
+        firmware: scene.base().join(firmware),
+        index: f.index,
+        homing_on_start: f.homing_on_start,
+        gravity_compensation_n: f.gravity_compensation_n,
+        centre_m: f.centre_m,
+    })
 }
 
 #[cfg(test)]

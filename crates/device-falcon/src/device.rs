@@ -111,7 +111,10 @@ impl FalconDevice {
     /// loading the firmware if it is not running, and starts its I/O thread.
     pub fn open(settings: &FalconSettings) -> Result<FalconDevice, FalconError> {
         let index = settings.index;
-        Self::start(settings, Box::new(move || crate::usb::NusbTransport::open(index)))
+        Self::start(
+            settings,
+            Box::new(move || crate::usb::NusbTransport::open(index)),
+        )
     }
 
     /// Opens through `opener` (called again to reconnect a lost device),

@@ -42,11 +42,20 @@ mod tests {
         // Towards the user in the Falcon frame is −y in the device frame;
         // up is up.
         let towards_user = Point3::new(0.0, 0.0, 0.12);
-        assert!((position_to_device(&towards_user, &centre) - Point3::new(0.0, -0.01, 0.0)).norm() < 1e-15);
+        assert!(
+            (position_to_device(&towards_user, &centre) - Point3::new(0.0, -0.01, 0.0)).norm()
+                < 1e-15
+        );
         let up = Point3::new(0.0, 0.02, 0.11);
-        assert_eq!(position_to_device(&up, &centre), Point3::new(0.0, 0.0, 0.02));
+        assert_eq!(
+            position_to_device(&up, &centre),
+            Point3::new(0.0, 0.0, 0.02)
+        );
         // A right-handed rotation: x × y = z in both frames.
-        let (x, y) = (vector_to_device(&Vector3::x()), vector_to_device(&Vector3::y()));
+        let (x, y) = (
+            vector_to_device(&Vector3::x()),
+            vector_to_device(&Vector3::y()),
+        );
         assert_eq!(x.cross(&y), vector_to_device(&Vector3::z()));
     }
 }

@@ -135,13 +135,28 @@ fn control(
 /// Resets the chip to a plain UART and empties both its buffers.
 pub fn reset(usb: &mut impl FtdiTransport) -> Result<(), FalconError> {
     control(usb, "resetting the FT232", request::RESET, value::RESET_SIO)?;
-    control(usb, "leaving bit-bang mode", request::SET_BITMODE, value::BITMODE_RESET)?;
+    control(
+        usb,
+        "leaving bit-bang mode",
+        request::SET_BITMODE,
+        value::BITMODE_RESET,
+    )?;
     purge(usb)
 }
 
 fn purge(usb: &mut impl FtdiTransport) -> Result<(), FalconError> {
-    control(usb, "purging the receive buffer", request::RESET, value::PURGE_RX)?;
-    control(usb, "purging the transmit buffer", request::RESET, value::PURGE_TX)
+    control(
+        usb,
+        "purging the receive buffer",
+        request::RESET,
+        value::PURGE_RX,
+    )?;
+    control(
+        usb,
+        "purging the transmit buffer",
+        request::RESET,
+        value::PURGE_TX,
+    )
 }
 
 /// Normal mode: 1 ms latency timer, 1.5 Mbaud, buffers purged.
@@ -152,7 +167,12 @@ pub fn normal_mode(usb: &mut impl FtdiTransport) -> Result<(), FalconError> {
         request::SET_LATENCY_TIMER,
         value::LATENCY_NORMAL_MS,
     )?;
-    control(usb, "setting the baud rate", request::SET_BAUD_RATE, value::BAUD_NORMAL)?;
+    control(
+        usb,
+        "setting the baud rate",
+        request::SET_BAUD_RATE,
+        value::BAUD_NORMAL,
+    )?;
     purge(usb)
 }
 
@@ -180,9 +200,19 @@ pub fn firmware_mode(usb: &mut impl FtdiTransport) -> Result<(), FalconError> {
         request::SET_LATENCY_TIMER,
         value::LATENCY_LOADER_MS,
     )?;
-    control(usb, "setting 9600 baud", request::SET_BAUD_RATE, value::BAUD_9600)?;
+    control(
+        usb,
+        "setting 9600 baud",
+        request::SET_BAUD_RATE,
+        value::BAUD_9600,
+    )?;
     control(usb, "setting 8N1", request::SET_DATA, value::DATA_8N1)?;
-    control(usb, "disabling flow control", request::SET_FLOW_CTRL, value::NO_FLOW_CONTROL)?;
+    control(
+        usb,
+        "disabling flow control",
+        request::SET_FLOW_CTRL,
+        value::NO_FLOW_CONTROL,
+    )?;
     control(usb, "lowering RTS", request::MODEM_CTRL, value::RTS_LOW)?;
     control(usb, "lowering DTR", request::MODEM_CTRL, value::DTR_LOW)?;
     control(usb, "raising DTR", request::MODEM_CTRL, value::DTR_HIGH)?;
@@ -201,7 +231,8 @@ pub fn firmware_mode(usb: &mut impl FtdiTransport) -> Result<(), FalconError> {
                 error,
             })?;
         let data = &packet[STATUS_BYTES.min(len)..len];
-        if data == CHECK_1_ANSWER || (data.len() == 5 && data[0] == 0 && data[1..] == CHECK_1_ANSWER)
+        if data == CHECK_1_ANSWER
+            || (data.len() == 5 && data[0] == 0 && data[1..] == CHECK_1_ANSWER)
         {
             answered = true;
             break;
@@ -284,12 +315,12 @@ pub fn upload(usb: &mut impl FtdiTransport, firmware: &Firmware) -> Result<(), F
             })?;
         let mut echoed = 0;
         while echoed < chunk.len() {
-            let len = usb
-                .bulk_in(&mut packet, SETUP_TIMEOUT)
-                .map_err(|error| FalconError::Usb {
-                    step: "reading the firmware echo",
-                    error,
-                })?;
+            let len =
+                usb.bulk_in(&mut packet, SETUP_TIMEOUT)
+                    .map_err(|error| FalconError::Usb {
+                        step: "reading the firmware echo",
+                        error,
+                    })?;
             for &byte in packet.get(STATUS_BYTES..len).unwrap_or(&[]) {
                 let offset = start + echoed;
                 let Some(&sent) = chunk.get(echoed) else {

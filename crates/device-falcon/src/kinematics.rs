@@ -270,7 +270,11 @@ pub fn efforts(torques: &Vector3<f64>) -> [i16; 3] {
         raw
     };
     // In range by construction; `as` saturates a NaN to 0.
-    [raw[0].round() as i16, raw[1].round() as i16, raw[2].round() as i16]
+    [
+        raw[0].round() as i16,
+        raw[1].round() as i16,
+        raw[2].round() as i16,
+    ]
 }
 
 #[cfg(test)]

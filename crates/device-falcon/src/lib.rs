@@ -24,7 +24,9 @@ pub mod packet;
 pub mod scripted;
 pub mod usb;
 
-pub use device::{capabilities, FalconDevice, FalconSettings, Opener, RECONNECT_INTERVAL, STALE_AFTER};
+pub use device::{
+    capabilities, FalconDevice, FalconSettings, Opener, RECONNECT_INTERVAL, STALE_AFTER,
+};
 pub use error::FalconError;
 pub use ftdi::{Firmware, FtdiTransport, TransportError};
 pub use usb::{list_falcons, FalconInfo, NusbTransport};

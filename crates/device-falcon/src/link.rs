@@ -229,7 +229,10 @@ impl<T: FtdiTransport> Link<T> {
                 self.legs = Some(solution.legs);
                 let position = frame::position_to_device(&solution.position, &self.settings.centre);
                 let velocity = match &self.reading {
-                    Some(last) if now > last.timestamp && last.position.coords.iter().all(|x| x.is_finite()) => {
+                    Some(last)
+                        if now > last.timestamp
+                            && last.position.coords.iter().all(|x| x.is_finite()) =>
+                    {
                         let dt = (now - last.timestamp).as_secs_f64();
                         let raw = (position - last.position) / dt;
                         let tau = 1.0 / (2.0 * std::f64::consts::PI * VELOCITY_CUTOFF_HZ);

@@ -2,7 +2,9 @@
 //! [`FtdiTransport`] of a real device.
 
 use crate::error::FalconError;
-use crate::ftdi::{FtdiTransport, TransportError, ENDPOINT_IN, ENDPOINT_OUT, PRODUCT_ID, USB_PACKET, VENDOR_ID};
+use crate::ftdi::{
+    FtdiTransport, TransportError, ENDPOINT_IN, ENDPOINT_OUT, PRODUCT_ID, USB_PACKET, VENDOR_ID,
+};
 use nusb::transfer::{Buffer, Bulk, ControlOut, ControlType, In, Out, Recipient, TransferError};
 use nusb::{Endpoint, MaybeFuture};
 use std::time::Duration;
@@ -64,8 +66,15 @@ impl NusbTransport {
             .into_iter()
             .nth(index)
             .ok_or(FalconError::NotConnected { index, found })?;
-        let open = |what: &str, e: nusb::Error| FalconError::Open(format!("{what}: {e} (see docs/devices.md for the udev rule)"));
-        let device = info.open().wait().map_err(|e| open("opening the USB device", e))?;
+        let open = |what: &str, e: nusb::Error| {
+            FalconError::Open(format!(
+                "{what}: {e} (see docs/devices.md for the udev rule)"
+            ))
+        };
+        let device = info
+            .open()
+            .wait()
+            .map_err(|e| open("opening the USB device", e))?;
         let interface = device
             .detach_and_claim_interface(0)
             .wait()

@@ -61,17 +61,48 @@ const INVERSE: [([f64; 3], Legs); 4] = [
 
 /// `(encoders, position)` from the reference script.
 const FORWARD: [([i16; 3], [f64; 3]); 4] = [
-    ([0, 0, 0], [6.277783748236097e-23, -2.6226766109780332e-18, 0.13460242844423567]),
-    ([-500, -500, -500], [8.163767318775131e-23, -1.6327503493928753e-22, 0.11075449910458131]),
-    ([-200, -700, -400], [0.012098727156624483, -0.00953903959649919, 0.11267866044340578]),
-    ([-900, -300, -100], [-0.00044201451112521, 0.024687670808421144, 0.1107523315620241]),
+    (
+        [0, 0, 0],
+        [
+            6.277783748236097e-23,
+            -2.6226766109780332e-18,
+            0.13460242844423567,
+        ],
+    ),
+    (
+        [-500, -500, -500],
+        [
+            8.163767318775131e-23,
+            -1.6327503493928753e-22,
+            0.11075449910458131,
+        ],
+    ),
+    (
+        [-200, -700, -400],
+        [
+            0.012098727156624483,
+            -0.00953903959649919,
+            0.11267866044340578,
+        ],
+    ),
+    (
+        [-900, -300, -100],
+        [
+            -0.00044201451112521,
+            0.024687670808421144,
+            0.1107523315620241,
+        ],
+    ),
 ];
 
 #[test]
 fn encoder_ticks_give_libnifalcons_angles() {
     for (ticks, degrees) in THETA {
         let got = theta_from_encoder(ticks).to_degrees();
-        assert!((got - degrees).abs() < 1e-9 * degrees.abs().max(1.0), "{ticks}: {got} vs {degrees}");
+        assert!(
+            (got - degrees).abs() < 1e-9 * degrees.abs().max(1.0),
+            "{ticks}: {got} vs {degrees}"
+        );
     }
     // 0.0364° a tick: 1280 ticks a motor turn, geared by 110/14.25.
     assert!((RAD_PER_TICK.to_degrees() - 0.036434659).abs() < 1e-9);
@@ -95,7 +126,11 @@ fn forward_kinematics_match_the_reference_solution() {
         let theta = Vector3::from(encoders.map(theta_from_encoder));
         let got = forward(&theta, &Point3::from(WORKSPACE_CENTRE)).unwrap();
         // Newton stops within a thousandth of a tick: well under a micrometre.
-        assert!((got.position - Point3::from(p)).norm() < 1e-7, "{encoders:?}: {:?}", got.position);
+        assert!(
+            (got.position - Point3::from(p)).norm() < 1e-7,
+            "{encoders:?}: {:?}",
+            got.position
+        );
         assert!(got.iterations <= 6, "{}", got.iterations);
     }
 }
@@ -128,7 +163,11 @@ fn forward_after_inverse_is_the_identity() {
     assert!(worst < 1e-7, "{worst}");
 }
 
-fn central_difference(f: impl Fn(&Vector3<f64>) -> Vector3<f64>, at: &Vector3<f64>, h: f64) -> Matrix3<f64> {
+fn central_difference(
+    f: impl Fn(&Vector3<f64>) -> Vector3<f64>,
+    at: &Vector3<f64>,
+    h: f64,
+) -> Matrix3<f64> {
     let mut m = Matrix3::zeros();
     for j in 0..3 {
         let mut e = Vector3::zeros();
@@ -152,11 +191,7 @@ fn jacobian_matches_finite_differences() {
 fn jacobian_inverse_matches_finite_differences_of_forward_kinematics() {
     for p in grid().step_by(7) {
         let theta = arm_angles(&p);
-        let numeric = central_difference(
-            |t| forward(t, &p).unwrap().position.coords,
-            &theta,
-            1e-6,
-        );
+        let numeric = central_difference(|t| forward(t, &p).unwrap().position.coords, &theta, 1e-6);
         let analytic = jacobian(&inverse(&p)).try_inverse().unwrap();
         let error = (analytic - numeric).norm() / numeric.norm();
         assert!(error < 1e-6, "{p:?}: relative error {error}");
@@ -192,6 +227,12 @@ fn torques_do_the_work_of_the_force() {
 
 #[test]
 fn out_of_reach_is_nan_and_no_solution() {
-    assert!(arm_angles(&Point3::new(0.0, 0.0, 0.5)).iter().all(|t| t.is_nan()));
-    assert!(forward(&Vector3::repeat(theta_from_encoder(30_000)), &Point3::from(WORKSPACE_CENTRE)).is_none());
+    assert!(arm_angles(&Point3::new(0.0, 0.0, 0.5))
+        .iter()
+        .all(|t| t.is_nan()));
+    assert!(forward(
+        &Vector3::repeat(theta_from_encoder(30_000)),
+        &Point3::from(WORKSPACE_CENTRE)
+    )
+    .is_none());
 }

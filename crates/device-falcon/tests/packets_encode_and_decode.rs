@@ -101,7 +101,10 @@ fn the_stream_reassembles_split_packets_and_drops_garbled_ones() {
         stream.feed(&rest[..n], |s| seen.push(s));
         rest = &rest[n..];
     }
-    assert_eq!(seen, [Status::decode(&a).unwrap(), Status::decode(&b).unwrap()]);
+    assert_eq!(
+        seen,
+        [Status::decode(&a).unwrap(), Status::decode(&b).unwrap()]
+    );
     let counters = stream.counters();
     assert_eq!((counters.accepted, counters.garbled), (2, 1));
     assert_eq!(counters.skipped_bytes, 2);

@@ -117,7 +117,9 @@ fn the_loader_handshake_and_upload_follow_libnifalcons_sequence() {
         .skip_while(|b| b.as_slice() != [0x0a, 0x43, 0x0d])
         .collect();
     // Four first checks (three unanswered), the `A`, then 128 chunks.
-    assert!(writes[..4].iter().all(|w| w.as_slice() == [0x0a, 0x43, 0x0d]));
+    assert!(writes[..4]
+        .iter()
+        .all(|w| w.as_slice() == [0x0a, 0x43, 0x0d]));
     assert_eq!(writes[4].as_slice(), [0x41]);
     assert_eq!(writes.len(), 5 + 128);
     assert!(writes[5..132].iter().all(|w| w.len() == 62));
@@ -132,7 +134,14 @@ fn a_wrong_echo_or_a_silent_loader_stops_the_upload() {
     usb.corrupt_echo_at = Some(130);
     let error = Link::bring_up(usb, &firmware, settings()).err().unwrap();
     assert!(
-        matches!(error, FalconError::EchoMismatch { offset: 130, sent: Some(_), .. }),
+        matches!(
+            error,
+            FalconError::EchoMismatch {
+                offset: 130,
+                sent: Some(_),
+                ..
+            }
+        ),
         "{error}"
     );
     let mut usb = ScriptedFalcon::new(false, vec![]);
@@ -159,7 +168,10 @@ fn a_missing_or_empty_firmware_file_is_an_error_naming_it() {
     let missing = dir.path().join("novint.bin");
     let error = Firmware::load(&missing).unwrap_err();
     assert!(matches!(error, FalconError::FirmwareFile { .. }));
-    assert!(error.to_string().contains(&missing.display().to_string()), "{error}");
+    assert!(
+        error.to_string().contains(&missing.display().to_string()),
+        "{error}"
+    );
     let empty = dir.path().join("empty.bin");
     std::fs::write(&empty, b"").unwrap();
     let error = Firmware::load(&empty).unwrap_err();
@@ -170,7 +182,10 @@ fn a_missing_or_empty_firmware_file_is_an_error_naming_it() {
         &FalconSettings::new(&missing),
         Box::new(|| -> Result<ScriptedFalcon, FalconError> { panic!("opened USB") }),
     );
-    assert!(matches!(opened.err().unwrap(), FalconError::FirmwareFile { .. }));
+    assert!(matches!(
+        opened.err().unwrap(),
+        FalconError::FirmwareFile { .. }
+    ));
 }
 
 fn running_link(script: Vec<Step>) -> Link<ScriptedFalcon> {
@@ -202,14 +217,18 @@ fn readings_are_positions_in_the_device_frame_with_buttons_and_velocity() {
     assert_eq!(reading.buttons, 0b0100);
     assert_eq!(reading.encoders, [-116, -516, -516]);
     let theta = Vector3::from(reading.encoders.map(kinematics::theta_from_encoder));
-    let p = kinematics::forward(&theta, &Point3::from(WORKSPACE_CENTRE)).unwrap().position;
+    let p = kinematics::forward(&theta, &Point3::from(WORKSPACE_CENTRE))
+        .unwrap()
+        .position;
     let expected = frame::position_to_device(&p, &Point3::from(WORKSPACE_CENTRE));
     assert!((reading.position - expected).norm() < 1e-9);
     // The filtered velocity approaches the true one: the last step's
     // displacement over 1 ms, to within the filter's lag on a curving path.
     let before = {
         let theta = Vector3::from([-126i16, -516, -516].map(kinematics::theta_from_encoder));
-        let p = kinematics::forward(&theta, &Point3::from(WORKSPACE_CENTRE)).unwrap().position;
+        let p = kinematics::forward(&theta, &Point3::from(WORKSPACE_CENTRE))
+            .unwrap()
+            .position;
         frame::position_to_device(&p, &Point3::from(WORKSPACE_CENTRE))
     };
     let step_velocity = (reading.position - before) / 1e-3;
@@ -226,10 +245,15 @@ fn a_garbled_packet_is_counted_and_dropped() {
         ..centre_status()
     };
     let mut link = running_link(vec![Step::Raw(garbled), Step::Answer(moved)]);
-    link.exchange(&Vector3::zeros(), Duration::from_millis(1)).unwrap();
+    link.exchange(&Vector3::zeros(), Duration::from_millis(1))
+        .unwrap();
     assert_eq!(link.counters().packets.garbled, 1);
-    assert!(link.reading().is_none(), "the garbled packet gave no reading");
-    link.exchange(&Vector3::zeros(), Duration::from_millis(2)).unwrap();
+    assert!(
+        link.reading().is_none(),
+        "the garbled packet gave no reading"
+    );
+    link.exchange(&Vector3::zeros(), Duration::from_millis(2))
+        .unwrap();
     assert_eq!(link.reading().unwrap().encoders, [-400, -516, -516]);
     assert_eq!(link.counters().packets.garbled, 1);
 }
@@ -242,13 +266,15 @@ fn a_silent_exchange_is_a_counted_timeout() {
         Err(TransportError::Timeout)
     );
     assert_eq!(link.counters().timeouts, 1);
-    link.exchange(&Vector3::zeros(), Duration::from_millis(2)).unwrap();
+    link.exchange(&Vector3::zeros(), Duration::from_millis(2))
+        .unwrap();
 }
 
 #[test]
 fn a_force_is_written_as_the_motor_efforts_of_the_jacobian() {
     let mut link = running_link(vec![]);
-    link.exchange(&Vector3::zeros(), Duration::from_millis(1)).unwrap();
+    link.exchange(&Vector3::zeros(), Duration::from_millis(1))
+        .unwrap();
     // 2 N up and 1 N towards the user (−y in the device frame).
     let force = Vector3::new(0.0, -1.0, 2.0);
     link.exchange(&force, Duration::from_millis(2)).unwrap();
@@ -269,7 +295,10 @@ fn a_force_is_written_as_the_motor_efforts_of_the_jacobian() {
         homing: false,
     };
     assert_eq!(sent, expected.encode());
-    assert!(expected.efforts.iter().any(|&e| e.unsigned_abs() > 100), "{expected:?}");
+    assert!(
+        expected.efforts.iter().any(|&e| e.unsigned_abs() > 100),
+        "{expected:?}"
+    );
 }
 
 #[test]
@@ -282,8 +311,10 @@ fn no_force_and_a_red_led_until_homed() {
     let firmware = firmware_file(dir.path(), &image(64));
     let usb = ScriptedFalcon::new(true, vec![Step::Answer(unhomed); 3]);
     let mut link = Link::bring_up(usb, &firmware, settings()).unwrap();
-    link.exchange(&Vector3::zeros(), Duration::from_millis(1)).unwrap();
-    link.exchange(&Vector3::new(1.0, 0.0, 0.0), Duration::from_millis(2)).unwrap();
+    link.exchange(&Vector3::zeros(), Duration::from_millis(1))
+        .unwrap();
+    link.exchange(&Vector3::new(1.0, 0.0, 0.0), Duration::from_millis(2))
+        .unwrap();
     let command = Command {
         efforts: [0; 3],
         leds: haptic_device_falcon::packet::led::RED,
@@ -296,7 +327,8 @@ fn no_force_and_a_red_led_until_homed() {
 #[test]
 fn a_vanished_device_is_disconnected() {
     let mut link = running_link(vec![Step::Answer(centre_status()), Step::Vanish]);
-    link.exchange(&Vector3::zeros(), Duration::from_millis(1)).unwrap();
+    link.exchange(&Vector3::zeros(), Duration::from_millis(1))
+        .unwrap();
     assert_eq!(
         link.exchange(&Vector3::zeros(), Duration::from_millis(2)),
         Err(TransportError::Disconnected)
@@ -317,7 +349,14 @@ fn device(script: Vec<Step>, dir: &Path, replug: bool) -> FalconDevice {
         if opened > 1 && !replug {
             return Err(FalconError::NotConnected { index: 0, found: 0 });
         }
-        let mut usb = ScriptedFalcon::new(true, if opened == 1 { full.clone() } else { vec![Step::Answer(centre_status())] });
+        let mut usb = ScriptedFalcon::new(
+            true,
+            if opened == 1 {
+                full.clone()
+            } else {
+                vec![Step::Answer(centre_status())]
+            },
+        );
         usb.pace = Some(Duration::from_micros(500));
         Ok(usb)
     };
@@ -348,7 +387,13 @@ fn the_device_reports_a_vanished_falcon_as_disconnected() {
     let first = read_until(&mut falcon, |r| r.is_ok()).unwrap();
     assert!(first.position.coords.norm() < 1e-4, "{first:?}");
     assert_eq!(first.orientation, nalgebra::UnitQuaternion::identity());
-    let lost = read_until(&mut falcon, |r| r.is_err() && *r != Err(DeviceError::Stale { age: Duration::ZERO }));
+    let lost = read_until(&mut falcon, |r| {
+        r.is_err()
+            && *r
+                != Err(DeviceError::Stale {
+                    age: Duration::ZERO,
+                })
+    });
     assert_eq!(lost, Err(DeviceError::Disconnected));
     assert_eq!(falcon.counters().disconnections, 1);
 }
@@ -360,7 +405,10 @@ fn a_replugged_falcon_comes_back() {
     script.push(Step::Vanish);
     let mut falcon = device(script, dir.path(), true);
     read_until(&mut falcon, |r| r.is_ok()).unwrap();
-    assert_eq!(read_until(&mut falcon, |r| *r == Err(DeviceError::Disconnected)), Err(DeviceError::Disconnected));
+    assert_eq!(
+        read_until(&mut falcon, |r| *r == Err(DeviceError::Disconnected)),
+        Err(DeviceError::Disconnected)
+    );
     // Reopened after RECONNECT_INTERVAL.
     assert!(read_until(&mut falcon, |r| r.is_ok()).is_ok());
 }
@@ -379,7 +427,12 @@ fn an_unsolvable_sample_is_withheld_by_the_safety_layer() {
     assert_eq!(result, Err(DeviceError::SampleNotFinite));
     assert_eq!(layer.counters().sample_not_finite, 1);
     assert!(layer.device_mut().counters().kinematics_failures >= 1);
-    layer.write(&Wrench { force: Vector3::new(0.2, 0.0, 0.0), torque: Vector3::zeros() }).unwrap();
+    layer
+        .write(&Wrench {
+            force: Vector3::new(0.2, 0.0, 0.0),
+            torque: Vector3::zeros(),
+        })
+        .unwrap();
     assert_eq!(layer.commanded(), Wrench::ZERO);
 }
 
@@ -396,11 +449,17 @@ fn shutdown_ramps_the_force_to_zero_through_the_safety_layer() {
     let mut ticks = 0;
     while layer.commanded().force.z < 1.999 && ticks < 3000 {
         let _ = layer.read();
-        layer.write(if ticks == 0 { &Wrench::ZERO } else { &push }).unwrap();
+        layer
+            .write(if ticks == 0 { &Wrench::ZERO } else { &push })
+            .unwrap();
         std::thread::sleep(Duration::from_micros(200));
         ticks += 1;
     }
-    assert!((layer.commanded().force.z - 2.0).abs() < 1e-9, "{:?} after {ticks}", layer.commanded());
+    assert!(
+        (layer.commanded().force.z - 2.0).abs() < 1e-9,
+        "{:?} after {ticks}",
+        layer.commanded()
+    );
     layer.shutdown();
     let mut ramp = Vec::new();
     for _ in 0..12 {
@@ -409,7 +468,10 @@ fn shutdown_ramps_the_force_to_zero_through_the_safety_layer() {
     }
     // 10 ticks from 2 N: 1.8, 1.6, …, 0.2, then zero for good.
     for (i, f) in ramp[..9].iter().enumerate() {
-        assert!((f - 2.0 * (1.0 - (i + 1) as f64 / 10.0)).abs() < 1e-9, "{ramp:?}");
+        assert!(
+            (f - 2.0 * (1.0 - (i + 1) as f64 / 10.0)).abs() < 1e-9,
+            "{ramp:?}"
+        );
     }
     assert!(ramp[9..].iter().all(|&f| f == 0.0), "{ramp:?}");
 }

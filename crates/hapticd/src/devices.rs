@@ -1,5 +1,6 @@
 //! `hapticd devices`: connected HID devices and the profile each matches,
-//! then the Force Dimension devices the vendor's SDK sees.
+//! then the Force Dimension devices the vendor's SDK sees, then connected
+//! Novint Falcons.
 
 use crate::output::Stdout;
 use anyhow::Context;
@@ -40,7 +41,8 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
             profile.as_deref().unwrap_or("none")
         )?;
     }
-    forcedim(&mut out, args.forcedim_library.as_deref())
+    forcedim(&mut out, args.forcedim_library.as_deref())?;
+    falcons(&mut out)
 }
 
 /// The Force Dimension SDK and its devices, or where the SDK was looked
@@ -83,6 +85,29 @@ fn forcedim(out: &mut impl Write, library: Option<&std::path::Path>) -> anyhow::
                 device.index
             )?,
         }
+    }
+    Ok(())
+}
+
+/// One line per connected Falcon with the `[device.falcon] index` that
+/// opens it. A failed USB listing is reported on its line, not as an
+/// error: the HID listing above still stands.
+fn falcons(out: &mut impl Write) -> anyhow::Result<()> {
+    match haptic_device_falcon::list_falcons() {
+        Ok(falcons) if falcons.is_empty() => writeln!(out, "no Novint Falcon found")?,
+        Ok(falcons) => {
+            for f in &falcons {
+                writeln!(
+                    out,
+                    "0403:cb48  bus {} address {}  Novint Falcon  serial {}  (device.falcon.index = {})",
+                    f.bus,
+                    f.address,
+                    f.serial_number.as_deref().unwrap_or("?"),
+                    f.index
+                )?;
+            }
+        }
+        Err(e) => writeln!(out, "Novint Falcons: {e}")?,
     }
     Ok(())
 }

@@ -1,6 +1,6 @@
 //! `hapticd`: the haptic rendering server and its tools.
 //!
-//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim]
+//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim|falcon]
 //!   [--trajectory FILE] [--until-end] [--record FILE] [--duration S]
 //!   [--summary-json FILE] [--log-format human|json] [--listen ADDR]
 //!   [--unix-socket PATH] [--no-server] [--port-file FILE]`: the server, on
@@ -28,7 +28,8 @@
 //!   `hapticd scenario --list` names them.
 //! - `hapticd devices [--profiles DIR] [--forcedim-library PATH]`: lists
 //!   connected HID devices and the device profile each matches, then the
-//!   Force Dimension devices the vendor's SDK sees (or where it looked).
+//!   Force Dimension devices the vendor's SDK sees (or where it looked),
+//!   then connected Novint Falcons.
 //! - `hapticd check-config FILE...`: loads and validates configuration
 //!   files, printing `ok: FILE` or the error (file, line, field) for each.
 //!
@@ -80,8 +81,9 @@ enum Command {
     Inspect(inspect::InspectArgs),
     /// Run a built-in scenario (from Zhao, Li & Barbič) and write its per-cycle trace.
     Scenario(scenario::ScenarioArgs),
-    /// List connected HID devices and the device profile each matches, and
-    /// the Force Dimension devices the vendor's SDK sees.
+    /// List connected HID devices and the device profile each matches, the
+    /// Force Dimension devices the vendor's SDK sees, and connected Novint
+    /// Falcons.
     Devices(devices::DevicesArgs),
     /// Record a device's samples as a trajectory file for the emulator.
     Record(record::RecordArgs),

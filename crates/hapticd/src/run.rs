@@ -21,6 +21,8 @@ enum DeviceChoice {
     /// A Force Dimension device through the vendor's SDK
     /// (`[device.forcedim]`).
     Forcedim,
+    /// A Novint Falcon (`[device.falcon]`).
+    Falcon,
 }
 
 #[derive(clap::Args)]
@@ -93,6 +95,7 @@ fn overrides(args: &RunArgs) -> anyhow::Result<Overrides> {
             DeviceChoice::Emulator => DeviceKind::Emulator,
             DeviceChoice::Hid => DeviceKind::Hid,
             DeviceChoice::Forcedim => DeviceKind::ForceDimension,
+            DeviceChoice::Falcon => DeviceKind::Falcon,
         }),
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,

@@ -29,6 +29,14 @@ fn lists_devices_with_the_default_profiles_dir() {
         stdout.contains("no HID devices found") || stdout.contains("profile: "),
         "{stdout}"
     );
+    // Then the Falcons: none here; where one is, its index.
+    let last = stdout.lines().last().unwrap();
+    assert!(
+        last == "no Novint Falcon found"
+            || last.contains("device.falcon.index")
+            || last.starts_with("Novint Falcons: "),
+        "{stdout}"
+    );
 }
 
 #[test]
