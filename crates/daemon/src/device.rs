@@ -286,6 +286,37 @@ mod tests {
     }
 
     #[test]
+    fn a_falcon_reads_its_firmware_from_the_config_directory_before_any_usb() {
+        let dir = tempfile::tempdir().unwrap();
+        let scene = dir.path().join("scene.toml");
+        let text = concat!(
+            "[[objects]]\nname = \"tool\"\nshape = { kind = \"sphere\", radius_m = 0.02 }\n",
+            "role = \"point_shell\"\ntool = true\n\n",
+            "[[objects]]\nname = \"wall\"\nshape = { kind = \"box\", half_extents_m = [0.1, 0.1, 0.01] }\n",
+            "role = \"field\"\n\n",
+            "[device]\nkind = \"falcon\"\n\n[device.falcon]\nfirmware = \"fw/novint.bin\"\nindex = 1\n",
+        );
+        std::fs::write(&scene, text).unwrap();
+        std::fs::create_dir(dir.path().join("fw")).unwrap();
+        // An empty image passes the config's existence check and is refused
+        // when the device opens, before any USB traffic.
+        std::fs::write(dir.path().join("fw/novint.bin"), b"").unwrap();
+        let scene = Scene::load(&scene, &haptic_config::Overrides::default()).unwrap();
+        let settings = falcon_settings(&scene).unwrap();
+        assert_eq!(settings.firmware, dir.path().join("fw/novint.bin"));
+        assert_eq!((settings.index, settings.homing_on_start), (1, true));
+        let error = open(&scene, Pacing::RealTime, AtEnd::Error).err().unwrap();
+        assert!(
+            matches!(
+                error,
+                OpenError::Falcon(FalconError::FirmwareInvalid { .. })
+            ),
+            "{error}"
+        );
+        assert!(error.to_string().contains("fw/novint.bin"), "{error}");
+    }
+
+    #[test]
     fn no_match_or_several_matches_are_errors_that_say_so() {
         let none = choose(&[(interface(0x046d, 0xc52b, 0), None)]).unwrap_err();
         assert!(matches!(

@@ -13,6 +13,8 @@ pub enum FalconError {
     FirmwareInvalid { path: PathBuf, reason: String },
     #[error("no Novint Falcon with index {index} is connected ({found} found; `hapticd devices` lists them)")]
     NotConnected { index: usize, found: usize },
+    #[error("listing USB devices: {0}")]
+    List(String),
     #[error("opening the Falcon: {0}")]
     Open(String),
     #[error("{step}: {error}")]

@@ -165,12 +165,11 @@ impl FtdiTransport for ScriptedFalcon {
                     self.queue(&CHECK_1_ANSWER);
                 }
             }
-            value::BAUD_FIRMWARE if !self.upload_checked => {
-                if data == [CHECK_2] {
-                    self.upload_checked = true;
-                    self.queue(&[CHECK_2]);
-                }
+            value::BAUD_FIRMWARE if !self.upload_checked && data == [CHECK_2] => {
+                self.upload_checked = true;
+                self.queue(&[CHECK_2]);
             }
+            value::BAUD_FIRMWARE if !self.upload_checked => {}
             value::BAUD_FIRMWARE => {
                 for &byte in data {
                     let echo = if self.corrupt_echo_at == Some(self.uploaded.len()) {

@@ -23,7 +23,7 @@ pub struct FalconInfo {
 fn connected() -> Result<Vec<nusb::DeviceInfo>, FalconError> {
     let devices = nusb::list_devices()
         .wait()
-        .map_err(|e| FalconError::Open(format!("listing USB devices: {e}")))?;
+        .map_err(|e| FalconError::List(e.to_string()))?;
     Ok(devices
         .filter(|d| d.vendor_id() == VENDOR_ID && d.product_id() == PRODUCT_ID)
         .collect())

@@ -82,3 +82,22 @@ fn record_writes_a_trajectory_the_emulator_can_load() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("--motion"));
 }
+
+#[test]
+fn run_with_a_falcon_needs_its_firmware_file() {
+    let output = Command::new(env!("CARGO_BIN_EXE_hapticd"))
+        .args([
+            "run",
+            "--device",
+            "falcon",
+            "--no-server",
+            "--duration",
+            "0.1",
+        ])
+        .current_dir(workspace())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("device.falcon.firmware"), "{stderr}");
+}
