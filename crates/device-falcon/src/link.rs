@@ -193,8 +193,15 @@ impl<T: FtdiTransport> Link<T> {
     /// answer came in time (counted; the next exchange carries on).
     pub fn exchange(&mut self, force: &Vector3<f64>, now: Duration) -> Result<(), TransportError> {
         let command = self.command(force).encode();
-        self.usb.bulk_out(&command, EXCHANGE_TIMEOUT)?;
-        self.receive(now)
+        let result = self
+            .usb
+            .bulk_out(&command, EXCHANGE_TIMEOUT)
+            .and_then(|()| self.receive(now));
+        if result == Err(TransportError::Disconnected) {
+            self.counters.disconnections += 1;
+            self.stream.clear();
+        }
+        result
     }
 
     fn receive(&mut self, now: Duration) -> Result<(), TransportError> {
@@ -202,11 +209,6 @@ impl<T: FtdiTransport> Link<T> {
             Err(TransportError::Timeout) => {
                 self.counters.timeouts += 1;
                 return Err(TransportError::Timeout);
-            }
-            Err(TransportError::Disconnected) => {
-                self.counters.disconnections += 1;
-                self.stream.clear();
-                return Err(TransportError::Disconnected);
             }
             other => other?,
         };

@@ -8,6 +8,8 @@ use crate::ftdi::{
     USB_PACKET,
 };
 use crate::packet::{Status, PACKET_LEN};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The FT232's modem status bytes as it sends them when idle.
@@ -48,6 +50,9 @@ pub struct ScriptedFalcon {
     /// How long each bulk read takes, as the device's latency timer would
     /// make it (none: at once; the I/O thread then spins).
     pub pace: Option<Duration>,
+    /// A switch a test flips to unplug the device while it runs: every
+    /// transfer from then on fails as disconnected.
+    pub unplugged: Option<Arc<AtomicBool>>,
     /// Controls and the writes of the bring-up (command packets are not
     /// logged, so that the running exchange allocates nothing).
     pub log: Vec<Event>,
@@ -75,6 +80,7 @@ impl ScriptedFalcon {
             corrupt_echo_at: None,
             script,
             pace: None,
+            unplugged: None,
             log: Vec::new(),
             uploaded: Vec::new(),
             commands: 0,
@@ -87,6 +93,13 @@ impl ScriptedFalcon {
             pending: [0; USB_PACKET],
             pending_len: 0,
         }
+    }
+
+    fn gone(&mut self) -> bool {
+        if let Some(switch) = &self.unplugged {
+            self.vanished |= switch.load(Ordering::Acquire);
+        }
+        self.vanished
     }
 
     fn queue(&mut self, data: &[u8]) {
@@ -125,7 +138,7 @@ impl ScriptedFalcon {
 
 impl FtdiTransport for ScriptedFalcon {
     fn control(&mut self, request: u8, value: u16) -> Result<(), TransportError> {
-        if self.vanished {
+        if self.gone() {
             return Err(TransportError::Disconnected);
         }
         self.log.push(Event::Control { request, value });
@@ -144,7 +157,7 @@ impl FtdiTransport for ScriptedFalcon {
     }
 
     fn bulk_out(&mut self, data: &[u8], _: Duration) -> Result<(), TransportError> {
-        if self.vanished {
+        if self.gone() {
             return Err(TransportError::Disconnected);
         }
         if self.firmware_running && self.baud == value::BAUD_NORMAL {
@@ -191,7 +204,7 @@ impl FtdiTransport for ScriptedFalcon {
         packet: &mut [u8; USB_PACKET],
         timeout: Duration,
     ) -> Result<usize, TransportError> {
-        if self.vanished {
+        if self.gone() {
             return Err(TransportError::Disconnected);
         }
         if let Some(pace) = self.pace {
