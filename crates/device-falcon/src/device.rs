@@ -4,7 +4,8 @@
 //! never block and never allocate.
 
 use crate::error::FalconError;
-use crate::ftdi::{Firmware, FtdiTransport, TransportError};
+use crate::error::TransportError;
+use crate::ftdi::{Firmware, FtdiTransport};
 use crate::link::{Link, LinkCounters, LinkSettings, Reading};
 use haptic_devices::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
 use haptic_handoff::{Latest, LatestReader, LatestWriter};

@@ -1,6 +1,5 @@
 //! Why a Falcon could not be opened or brought up.
 
-use crate::ftdi::TransportError;
 use std::path::PathBuf;
 
 /// Why a Falcon could not be opened, its firmware loaded or its link
@@ -36,4 +35,18 @@ pub enum FalconError {
     NoFirmwareResponse { path: PathBuf },
     #[error("starting the Falcon's I/O thread: {0}")]
     Thread(String),
+}
+
+/// How a USB transfer failed.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum TransportError {
+    /// The device is gone.
+    #[error("the device is disconnected")]
+    Disconnected,
+    /// Nothing arrived in time.
+    #[error("the transfer timed out")]
+    Timeout,
+    /// The endpoint stalled or the host controller reported a fault.
+    #[error("the transfer failed ({0})")]
+    Failed(&'static str),
 }

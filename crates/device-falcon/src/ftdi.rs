@@ -4,7 +4,7 @@
 //! the firmware loader's handshake and upload at a slow baud rate, then the
 //! fast normal mode.
 
-use crate::error::FalconError;
+use crate::error::{FalconError, TransportError};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -69,20 +69,6 @@ pub mod value {
     pub const LATENCY_LOADER_MS: u16 = 16;
     /// Latency timer in normal mode: each packet is returned within 1 ms.
     pub const LATENCY_NORMAL_MS: u16 = 1;
-}
-
-/// How a USB transfer failed.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum TransportError {
-    /// The device is gone.
-    #[error("the device is disconnected")]
-    Disconnected,
-    /// Nothing arrived in time.
-    #[error("the transfer timed out")]
-    Timeout,
-    /// The endpoint stalled or the host controller reported a fault.
-    #[error("the transfer failed ({0})")]
-    Failed(&'static str),
 }
 
 /// The USB transfers the Falcon needs. Implemented over nusb for the real

@@ -27,6 +27,6 @@ pub mod usb;
 pub use device::{
     capabilities, FalconDevice, FalconSettings, Opener, RECONNECT_INTERVAL, STALE_AFTER,
 };
-pub use error::FalconError;
-pub use ftdi::{Firmware, FtdiTransport, TransportError};
+pub use error::{FalconError, TransportError};
+pub use ftdi::{Firmware, FtdiTransport};
 pub use usb::{list_falcons, FalconInfo, NusbTransport};

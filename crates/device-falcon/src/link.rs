@@ -3,8 +3,9 @@
 //! firmware running first.
 
 use crate::error::FalconError;
+use crate::error::TransportError;
 use crate::frame;
-use crate::ftdi::{self, Firmware, FtdiTransport, TransportError, STATUS_BYTES, USB_PACKET};
+use crate::ftdi::{self, Firmware, FtdiTransport, STATUS_BYTES, USB_PACKET};
 use crate::kinematics::{self, LegAngles};
 use crate::packet::{led, Command, PacketCounters, PacketStream, Status, ALL_HOMED, PACKET_LEN};
 use nalgebra::{Point3, Vector3};

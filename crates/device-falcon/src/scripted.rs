@@ -3,9 +3,9 @@
 //! firmware, answering each command packet with the next step of a script.
 //! Tests and benchmarks drive the real bring-up and exchange code with it.
 
+use crate::error::TransportError;
 use crate::ftdi::{
-    value, FtdiTransport, TransportError, CHECK_1_ANSWER, CHECK_1_SEND, CHECK_2, STATUS_BYTES,
-    USB_PACKET,
+    value, FtdiTransport, CHECK_1_ANSWER, CHECK_1_SEND, CHECK_2, STATUS_BYTES, USB_PACKET,
 };
 use crate::packet::{Status, PACKET_LEN};
 use std::sync::atomic::{AtomicBool, Ordering};

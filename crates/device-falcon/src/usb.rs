@@ -1,10 +1,8 @@
 //! The Falcon over USB through nusb (usbfs on Linux): enumeration and the
 //! [`FtdiTransport`] of a real device.
 
-use crate::error::FalconError;
-use crate::ftdi::{
-    FtdiTransport, TransportError, ENDPOINT_IN, ENDPOINT_OUT, PRODUCT_ID, USB_PACKET, VENDOR_ID,
-};
+use crate::error::{FalconError, TransportError};
+use crate::ftdi::{FtdiTransport, ENDPOINT_IN, ENDPOINT_OUT, PRODUCT_ID, USB_PACKET, VENDOR_ID};
 use nusb::transfer::{Buffer, Bulk, ControlOut, ControlType, In, Out, Recipient, TransferError};
 use nusb::{Endpoint, MaybeFuture};
 use std::time::Duration;

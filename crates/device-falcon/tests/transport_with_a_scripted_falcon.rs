@@ -3,11 +3,12 @@
 //! device that vanishes mid-run, a sample the kinematics cannot solve, and
 //! the shutdown ramp through the safety layer.
 
-use haptic_device_falcon::ftdi::{request, value, Firmware, TransportError};
+use haptic_device_falcon::ftdi::{request, value, Firmware};
 use haptic_device_falcon::kinematics::{self, WORKSPACE_CENTRE};
 use haptic_device_falcon::link::{Link, LinkSettings};
 use haptic_device_falcon::packet::{Command, Status};
 use haptic_device_falcon::scripted::{Event, ScriptedFalcon, Step};
+use haptic_device_falcon::TransportError;
 use haptic_device_falcon::{frame, FalconDevice, FalconError, FalconSettings};
 use haptic_devices::{DeviceError, HapticDevice, SafetyLayer, Wrench};
 use nalgebra::{Point3, Vector3};
