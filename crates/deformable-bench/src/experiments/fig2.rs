@@ -88,7 +88,7 @@ pub fn run_fig2(
 pub fn print_fig2_scene(spec: &Fig2Spec, step: f64, duration: f64) {
     println!(
         "fig. 2: four jelly cylinders r = {r} m, h = {h} m ({rings} rings × {layers} layers of nodes), {rho} kg/m³, \
-         E = {e} Pa, ν = {nu}, {spacing} m apart on a fixed dish, one per paradigm (mass–spring, co-rotational FEM, \
+         E = {e} Pa, ν = {nu}, {spacing} m apart on a dish {dish}, one per paradigm (mass–spring, co-rotational FEM, \
          XPBD, shape matching), under a free {bl} × {bw} × {bt} m bar of {bd} kg/m³, friction μ = {mu}; \
          step {step} s, {duration} s simulated",
         r = spec.jelly_radius,
@@ -99,6 +99,11 @@ pub fn print_fig2_scene(spec: &Fig2Spec, step: f64, duration: f64) {
         e = spec.young_modulus,
         nu = spec.poisson_ratio,
         spacing = spec.spacing,
+        dish = if spec.dish_on_ground {
+            "free on a fixed ground"
+        } else {
+            "fixed in place"
+        },
         bl = spec.bar_size[0],
         bw = spec.bar_size[1],
         bt = spec.bar_size[2],
