@@ -8,6 +8,7 @@
 //! Every function pointer is copied out of the library when it loads, so a
 //! call costs what a call into a linked library costs.
 
+use haptic_devices::library::{open_first, search_paths, tried_list};
 use std::ffi::{c_char, c_int, c_uint, OsString};
 use std::path::{Path, PathBuf};
 
@@ -29,43 +30,31 @@ pub enum LoadError {
     },
 }
 
-fn tried_list(tried: &[(String, String)]) -> String {
-    tried
-        .iter()
-        .map(|(path, why)| format!("\n  {path}: {why}"))
-        .collect()
-}
-
 /// Where the SDK is looked for, in order: `configured` (a library file, or
 /// a directory holding one), then `$FORCEDIM_SDK` (`sdk`) and its `lib`,
 /// `lib/release/lin-<arch>-gcc` and `lib/release` directories, then the
 /// dynamic linker's own search (`LD_LIBRARY_PATH`, `ld.so.cache`, `/lib`,
 /// `/usr/lib`) and `/usr/local/lib`. Bare names are for the dynamic linker.
 pub fn candidates(configured: Option<&Path>, sdk: Option<OsString>) -> Vec<PathBuf> {
-    let in_dir = |dir: &Path| LIBRARY_NAMES.map(|name| dir.join(name));
-    let mut paths = Vec::new();
-    if let Some(path) = configured {
-        if path.is_dir() {
-            paths.extend(in_dir(path));
-        } else {
-            paths.push(path.to_owned());
+    let sdk_dirs = match sdk.filter(|s| !s.is_empty()) {
+        Some(sdk) => {
+            let root = PathBuf::from(sdk);
+            let arch = format!("lin-{}-gcc", std::env::consts::ARCH);
+            vec![
+                root.clone(),
+                root.join("lib"),
+                root.join("lib/release").join(&arch),
+                root.join("lib/release"),
+            ]
         }
-    }
-    if let Some(sdk) = sdk.filter(|s| !s.is_empty()) {
-        let root = PathBuf::from(sdk);
-        let arch = format!("lin-{}-gcc", std::env::consts::ARCH);
-        for dir in [
-            root.clone(),
-            root.join("lib"),
-            root.join("lib/release").join(&arch),
-            root.join("lib/release"),
-        ] {
-            paths.extend(in_dir(&dir));
-        }
-    }
-    paths.extend(LIBRARY_NAMES.iter().map(PathBuf::from));
-    paths.extend(in_dir(Path::new("/usr/local/lib")));
-    paths
+        None => Vec::new(),
+    };
+    search_paths(
+        &LIBRARY_NAMES,
+        configured,
+        &sdk_dirs,
+        &[Path::new("/usr/local/lib")],
+    )
 }
 
 type Id = c_char;
@@ -137,46 +126,26 @@ unsafe fn symbol<T: Copy>(
     path: &Path,
     name: &'static str,
 ) -> Result<T, LoadError> {
-    match unsafe { library.get::<T>(name.as_bytes()) } {
-        Ok(symbol) => Ok(*symbol),
-        Err(_) => Err(LoadError::MissingSymbol {
+    // SAFETY: the caller's.
+    unsafe { haptic_devices::library::symbol(library, name) }.ok_or_else(|| {
+        LoadError::MissingSymbol {
             library: path.to_owned(),
             symbol: name,
-        }),
-    }
+        }
+    })
 }
 
 impl Sdk {
     /// Loads the first library of [`candidates`] (`configured`, then
     /// `$FORCEDIM_SDK`, then the system's) that the dynamic linker opens.
     pub fn load(configured: Option<&Path>) -> Result<Sdk, LoadError> {
-        let mut tried = Vec::new();
-        for path in candidates(configured, std::env::var_os(SDK_ENV)) {
-            let explicit = path.components().count() > 1;
-            if explicit && !path.exists() {
-                tried.push((path.display().to_string(), "no such file".to_owned()));
-                continue;
-            }
-            // SAFETY: loading runs the library's initialisers; the SDK's
-            // are those of any C++ library.
-            match unsafe { libloading::Library::new(&path) } {
-                Ok(library) => return Sdk::from_library(library, path),
-                Err(error) => {
-                    let why = std::error::Error::source(&error)
-                        .map_or_else(|| error.to_string(), |s| s.to_string());
-                    let shown = if explicit {
-                        path.display().to_string()
-                    } else {
-                        format!(
-                            "{} (dynamic linker search: LD_LIBRARY_PATH, ld.so.cache, /lib, /usr/lib)",
-                            path.display()
-                        )
-                    };
-                    tried.push((shown, why));
-                }
-            }
+        let paths = candidates(configured, std::env::var_os(SDK_ENV));
+        // SAFETY: loading runs the library's initialisers; the SDK's are
+        // those of any C++ library.
+        match unsafe { open_first(paths) } {
+            Ok((library, path)) => Sdk::from_library(library, path),
+            Err(tried) => Err(LoadError::NotFound { tried }),
         }
-        Err(LoadError::NotFound { tried })
     }
 
     /// Every `dhd` function the backend calls, and the `drd` ones if the

@@ -140,6 +140,15 @@ impl DriverMessage {
     }
 }
 
+/// Appends formatted text (`write!`), cut at the capacity as
+/// [`DriverMessage::new`] cuts; allocates nothing.
+impl std::fmt::Write for DriverMessage {
+    fn write_str(&mut self, text: &str) -> std::fmt::Result {
+        self.push(text);
+        Ok(())
+    }
+}
+
 impl std::fmt::Display for DriverMessage {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(self.as_str())
@@ -166,6 +175,16 @@ pub trait HapticDevice: Send {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn driver_messages_take_formatted_text_up_to_their_capacity() {
+        use std::fmt::Write as _;
+        let mut message = DriverMessage::new("code ");
+        write!(message, "0x{:04x}: ", 0x302).unwrap();
+        message.write_str(&"é".repeat(40)).unwrap();
+        assert!(message.as_str().starts_with("code 0x0302: éé"));
+        assert_eq!(message.as_str().len(), DRIVER_MESSAGE_CAPACITY - 1);
+    }
 
     #[test]
     fn driver_messages_keep_whole_characters_and_mark_bad_bytes() {

@@ -7,6 +7,7 @@
 mod device;
 mod emulator;
 pub mod hid;
+pub mod library;
 mod motion;
 mod rate;
 mod safety;
