@@ -44,7 +44,8 @@ pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
     DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig, ObjectConfig,
-    ObjectRole, ServerSettings, Shape, Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
+    ObjectRole, OpenHapticsConfig, ServerSettings, Shape, Telemetry, Thread, Threads,
+    DEFAULT_DENSITY_KG_M3,
 };
 
 use file::ConfigFile;

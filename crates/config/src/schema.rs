@@ -304,6 +304,8 @@ pub struct DeviceConfig {
     pub forcedim: ForceDimensionConfig,
     /// The Novint Falcon of `kind = "falcon"` (docs/devices.md).
     pub falcon: FalconConfig,
+    /// `kind = "openhaptics"`: libHD and the device it opens.
+    pub openhaptics: OpenHapticsConfig,
 }
 
 impl Default for DeviceConfig {
@@ -322,6 +324,34 @@ impl Default for DeviceConfig {
             clutch_button: None,
             forcedim: ForceDimensionConfig::default(),
             falcon: FalconConfig::default(),
+            openhaptics: OpenHapticsConfig::default(),
+        }
+    }
+}
+
+/// `[device.openhaptics]`: a 3D Systems Touch, Touch X or Phantom through
+/// the OpenHaptics HD API (docs/devices.md, "OpenHaptics"). The device
+/// frame maps into the scene through the `[device]` workspace keys.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OpenHapticsConfig {
+    /// libHD (`libHD.so`) or a directory holding it, relative to the
+    /// config's directory; tried before `$OH_SDK_BASE`, `$OPENHAPTICS` and
+    /// the system's directories. Default none.
+    pub library: Option<PathBuf>,
+    /// The device's configuration name in the Touch setup tool. Default
+    /// "Default Device": the HD API's default device.
+    pub device_name: String,
+    /// Largest force (N). Default the HD API's `HD_NOMINAL_MAX_FORCE`.
+    pub max_force_n: Option<f64>,
+}
+
+impl Default for OpenHapticsConfig {
+    fn default() -> Self {
+        Self {
+            library: None,
+            device_name: "Default Device".to_owned(),
+            max_force_n: None,
         }
     }
 }
@@ -522,6 +552,10 @@ pub enum DeviceKind {
     ForceDimension,
     /// A Novint Falcon through its open protocol (`[device.falcon]`).
     Falcon,
+    /// A Touch, Touch X or Phantom through the OpenHaptics HD API
+    /// (`[device.openhaptics]`).
+    #[serde(rename = "openhaptics")]
+    OpenHaptics,
 }
 
 /// The daemon's threads. Each table may give any of its fields; the rest

@@ -486,6 +486,52 @@ fn force_dimension_settings_are_read_and_checked() {
 }
 
 #[test]
+fn openhaptics_settings_are_read_and_checked() {
+    let config = parse(MINIMAL).unwrap();
+    assert_eq!(config.device().openhaptics, OpenHapticsConfig::default());
+    assert_eq!(config.device().openhaptics.device_name, "Default Device");
+    let oh = MINIMAL.replace("[device]\n", "[device]\nkind = \"openhaptics\"\n");
+    let text =
+        format!("{oh}\n[device.openhaptics]\ndevice_name = \"Left Touch\"\nmax_force_n = 2.5\n");
+    let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.device().kind, DeviceKind::OpenHaptics);
+    let o = &scene.device().openhaptics;
+    assert_eq!(
+        (o.device_name.as_str(), o.max_force_n),
+        ("Left Touch", Some(2.5))
+    );
+    for (line, field, message) in [
+        (
+            "device_name = \"\"",
+            "device.openhaptics.device_name",
+            "Default Device",
+        ),
+        (
+            "max_force_n = 0.0",
+            "device.openhaptics.max_force_n",
+            "positive",
+        ),
+        (
+            "max_torque_n_m = 1.0",
+            "device.openhaptics.max_torque_n_m",
+            "unknown field",
+        ),
+        (
+            "library = \"oh/libHD.so\"",
+            "device.openhaptics.library",
+            "no such file: /nonexistent/oh/libHD.so",
+        ),
+    ] {
+        let text = format!("{oh}\n[device.openhaptics]\n{line}\n");
+        let e = error(&text, line_of(&text, line), field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    // The library is checked only for the device in use.
+    let text = format!("{MINIMAL}\n[device.openhaptics]\nlibrary = \"oh/libHD.so\"\n");
+    parse(&text).unwrap_or_else(|e| panic!("{e}"));
+}
+
+#[test]
 fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
     use haptic_devices::{EmulatorMode, RotationParams};
     let hand = |text: &str| match parse(text).unwrap().device().emulator.mode() {

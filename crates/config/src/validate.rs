@@ -4,7 +4,8 @@
 use crate::check::{fail, finite, Check, Invalid};
 use crate::file::ConfigFile;
 use crate::schema::{
-    DeviceKind, ForceDimensionConfig, ObjectConfig, ServerSettings, Shape, Thread, DEFAULT_MATERIAL,
+    DeviceKind, ForceDimensionConfig, ObjectConfig, OpenHapticsConfig, ServerSettings, Shape,
+    Thread, DEFAULT_MATERIAL,
 };
 use haptic_devices::Profile;
 use haptic_devices::ServoRate;
@@ -438,6 +439,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
         }
     }
     forcedim(&d.forcedim, d.kind == DeviceKind::ForceDimension, base)?;
+    openhaptics(&d.openhaptics, d.kind == DeviceKind::OpenHaptics, base)?;
     let e = &d.emulator;
     positive(field("emulator.handle_mass_kg"), e.handle_mass_kg)?;
     positive(
@@ -492,7 +494,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             Some(file) => file_exists(field("trajectory_file"), base, file),
             None => fail(field("kind"), "an emulator needs `trajectory_file`"),
         },
-        DeviceKind::ForceDimension => Ok(()),
+        DeviceKind::ForceDimension | DeviceKind::OpenHaptics => Ok(()),
         DeviceKind::Falcon => falcon(&d.falcon, base),
         DeviceKind::Hid => {
             // Without a profile the daemon picks the one connected device
@@ -549,6 +551,31 @@ fn forcedim(f: &ForceDimensionConfig, in_use: bool, base: &Path) -> Check {
         }
     }
     match &f.library {
+        Some(library) if in_use && !base.join(library).exists() => fail(
+            field("library"),
+            format!("no such file: {}", base.join(library).display()),
+        ),
+        _ => Ok(()),
+    }
+}
+
+/// Checks `[device.openhaptics]`; its library must exist when the device
+/// is the one in use.
+fn openhaptics(o: &OpenHapticsConfig, in_use: bool, base: &Path) -> Check {
+    let field = |name: &str| format!("device.openhaptics.{name}");
+    if o.device_name.is_empty() || o.device_name.contains('\0') {
+        fail(
+            field("device_name"),
+            format!(
+                "must name a device of the Touch setup tool (\"Default Device\" for the default), not {:?}",
+                o.device_name
+            ),
+        )?;
+    }
+    if let Some(force) = o.max_force_n {
+        positive(field("max_force_n"), force)?;
+    }
+    match &o.library {
         Some(library) if in_use && !base.join(library).exists() => fail(
             field("library"),
             format!("no such file: {}", base.join(library).display()),

@@ -3,6 +3,7 @@
 use haptic_config::{DeviceConfig, DeviceKind, Scene};
 use haptic_device_falcon::{FalconDevice, FalconError, FalconSettings};
 use haptic_device_forcedim::ForceDimensionDevice;
+use haptic_device_openhaptics::OpenHapticsDevice;
 use haptic_devices::{
     list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
     EmulatorConfig, HapticDevice, HidDevice, HidDeviceInfo, Motion, MotionFileError, ProfileError,
@@ -22,6 +23,10 @@ pub enum AnyDevice {
     ForceDimension(Box<ForceDimensionDevice>),
     /// A Novint Falcon; it reopens itself when lost (its I/O thread does).
     Falcon(FalconDevice),
+    /// A Touch, Touch X or Phantom; boxed: it carries its description.
+    /// The HD scheduler keeps running while it is lost, and its samples
+    /// return with it.
+    OpenHaptics(Box<OpenHapticsDevice>),
 }
 
 impl HapticDevice for AnyDevice {
@@ -32,6 +37,7 @@ impl HapticDevice for AnyDevice {
             Self::Hid(d) => d.capabilities(),
             Self::ForceDimension(d) => d.capabilities(),
             Self::Falcon(d) => d.capabilities(),
+            Self::OpenHaptics(d) => d.capabilities(),
         }
     }
 
@@ -42,6 +48,7 @@ impl HapticDevice for AnyDevice {
             Self::Hid(d) => d.read(),
             Self::ForceDimension(d) => d.read(),
             Self::Falcon(d) => d.read(),
+            Self::OpenHaptics(d) => d.read(),
         }
     }
 
@@ -52,6 +59,7 @@ impl HapticDevice for AnyDevice {
             Self::Hid(d) => d.write(wrench),
             Self::ForceDimension(d) => d.write(wrench),
             Self::Falcon(d) => d.write(wrench),
+            Self::OpenHaptics(d) => d.write(wrench),
         }
     }
 }
@@ -84,6 +92,8 @@ pub enum OpenError {
     ForceDimension(#[from] haptic_device_forcedim::OpenError),
     #[error(transparent)]
     Falcon(#[from] FalconError),
+    #[error("opening the OpenHaptics device: {0}")]
+    OpenHaptics(#[from] haptic_device_openhaptics::OpenError),
     #[error("{0}")]
     Config(String),
 }
@@ -226,6 +236,16 @@ pub fn open(
             );
         }
         DeviceKind::Falcon => AnyDevice::Falcon(FalconDevice::open(&falcon_settings(scene)?)?),
+        DeviceKind::OpenHaptics => {
+            let o = &d.openhaptics;
+            AnyDevice::OpenHaptics(Box::new(OpenHapticsDevice::open(
+                &haptic_device_openhaptics::Settings {
+                    library: o.library.as_ref().map(|l| base.join(l)),
+                    device_name: o.device_name.clone(),
+                    max_force: o.max_force_n,
+                },
+            )?))
+        }
     };
     let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());
     Ok(SafetyLayer::new(device).with_limits(limits))

@@ -1,6 +1,6 @@
 //! `hapticd devices`: connected HID devices and the profile each matches,
 //! then the Force Dimension devices the vendor's SDK sees, then connected
-//! Novint Falcons.
+//! Novint Falcons, then OpenHaptics' libHD and the device it opens.
 
 use crate::output::Stdout;
 use anyhow::Context;
@@ -18,6 +18,13 @@ pub struct DevicesArgs {
     /// `$FORCEDIM_SDK` and the system's directories.
     #[arg(long, value_name = "PATH")]
     forcedim_library: Option<PathBuf>,
+    /// libHD (or its directory), tried before `$OH_SDK_BASE`,
+    /// `$OPENHAPTICS` and the system's directories.
+    #[arg(long, value_name = "PATH")]
+    openhaptics_library: Option<PathBuf>,
+    /// The OpenHaptics device's configuration name.
+    #[arg(long, value_name = "NAME", default_value = haptic_device_openhaptics::DEFAULT_DEVICE)]
+    openhaptics_device: String,
 }
 
 pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
@@ -42,7 +49,43 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
         )?;
     }
     forcedim(&mut out, args.forcedim_library.as_deref())?;
-    falcons(&mut out)
+    falcons(&mut out)?;
+    openhaptics(&mut out, args)
+}
+
+/// Where libHD was found and the device it opens, or where it was looked
+/// for. Opening the device briefly starts the HD scheduler, forces off.
+fn openhaptics(out: &mut impl Write, args: &DevicesArgs) -> anyhow::Result<()> {
+    use haptic_device_openhaptics::{Library, OpenHapticsDevice, Settings};
+    let library = match Library::load(args.openhaptics_library.as_deref()) {
+        Ok(library) => std::sync::Arc::new(library),
+        Err(error) => {
+            writeln!(out, "OpenHaptics: {error}")?;
+            return Ok(());
+        }
+    };
+    writeln!(
+        out,
+        "OpenHaptics HD library from {}",
+        library.path().display()
+    )?;
+    let settings = Settings {
+        device_name: args.openhaptics_device.clone(),
+        ..Settings::default()
+    };
+    let name = &settings.device_name;
+    match OpenHapticsDevice::open_with(library, &settings) {
+        Ok(device) => {
+            let info = device.info();
+            writeln!(
+                out,
+                "openhaptics {name:?}: {} (input DoF {}, output DoF {}, {} Hz)",
+                info.model, info.input_dof, info.output_dof, info.update_rate
+            )?
+        }
+        Err(error) => writeln!(out, "openhaptics {name:?}: cannot be opened: {error}")?,
+    }
+    Ok(())
 }
 
 /// The Force Dimension SDK and its devices, or where the SDK was looked

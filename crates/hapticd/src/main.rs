@@ -1,6 +1,6 @@
 //! `hapticd`: the haptic rendering server and its tools.
 //!
-//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim|falcon]
+//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim|falcon|openhaptics]
 //!   [--trajectory FILE] [--until-end] [--record FILE] [--duration S]
 //!   [--summary-json FILE] [--log-format human|json] [--listen ADDR]
 //!   [--unix-socket PATH] [--no-server] [--port-file FILE]`: the server, on
@@ -26,10 +26,12 @@
 //!   --out TRACE.csv|.json`: runs a built-in scene (from Zhao, Li & Barbič) through the
 //!   rendering cycle, writes its trace and prints a summary;
 //!   `hapticd scenario --list` names them.
-//! - `hapticd devices [--profiles DIR] [--forcedim-library PATH]`: lists
+//! - `hapticd devices [--profiles DIR] [--forcedim-library PATH]
+//!   [--openhaptics-library PATH] [--openhaptics-device NAME]`: lists
 //!   connected HID devices and the device profile each matches, then the
 //!   Force Dimension devices the vendor's SDK sees (or where it looked),
-//!   then connected Novint Falcons.
+//!   then connected Novint Falcons, then where libHD was found and the
+//!   device it opens (or where it looked).
 //! - `hapticd check-config FILE...`: loads and validates configuration
 //!   files, printing `ok: FILE` or the error (file, line, field) for each.
 //!

@@ -23,6 +23,9 @@ enum DeviceChoice {
     Forcedim,
     /// A Novint Falcon (`[device.falcon]`).
     Falcon,
+    /// A Touch, Touch X or Phantom through the OpenHaptics HD API
+    /// (`[device.openhaptics]`).
+    Openhaptics,
 }
 
 #[derive(clap::Args)]
@@ -96,6 +99,7 @@ fn overrides(args: &RunArgs) -> anyhow::Result<Overrides> {
             DeviceChoice::Hid => DeviceKind::Hid,
             DeviceChoice::Forcedim => DeviceKind::ForceDimension,
             DeviceChoice::Falcon => DeviceKind::Falcon,
+            DeviceChoice::Openhaptics => DeviceKind::OpenHaptics,
         }),
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,

@@ -1,0 +1,81 @@
+//! The per-tick cost of the OpenHaptics backend on the servo side against
+//! the simulated libHD (`scripts/bench-devices`): one read (the newest
+//! scheduler frame from its hand-off buffer, converted) and one write (the
+//! force into the other buffer), called on the device itself — behind the
+//! safety layer a loop far faster than the scheduler's 1 kHz would read
+//! as stale — with the scheduler thread running beside it.
+
+use haptic_device_openhaptics::{OpenHapticsDevice, Settings};
+use haptic_devices::{HapticDevice, Wrench};
+use nalgebra::Vector3;
+use std::hint::black_box;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+const TICKS: usize = 200_000;
+const ROUNDS: usize = 7;
+
+/// The simulated libHD, built beside the examples as a dev-dependency.
+fn sim_library() -> PathBuf {
+    let exe = std::env::current_exe().expect("the example's path");
+    let deps = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target/<profile>")
+        .join("deps");
+    let path = deps.join("libopenhaptics_sim.so");
+    if !path.is_file() {
+        eprintln!(
+            "{} is missing: cargo builds it with this example",
+            path.display()
+        );
+        std::process::exit(1);
+    }
+    path
+}
+
+fn main() {
+    let settings = Settings {
+        library: Some(sim_library()),
+        ..Settings::default()
+    };
+    let mut device = match OpenHapticsDevice::open(&settings) {
+        Ok(device) => device,
+        Err(error) => {
+            eprintln!("opening the simulated libHD's device: {error}");
+            std::process::exit(1);
+        }
+    };
+    let start = Instant::now();
+    while device.read().is_err() {
+        if start.elapsed() > Duration::from_secs(1) {
+            eprintln!("the simulated scheduler sent no frame in 1 s");
+            std::process::exit(1);
+        }
+        std::thread::sleep(Duration::from_millis(1));
+    }
+    let request = Wrench {
+        force: Vector3::new(0.2, 0.0, 0.1),
+        torque: Vector3::zeros(),
+    };
+    let mut tick = || {
+        let _ = black_box(device.read());
+        let _ = black_box(device.write(black_box(&request)));
+    };
+    for _ in 0..TICKS / 4 {
+        tick();
+    }
+    let mut rounds: Vec<Duration> = (0..ROUNDS)
+        .map(|_| {
+            let start = Instant::now();
+            for _ in 0..TICKS {
+                tick();
+            }
+            start.elapsed() / TICKS as u32
+        })
+        .collect();
+    rounds.sort();
+    let ns = rounds[ROUNDS / 2].as_secs_f64() * 1e9;
+    println!("openhaptics ticks per round: {TICKS}, rounds: {ROUNDS} (median), device without safety layer");
+    println!("openhaptics_sim_tick: {ns:.1} ns");
+}
