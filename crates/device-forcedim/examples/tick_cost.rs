@@ -14,21 +14,10 @@ const ROUNDS: usize = 7;
 
 /// The simulated SDK, built beside the examples as a dev-dependency.
 fn sim_library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the example's path");
-    let deps = exe
-        .parent()
-        .and_then(|d| d.parent())
-        .expect("target/<profile>")
-        .join("deps");
-    let path = deps.join("libforcedim_sim.so");
-    if !path.is_file() {
-        eprintln!(
-            "{} is missing: cargo builds it with this example",
-            path.display()
-        );
+    haptic_devices::library::beside_current_exe("libforcedim_sim.so").unwrap_or_else(|| {
+        eprintln!("libforcedim_sim.so is missing: cargo builds it with this example");
         std::process::exit(1);
-    }
-    path
+    })
 }
 
 /// The median over rounds of the mean time of one read and one write.

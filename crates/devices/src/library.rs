@@ -94,6 +94,20 @@ pub unsafe fn symbol<T: Copy>(library: &libloading::Library, name: &str) -> Opti
         .map(|s| *s)
 }
 
+/// `file_name` beside the running executable: in its directory or its
+/// `deps` (a test binary's), or in `../deps` (an example's) — where cargo
+/// builds a dev-dependency's shared library, such as a simulated vendor
+/// library for tests.
+pub fn beside_current_exe(file_name: &str) -> Option<PathBuf> {
+    let exe = std::env::current_exe().ok()?;
+    let dir = exe.parent()?;
+    let mut dirs = vec![dir.to_owned(), dir.join("deps")];
+    dirs.extend(dir.parent().map(|p| p.join("deps")));
+    dirs.into_iter()
+        .map(|d| d.join(file_name))
+        .find(|p| p.is_file())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +132,14 @@ mod tests {
             "/usr/local/lib/liba.so.1",
         ];
         assert_eq!(list, expected.map(PathBuf::from));
+    }
+
+    #[test]
+    fn the_running_executable_is_found_beside_itself() {
+        let exe = std::env::current_exe().unwrap();
+        let name = exe.file_name().unwrap().to_str().unwrap();
+        assert_eq!(beside_current_exe(name), Some(exe));
+        assert_eq!(beside_current_exe("no-such-file-here.so"), None);
     }
 
     #[test]

@@ -19,18 +19,8 @@ pub const ERROR_TIMEOUT: c_int = 7;
 /// The simulated SDK: cargo builds it beside the test executables
 /// (`target/<profile>/deps`), as a dev-dependency.
 pub fn sim_library() -> PathBuf {
-    let exe = std::env::current_exe().expect("the test executable's path");
-    let dir = exe.parent().expect("a directory");
-    let path = [dir.to_owned(), dir.join("deps")]
-        .into_iter()
-        .map(|d| d.join("libforcedim_sim.so"))
-        .find(|p| p.is_file());
-    path.unwrap_or_else(|| {
-        panic!(
-            "libforcedim_sim.so is not beside {}: build it with `cargo build -p forcedim-sim`",
-            exe.display()
-        )
-    })
+    haptic_devices::library::beside_current_exe("libforcedim_sim.so")
+        .expect("libforcedim_sim.so is built beside the test executable, as a dev-dependency")
 }
 
 /// One simulated SDK for the whole test binary: tests that use it hold
