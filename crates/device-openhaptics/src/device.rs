@@ -81,6 +81,9 @@ pub struct DeviceInfo {
     pub output_dof: i32,
     /// `HD_UPDATE_RATE` (Hz).
     pub update_rate: i32,
+    /// `HD_NOMINAL_MAX_TORQUE_FORCE` (mN·m) of a device with 6 output DoF
+    /// that reports one; torques are written to such a device only.
+    pub max_torque_mnm: Option<f64>,
 }
 
 /// One frame's readings, in the HD API's units and axes.
@@ -94,6 +97,8 @@ struct Frame {
     transform: [f64; 16],
     velocity_mm_s: [f64; 3],
     angular_velocity: [f64; 3],
+    /// `HD_CURRENT_GIMBAL_ANGLES` (rad), read on a device with torques.
+    gimbal_angles: [f64; 3],
     buttons: c_int,
 }
 
@@ -104,6 +109,9 @@ struct Command {
     forces: bool,
     /// Force (N), HD axes.
     force: [f64; 3],
+    /// Torque on the stylus (N·m), our axes: mapped onto the gimbal's
+    /// joints in each frame, at that frame's angles.
+    torque: Vector3<f64>,
 }
 
 impl Default for ErrorInfo {
@@ -123,6 +131,8 @@ struct Exchange {
     hhd: Hhd,
     frames: LatestWriter<Frame>,
     commands: LatestReader<Command>,
+    /// The device takes gimbal torques (6 output DoF).
+    torques: bool,
     forces_on: bool,
     count: u64,
 }
@@ -146,6 +156,9 @@ impl Exchange {
                 f.angular_velocity.as_mut_ptr(),
             );
             (hd.get_integerv)(hd::HD_CURRENT_BUTTONS, &mut f.buttons);
+            if self.torques {
+                (hd.get_doublev)(hd::HD_CURRENT_GIMBAL_ANGLES, f.gimbal_angles.as_mut_ptr());
+            }
             if command.forces && !self.forces_on {
                 (hd.enable)(hd::HD_FORCE_OUTPUT);
                 self.forces_on = true;
@@ -156,6 +169,16 @@ impl Exchange {
                 [0.0; 3]
             };
             (hd.set_doublev)(hd::HD_CURRENT_FORCE, force.as_ptr());
+            if self.torques {
+                let torque = if command.forces {
+                    frame::gimbal_torques(&command.torque, &f.transform, f.gimbal_angles)
+                } else {
+                    [0.0; 3]
+                };
+                // A NaN angle or transform maps to NaN: nothing then.
+                let torque = if finite(&torque) { torque } else { [0.0; 3] };
+                (hd.set_doublev)(hd::HD_CURRENT_GIMBAL_TORQUE, torque.as_ptr());
+            }
             if !command.forces && self.forces_on {
                 (hd.disable)(hd::HD_FORCE_OUTPUT);
                 self.forces_on = false;
@@ -182,14 +205,18 @@ unsafe extern "C" fn servo_callback(data: *mut c_void) -> hd::CallbackCode {
     }
 }
 
-/// The synchronous shutdown callback: a frame with zero force, then force
-/// output off.
+/// The synchronous shutdown callback: a frame with zero force (and zero
+/// gimbal torque on a device with torques), then force output off.
 unsafe extern "C" fn zero_force_callback(data: *mut c_void) -> hd::CallbackCode {
-    // SAFETY: `data` is the `(Hd, Hhd)` `close` passes, alive for the call.
-    let (hd, hhd) = unsafe { *(data as *const (Hd, Hhd)) };
+    // SAFETY: `data` is the `(Hd, Hhd, bool)` `close` passes, alive for the
+    // call.
+    let (hd, hhd, torques) = unsafe { *(data as *const (Hd, Hhd, bool)) };
     let _ = catch_unwind(|| unsafe {
         (hd.begin_frame)(hhd);
         (hd.set_doublev)(hd::HD_CURRENT_FORCE, [0.0; 3].as_ptr());
+        if torques {
+            (hd.set_doublev)(hd::HD_CURRENT_GIMBAL_TORQUE, [0.0; 3].as_ptr());
+        }
         (hd.end_frame)(hhd);
         (hd.disable)(hd::HD_FORCE_OUTPUT);
     });
@@ -205,7 +232,10 @@ unsafe impl Send for Registered {}
 /// A Touch, Touch X or Phantom driven through the HD API's scheduler (see
 /// the module's documentation). Forces are enabled only after the first
 /// finite sample; dropping the device writes a zero-force frame, disables
-/// force output, stops the scheduler and disables the device.
+/// force output, stops the scheduler and disables the device. A device
+/// with 6 output DoF and a nominal maximum torque (a Phantom Premium
+/// 6DOF) also renders the torque, as gimbal torques
+/// ([`frame::gimbal_torques`]).
 ///
 /// The HD scheduler is one per process: one device of this kind at a time.
 pub struct OpenHapticsDevice {
@@ -277,6 +307,7 @@ impl OpenHapticsDevice {
                 input_dof: 3,
                 output_dof: 3,
                 update_rate: 1000,
+                max_torque_mnm: None,
             },
             capabilities: DeviceCapabilities {
                 name: String::new(),
@@ -323,6 +354,9 @@ impl OpenHapticsDevice {
             (hd.get_doublev)(hd::HD_NOMINAL_MAX_STIFFNESS, &mut stiffness);
             (hd.get_doublev)(hd::HD_USABLE_WORKSPACE_DIMENSIONS, workspace.as_mut_ptr());
             check("reading the device's description")?;
+            if device.info.output_dof >= 6 {
+                device.info.max_torque_mnm = nominal_max_torque(&hd);
+            }
         }
         let max_force = match settings.max_force {
             Some(force) => force,
@@ -334,14 +368,20 @@ impl OpenHapticsDevice {
                 })
             }
         };
+        if device.info.output_dof >= 6 && device.info.max_torque_mnm.is_none() {
+            tracing::warn!(
+                device = %device.info.model,
+                "6 output DoF but no usable HD_NOMINAL_MAX_TORQUE_FORCE: forces only"
+            );
+        }
+        let max_torque = device.info.max_torque_mnm.map(frame::torque);
         device.capabilities = DeviceCapabilities {
             name: device.info.model.clone(),
             input_dof: if device.info.input_dof >= 6 { 6 } else { 3 },
-            // Forces only: torques on 6-DoF Phantoms are not rendered.
-            output_dof: 3,
+            output_dof: if max_torque.is_some() { 6 } else { 3 },
             workspace_half_extents: frame::half_extents(workspace),
             max_force,
-            max_torque: 0.0,
+            max_torque: max_torque.unwrap_or(0.0),
             max_stiffness: frame::stiffness(stiffness),
             native_rate: if device.info.update_rate > 0 {
                 device.info.update_rate as f64
@@ -354,6 +394,7 @@ impl OpenHapticsDevice {
             hhd,
             frames: frames_in,
             commands: commands_out,
+            torques: max_torque.is_some(),
             forces_on: false,
             count: 0,
         }));
@@ -392,6 +433,12 @@ impl OpenHapticsDevice {
         &self.library
     }
 
+    /// Whether torques are written: 6 output DoF and a nominal maximum
+    /// torque.
+    pub fn torques(&self) -> bool {
+        self.capabilities.output_dof == 6
+    }
+
     /// Whether force output has been asked for (after the first finite
     /// sample).
     pub fn forces_enabled(&self) -> bool {
@@ -421,14 +468,14 @@ impl OpenHapticsDevice {
         self.command = Command::default();
         self.commands.publish(self.command);
         let hd = self.library.hd;
-        let mut zero = (hd, self.hhd);
+        let mut zero = (hd, self.hhd, self.torques());
         // SAFETY: the callbacks' contracts above; `exchange` is freed after
         // the scheduler that used it has stopped.
         unsafe {
             if let Some((Registered(exchange), handle)) = self.registered.take() {
                 (hd.schedule_synchronous)(
                     zero_force_callback,
-                    &mut zero as *mut (Hd, Hhd) as *mut c_void,
+                    &mut zero as *mut (Hd, Hhd, bool) as *mut c_void,
                     hd::HD_MAX_SCHEDULER_PRIORITY,
                 );
                 (hd.unschedule)(handle);
@@ -445,6 +492,22 @@ impl OpenHapticsDevice {
 
 fn finite(values: &[f64]) -> bool {
     values.iter().all(|v| v.is_finite())
+}
+
+/// `HD_NOMINAL_MAX_TORQUE_FORCE` (mN·m), where the device defines it: the
+/// smallest finite positive value it writes (one, or one per gimbal
+/// joint); `None` when the query fails or gives none, its error drained.
+fn nominal_max_torque(hd: &Hd) -> Option<f64> {
+    let mut values = [f64::NAN; 3];
+    // SAFETY: a query of the current device with room for three values.
+    unsafe { (hd.get_doublev)(hd::HD_NOMINAL_MAX_TORQUE_FORCE, values.as_mut_ptr()) };
+    if hd.error().is_some() {
+        return None;
+    }
+    values
+        .into_iter()
+        .filter(|v| v.is_finite() && *v > 0.0)
+        .reduce(f64::min)
 }
 
 impl HapticDevice for OpenHapticsDevice {
@@ -507,8 +570,9 @@ impl HapticDevice for OpenHapticsDevice {
         })
     }
 
-    /// Hands the force to the scheduler's next frame; the torque is not
-    /// rendered (3 output DoF).
+    /// Hands the wrench to the scheduler's next frame: the force, and on a
+    /// device with torques the torque, which the frame maps onto the
+    /// gimbal's joints at its own angles; else the torque is not rendered.
     fn write(&mut self, wrench: &Wrench) -> Result<(), DeviceError> {
         if !self.open {
             return Err(DeviceError::Disconnected);
@@ -517,6 +581,7 @@ impl HapticDevice for OpenHapticsDevice {
             return Err(DeviceError::WrenchNotFinite);
         }
         self.command.force = frame::force(&wrench.force);
+        self.command.torque = wrench.torque;
         self.commands.publish(self.command);
         Ok(())
     }

@@ -5,11 +5,28 @@
 //! toward the user. Ours is SI with x toward the user, y to the right and
 //! z up (as the Force Dimension devices report). The axes map by a cyclic
 //! permutation, a proper rotation: ours = (z, x, y) of the HD API's.
+//!
+//! A 6-DoF Phantom takes torques about its gimbal's three joints
+//! (`HD_CURRENT_GIMBAL_TORQUE`), not about Cartesian axes:
+//! [`gimbal_torques`] maps a Cartesian torque on the stylus onto them
+//! through the gimbal's kinematics ([`GIMBAL_JOINT_AXES`]).
 
-use nalgebra::{Matrix3, Point3, Rotation3, UnitQuaternion, Vector3};
+use nalgebra::{Matrix3, Point3, Rotation3, Unit, UnitQuaternion, Vector3};
 
 /// Metres per millimetre.
 pub const M_PER_MM: f64 = 1e-3;
+/// Millinewton-metres per newton-metre.
+pub const MNM_PER_NM: f64 = 1e3;
+
+/// The gimbal's joints from the arm to the stylus — yaw, pitch, roll, in
+/// `HD_CURRENT_GIMBAL_ANGLES`' order — each as the axis it turns about in
+/// the frame of the link before it, HD axes, its angle positive by the
+/// right-hand rule: yaw about the gimbal base's y (up), pitch about the
+/// yawed x (right), roll about the stylus' own z (its length). With every
+/// angle zero the stylus frame is the gimbal base's, so the stylus
+/// rotation `HD_CURRENT_TRANSFORM` reports is
+/// R = R_base · R_y(q₁) · R_x(q₂) · R_z(q₃).
+pub const GIMBAL_JOINT_AXES: [[f64; 3]; 3] = [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]];
 
 /// An HD-frame vector in our axes, its unit unchanged.
 pub fn from_hd_axes(v: [f64; 3]) -> Vector3<f64> {
@@ -45,7 +62,7 @@ pub fn force(newtons: &Vector3<f64>) -> [f64; 3] {
 /// 4×4 whose upper-left 3×3 holds the stylus axes in the HD frame): the
 /// same rotation expressed in our axes, P·R·Pᵀ with P the axis map.
 pub fn orientation(transform: &[f64; 16]) -> UnitQuaternion<f64> {
-    let r = Matrix3::from_fn(|i, j| transform[j * 4 + i]);
+    let r = hd_rotation(transform);
     let p = axis_map();
     let ours = p * r * p.transpose();
     UnitQuaternion::from_rotation_matrix(&Rotation3::from_matrix_unchecked(ours))
@@ -57,6 +74,47 @@ pub fn rotation_to_hd(orientation: &UnitQuaternion<f64>) -> [f64; 9] {
     let p = axis_map();
     let r = p.transpose() * orientation.to_rotation_matrix().matrix() * p;
     std::array::from_fn(|k| r[(k % 3, k / 3)])
+}
+
+/// The rotation (HD axes) of `HD_CURRENT_TRANSFORM`'s upper-left 3×3.
+pub fn hd_rotation(transform: &[f64; 16]) -> Matrix3<f64> {
+    Matrix3::from_fn(|i, j| transform[j * 4 + i])
+}
+
+/// The gimbal's joint axes in the HD frame, one column per joint, for the
+/// stylus rotation `rotation` (HD axes) at gimbal angles `angles` (rad):
+/// the angular-velocity Jacobian of the stylus in the gimbal's angles,
+/// ω = Σᵢ aᵢ q̇ᵢ. From R = R_base·R₁(q₁)·R₂(q₂)·R₃(q₃) ([`GIMBAL_JOINT_AXES`])
+/// each joint's axis uᵢ is carried to the HD frame by the links before it,
+/// aᵢ = R_base·R₁⋯Rᵢ₋₁·uᵢ = R·R₃ᵀ⋯Rᵢ₊₁ᵀ·uᵢ (Rᵢ fixes uᵢ), so the arm's
+/// kinematics are not needed: the reported rotation carries them.
+pub fn gimbal_axes(rotation: &Matrix3<f64>, angles: [f64; 3]) -> Matrix3<f64> {
+    let mut axes = Matrix3::zeros();
+    let mut outer = *rotation;
+    for joint in (0..3).rev() {
+        let axis = Unit::new_unchecked(Vector3::from(GIMBAL_JOINT_AXES[joint]));
+        axes.set_column(joint, &(outer * axis.into_inner()));
+        outer *= Rotation3::from_axis_angle(&axis, -angles[joint]).matrix();
+    }
+    axes
+}
+
+/// A torque on the stylus (N·m, our axes) as the gimbal torques
+/// `HD_CURRENT_GIMBAL_TORQUE` takes (mN·m, joint space, yaw, pitch, roll),
+/// at the frame's `transform` and gimbal `angles`: τ_g = Jᵀ·τ with J the
+/// angular Jacobian of [`gimbal_axes`] (virtual work: τ_g·q̇ = τ·ω). Each
+/// axis is a unit vector, so no gimbal torque exceeds ‖τ‖: a torque
+/// clamped in Cartesian space stays clamped per joint, near gimbal lock
+/// too (where the part of τ about no joint is not rendered).
+pub fn gimbal_torques(torque_n_m: &Vector3<f64>, transform: &[f64; 16], angles: [f64; 3]) -> [f64; 3] {
+    let torque = Vector3::from(to_hd_axes(torque_n_m));
+    let joints = gimbal_axes(&hd_rotation(transform), angles).transpose() * torque * MNM_PER_NM;
+    joints.into()
+}
+
+/// `HD_NOMINAL_MAX_TORQUE_FORCE` (mN·m) in N·m.
+pub fn torque(mnm: f64) -> f64 {
+    mnm / MNM_PER_NM
 }
 
 /// `HD_USABLE_WORKSPACE_DIMENSIONS` (min x, y, z then max x, y, z, mm) as
@@ -116,6 +174,34 @@ mod tests {
         let expected =
             UnitQuaternion::from_axis_angle(&Vector3::z_axis(), std::f64::consts::FRAC_PI_2);
         assert!(q.angle_to(&expected) < 1e-12, "{q:?}");
+    }
+
+    #[test]
+    fn at_zero_angles_the_gimbal_axes_are_the_stylus_axes() {
+        let axes = gimbal_axes(&Matrix3::identity(), [0.0; 3]);
+        assert_eq!(axes.column(0), Vector3::y());
+        assert_eq!(axes.column(1), Vector3::x());
+        assert_eq!(axes.column(2), Vector3::z());
+        let mut transform = [0.0; 16];
+        for k in [0, 5, 10, 15] {
+            transform[k] = 1.0;
+        }
+        // 0.1 N·m about our z (HD y, the yaw axis) is 100 mN·m of yaw.
+        let t = gimbal_torques(&Vector3::new(0.0, 0.0, 0.1), &transform, [0.0; 3]);
+        assert!((t[0] - 100.0).abs() < 1e-12 && t[1] == 0.0 && t[2] == 0.0, "{t:?}");
+    }
+
+    #[test]
+    fn a_yawed_stylus_pitches_about_its_turned_x() {
+        // Yawed 90° (about HD y): the pitch axis, x turned about y, is −z;
+        // the roll axis, z turned about y, is x.
+        let yaw = std::f64::consts::FRAC_PI_2;
+        let r = *Rotation3::from_axis_angle(&Vector3::y_axis(), yaw).matrix();
+        let axes = gimbal_axes(&r, [yaw, 0.0, 0.0]);
+        assert!((axes.column(0) - Vector3::y()).norm() < 1e-12, "{axes}");
+        assert!((axes.column(1) + Vector3::z()).norm() < 1e-12, "{axes}");
+        assert!((axes.column(2) - Vector3::x()).norm() < 1e-12, "{axes}");
+        assert_eq!(torque(188.0), 0.188);
     }
 
     #[test]

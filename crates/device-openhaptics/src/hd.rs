@@ -56,6 +56,7 @@ pub const HD_CURRENT_POSITION: HdEnum = 0x2050;
 pub const HD_CURRENT_VELOCITY: HdEnum = 0x2051;
 pub const HD_CURRENT_TRANSFORM: HdEnum = 0x2052;
 pub const HD_CURRENT_ANGULAR_VELOCITY: HdEnum = 0x2053;
+pub const HD_CURRENT_GIMBAL_ANGLES: HdEnum = 0x2150;
 pub const HD_DEVICE_MODEL_TYPE: HdEnum = 0x2501;
 pub const HD_USABLE_WORKSPACE_DIMENSIONS: HdEnum = 0x2551;
 pub const HD_INPUT_DOF: HdEnum = 0x2553;
@@ -63,7 +64,11 @@ pub const HD_OUTPUT_DOF: HdEnum = 0x2554;
 pub const HD_UPDATE_RATE: HdEnum = 0x2600;
 pub const HD_NOMINAL_MAX_STIFFNESS: HdEnum = 0x2602;
 pub const HD_NOMINAL_MAX_FORCE: HdEnum = 0x2603;
+/// The largest gimbal torque (mN·m) of a device with torque output.
+pub const HD_NOMINAL_MAX_TORQUE_FORCE: HdEnum = 0x2622;
 pub const HD_CURRENT_FORCE: HdEnum = 0x2700;
+/// Torques about the gimbal's joints, yaw, pitch, roll (mN·m).
+pub const HD_CURRENT_GIMBAL_TORQUE: HdEnum = 0x2704;
 pub const HD_FORCE_OUTPUT: HdEnum = 0x4000;
 
 /// Why libHD could not be loaded.

@@ -1,7 +1,10 @@
 //! A simulated OpenHaptics HD library for tests: the HD API's C functions
 //! (`hdInitDevice`, the scheduler, frames, parameters, errors) over one
 //! device, a point mass on a spring and damper in the HD API's frame and
-//! units (mm, N; x right, y up, z toward the user).
+//! units (mm, N; x right, y up, z toward the user), and a gimbal of three
+//! joints (yaw about y, pitch about x, roll about z: [`stylus_rotation`])
+//! each a rotational inertia on a torsional spring and damper, driven by
+//! the gimbal torques (mN·m) a 6-DoF-output device takes.
 //!
 //! `hdStartScheduler` starts a thread that, every millisecond, advances the
 //! mass by 1 ms under the force committed by the last `hdEndFrame` and then
@@ -39,6 +42,7 @@ const HD_CURRENT_POSITION: HdEnum = 0x2050;
 const HD_CURRENT_VELOCITY: HdEnum = 0x2051;
 const HD_CURRENT_TRANSFORM: HdEnum = 0x2052;
 const HD_CURRENT_ANGULAR_VELOCITY: HdEnum = 0x2053;
+const HD_CURRENT_GIMBAL_ANGLES: HdEnum = 0x2150;
 const HD_DEVICE_MODEL_TYPE: HdEnum = 0x2501;
 const HD_USABLE_WORKSPACE_DIMENSIONS: HdEnum = 0x2551;
 const HD_INPUT_DOF: HdEnum = 0x2553;
@@ -46,6 +50,7 @@ const HD_OUTPUT_DOF: HdEnum = 0x2554;
 const HD_UPDATE_RATE: HdEnum = 0x2600;
 const HD_NOMINAL_MAX_STIFFNESS: HdEnum = 0x2602;
 const HD_NOMINAL_MAX_FORCE: HdEnum = 0x2603;
+const HD_NOMINAL_MAX_TORQUE_FORCE: HdEnum = 0x2622;
 const HD_CURRENT_FORCE: HdEnum = 0x2700;
 const HD_CURRENT_GIMBAL_TORQUE: HdEnum = 0x2704;
 const HD_FORCE_OUTPUT: HdEnum = 0x4000;
@@ -55,6 +60,43 @@ const HD_FORCE_OUTPUT: HdEnum = 0x4000;
 pub const DEVICE_NAME: &str = "Default Device";
 /// The simulated scheduler's period.
 pub const TICK: Duration = Duration::from_millis(1);
+/// The 6-DoF-output device's `HD_NOMINAL_MAX_TORQUE_FORCE` (mN·m), a
+/// Phantom Premium 1.5 6DOF's.
+pub const MAX_TORQUE_MNM: f64 = 188.0;
+
+/// A 3×3 matrix, column-major, as `HD_CURRENT_TRANSFORM` holds rotations.
+pub type Rotation = [f64; 9];
+
+fn multiply(a: &Rotation, b: &Rotation) -> Rotation {
+    std::array::from_fn(|k| {
+        let (i, j) = (k % 3, k / 3);
+        (0..3).map(|l| a[l * 3 + i] * b[j * 3 + l]).sum()
+    })
+}
+
+/// The rotation by `angle` (rad) about the coordinate axis `axis` (0, 1, 2
+/// for x, y, z), right-handed.
+fn about(axis: usize, angle: f64) -> Rotation {
+    let (s, c) = angle.sin_cos();
+    let (a, b) = ((axis + 1) % 3, (axis + 2) % 3);
+    let mut r = [0.0; 9];
+    r[axis * 3 + axis] = 1.0;
+    r[a * 3 + a] = c;
+    r[b * 3 + b] = c;
+    // Column a is (.., c, s) in rows a, b; column b is (.., −s, c).
+    r[a * 3 + b] = s;
+    r[b * 3 + a] = -s;
+    r
+}
+
+/// The stylus' rotation (HD axes, column-major) for the gimbal's base
+/// `base` and its angles `angles` (yaw, pitch, roll, rad):
+/// base · R_y(yaw) · R_x(pitch) · R_z(roll).
+pub fn stylus_rotation(base: &Rotation, angles: [f64; 3]) -> Rotation {
+    let yawed = multiply(base, &about(1, angles[0]));
+    let pitched = multiply(&yawed, &about(0, angles[1]));
+    multiply(&pitched, &about(2, angles[2]))
+}
 
 /// The simulation's state, for the tests (`ohsim_state`).
 #[repr(C)]
@@ -66,8 +108,14 @@ pub struct OhsimState {
     /// The force acting on the mass: the last committed while force
     /// output is enabled, else zero (N).
     pub force_n: [f64; 3],
-    /// The last gimbal torque set (mN·m).
+    /// The gimbal torque acting on the gimbal: the last committed while
+    /// force output is enabled, else zero (mN·m; yaw, pitch, roll).
     pub gimbal_torque_mnm: [f64; 3],
+    /// The gimbal's angles (rad) and their rates (rad/s).
+    pub gimbal_angles_rad: [f64; 3],
+    pub gimbal_rates_rad_s: [f64; 3],
+    /// `hdSetDoublev(HD_CURRENT_GIMBAL_TORQUE)` calls since the reset.
+    pub gimbal_torque_sets: u64,
     /// Scheduler ticks since the reset.
     pub ticks: u64,
     /// Frames ended since the reset.
@@ -89,8 +137,15 @@ struct Sim {
     damping: f64,
     /// The force set in the open frame (N), committed by `hdEndFrame`.
     pending_force: [f64; 3],
-    /// Rotation, column-major, HD axes.
-    rotation: [f64; 9],
+    /// The gimbal torque set in the open frame (mN·m), likewise.
+    pending_gimbal_torque: [f64; 3],
+    /// Each gimbal joint's inertia (kg·m²), spring (N·m/rad) and damper
+    /// (N·m·s/rad), rest at angle zero.
+    gimbal_inertia: f64,
+    gimbal_stiffness: f64,
+    gimbal_damping: f64,
+    /// The gimbal base's rotation, column-major, HD axes.
+    rotation: Rotation,
     buttons: c_int,
     six_dof: bool,
     in_frame: bool,
@@ -107,6 +162,9 @@ impl Sim {
                 velocity_mm_s: [0.0; 3],
                 force_n: [0.0; 3],
                 gimbal_torque_mnm: [0.0; 3],
+                gimbal_angles_rad: [0.0; 3],
+                gimbal_rates_rad_s: [0.0; 3],
+                gimbal_torque_sets: 0,
                 ticks: 0,
                 frames: 0,
                 callbacks: 0,
@@ -119,6 +177,10 @@ impl Sim {
             stiffness: 200.0,
             damping: 5.0,
             pending_force: [0.0; 3],
+            pending_gimbal_torque: [0.0; 3],
+            gimbal_inertia: 2e-5,
+            gimbal_stiffness: 0.3,
+            gimbal_damping: 0.004,
             rotation: [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0],
             buttons: 0,
             six_dof: false,
@@ -146,6 +208,14 @@ impl Sim {
             let v = v + a * dt;
             s.velocity_mm_s[i] = v * 1e3;
             s.position_mm[i] = (x + v * dt) * 1e3;
+            // I·q̈ = τ − k·q − c·q̇ about each gimbal joint, τ in N·m.
+            let (q, w) = (s.gimbal_angles_rad[i], s.gimbal_rates_rad_s[i]);
+            let torque = s.gimbal_torque_mnm[i] * 1e-3;
+            let a = (torque - self.gimbal_stiffness * q - self.gimbal_damping * w)
+                / self.gimbal_inertia;
+            let w = w + a * dt;
+            s.gimbal_rates_rad_s[i] = w;
+            s.gimbal_angles_rad[i] = q + w * dt;
         }
         s.ticks += 1;
     }
@@ -211,6 +281,7 @@ pub extern "C" fn hdDisableDevice(hhd: Hhd) {
     s.state.device_initialised = false;
     s.state.force_output = false;
     s.state.force_n = [0.0; 3];
+    s.state.gimbal_torque_mnm = [0.0; 3];
 }
 
 #[no_mangle]
@@ -249,12 +320,13 @@ pub extern "C" fn hdEndFrame(hhd: Hhd) {
     if s.vanished {
         s.fail(HD_COMM_ERROR);
         s.state.force_n = [0.0; 3];
+        s.state.gimbal_torque_mnm = [0.0; 3];
         return;
     }
-    s.state.force_n = if s.state.force_output {
-        s.pending_force
+    (s.state.force_n, s.state.gimbal_torque_mnm) = if s.state.force_output {
+        (s.pending_force, s.pending_gimbal_torque)
     } else {
-        [0.0; 3]
+        ([0.0; 3], [0.0; 3])
     };
 }
 
@@ -274,6 +346,8 @@ pub extern "C" fn hdDisable(cap: HdEnum) {
         HD_FORCE_OUTPUT => {
             s.state.force_output = false;
             s.state.force_output_disables += 1;
+            s.state.force_n = [0.0; 3];
+            s.state.gimbal_torque_mnm = [0.0; 3];
         }
         _ => s.fail(HD_INVALID_ENUM),
     }
@@ -289,8 +363,9 @@ pub unsafe extern "C" fn hdGetDoublev(param: HdEnum, out: *mut f64) {
             HD_CURRENT_POSITION => store(out, &p, nan),
             HD_CURRENT_VELOCITY => store(out, &s.state.velocity_mm_s, false),
             HD_CURRENT_ANGULAR_VELOCITY => store(out, &[0.0; 3], false),
+            HD_CURRENT_GIMBAL_ANGLES => store(out, &s.state.gimbal_angles_rad, nan),
             HD_CURRENT_TRANSFORM => {
-                let r = s.rotation;
+                let r = stylus_rotation(&s.rotation, s.state.gimbal_angles_rad);
                 let m = [
                     r[0], r[1], r[2], 0.0, r[3], r[4], r[5], 0.0, r[6], r[7], r[8], 0.0, p[0],
                     p[1], p[2], 1.0,
@@ -298,6 +373,7 @@ pub unsafe extern "C" fn hdGetDoublev(param: HdEnum, out: *mut f64) {
                 store(out, &m, nan)
             }
             HD_NOMINAL_MAX_FORCE => store(out, &[3.3], false),
+            HD_NOMINAL_MAX_TORQUE_FORCE if s.six_dof => store(out, &[MAX_TORQUE_MNM], false),
             HD_NOMINAL_MAX_STIFFNESS => store(out, &[1.26], false),
             HD_USABLE_WORKSPACE_DIMENSIONS => {
                 store(out, &[-80.0, -60.0, -35.0, 80.0, 60.0, 35.0], false)
@@ -339,7 +415,10 @@ pub unsafe extern "C" fn hdSetDoublev(param: HdEnum, values: *const f64) {
     }
     match param {
         HD_CURRENT_FORCE => s.pending_force = v,
-        HD_CURRENT_GIMBAL_TORQUE if s.six_dof => s.state.gimbal_torque_mnm = v,
+        HD_CURRENT_GIMBAL_TORQUE if s.six_dof => {
+            s.pending_gimbal_torque = v;
+            s.state.gimbal_torque_sets += 1;
+        }
         _ => s.fail(HD_INVALID_ENUM),
     }
 }
@@ -491,7 +570,8 @@ pub extern "C" fn ohsim_set_dynamics(mass: f64, stiffness: f64, damping: f64) {
 }
 
 /// Places the handle at `position_mm` at rest, with `rotation`
-/// (column-major), HD axes.
+/// (column-major), HD axes, the gimbal's base rotation (the stylus' at
+/// gimbal angles zero).
 #[no_mangle]
 pub unsafe extern "C" fn ohsim_set_pose(position_mm: *const [f64; 3], rotation: *const [f64; 9]) {
     let mut s = sim();
@@ -502,12 +582,29 @@ pub unsafe extern "C" fn ohsim_set_pose(position_mm: *const [f64; 3], rotation: 
     s.state.velocity_mm_s = [0.0; 3];
 }
 
+/// Places the gimbal at `angles` (yaw, pitch, roll, rad) at rest.
+#[no_mangle]
+pub unsafe extern "C" fn ohsim_set_gimbal(angles: *const [f64; 3]) {
+    let mut s = sim();
+    s.state.gimbal_angles_rad = unsafe { *angles };
+    s.state.gimbal_rates_rad_s = [0.0; 3];
+}
+
+/// Each gimbal joint's inertia (kg·m²), spring (N·m/rad) and damper
+/// (N·m·s/rad).
+#[no_mangle]
+pub extern "C" fn ohsim_set_gimbal_dynamics(inertia: f64, stiffness: f64, damping: f64) {
+    let mut s = sim();
+    (s.gimbal_inertia, s.gimbal_stiffness, s.gimbal_damping) = (inertia, stiffness, damping);
+}
+
 #[no_mangle]
 pub extern "C" fn ohsim_set_buttons(mask: c_int) {
     sim().buttons = mask;
 }
 
-/// A 6-DoF-output device (gimbal torques accepted) or a 3-DoF one.
+/// A 6-DoF-output device (gimbal torques accepted,
+/// `HD_NOMINAL_MAX_TORQUE_FORCE` defined) or a 3-DoF one.
 #[no_mangle]
 pub extern "C" fn ohsim_set_six_dof(on: bool) {
     sim().six_dof = on;
@@ -517,4 +614,25 @@ pub extern "C" fn ohsim_set_six_dof(on: bool) {
 pub unsafe extern "C" fn ohsim_state(out: *mut OhsimState) {
     let state = sim().state;
     unsafe { *out = state };
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_stylus_rotation_composes_yaw_pitch_roll() {
+        let identity = [1.0, 0.0, 0.0, 0.0, 1.0, 0.0, 0.0, 0.0, 1.0];
+        let half_pi = std::f64::consts::FRAC_PI_2;
+        // 90° of yaw about y takes the stylus axis z to x (column 2).
+        let r = stylus_rotation(&identity, [half_pi, 0.0, 0.0]);
+        let z = [r[6], r[7], r[8]];
+        assert!((z[0] - 1.0).abs() < 1e-12 && z[1].abs() < 1e-12 && z[2].abs() < 1e-12);
+        // Then 90° of pitch about the yawed x (now −z) takes it to −y.
+        let r = stylus_rotation(&identity, [half_pi, half_pi, 0.0]);
+        assert!((r[7] + 1.0).abs() < 1e-12, "{r:?}");
+        // Roll leaves the stylus axis where it is.
+        let rolled = stylus_rotation(&identity, [half_pi, half_pi, 0.7]);
+        assert!((rolled[6] - r[6]).abs() + (rolled[7] - r[7]).abs() + (rolled[8] - r[8]).abs() < 1e-12);
+    }
 }

@@ -71,6 +71,24 @@ impl Sim {
         }
     }
 
+    /// A 6-DoF-output device (gimbal torques) or a 3-DoF one.
+    pub fn set_six_dof(&self, on: bool) {
+        unsafe { self.hook::<unsafe extern "C" fn(bool)>("ohsim_set_six_dof\0")(on) }
+    }
+
+    /// The gimbal at `angles` (yaw, pitch, roll; rad), at rest.
+    pub fn set_gimbal(&self, angles: [f64; 3]) {
+        unsafe { self.hook::<unsafe extern "C" fn(*const [f64; 3])>("ohsim_set_gimbal\0")(&angles) }
+    }
+
+    pub fn set_gimbal_dynamics(&self, inertia: f64, stiffness: f64, damping: f64) {
+        unsafe {
+            self.hook::<unsafe extern "C" fn(f64, f64, f64)>("ohsim_set_gimbal_dynamics\0")(
+                inertia, stiffness, damping,
+            )
+        }
+    }
+
     pub fn set_buttons(&self, mask: c_int) {
         unsafe { self.hook::<unsafe extern "C" fn(c_int)>("ohsim_set_buttons\0")(mask) }
     }
