@@ -4,21 +4,13 @@
 
 use haptic_device_forcedim::{ForceDimensionDevice, Settings};
 use haptic_devices::{HapticDevice, Motion, SafetyLayer, SimulatedClock, SimulatedDevice, Wrench};
+use haptic_testkit::vendor_library::{find, median_tick};
 use nalgebra::Vector3;
 use std::hint::black_box;
-use std::path::PathBuf;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TICKS: usize = 200_000;
 const ROUNDS: usize = 7;
-
-/// The simulated SDK, built beside the examples as a dev-dependency.
-fn sim_library() -> PathBuf {
-    haptic_devices::library::beside_current_exe("libforcedim_sim.so").unwrap_or_else(|| {
-        eprintln!("libforcedim_sim.so is missing: cargo builds it with this example");
-        std::process::exit(1);
-    })
-}
 
 /// The median over rounds of the mean time of one read and one write.
 fn per_tick<D: HapticDevice>(layer: &mut SafetyLayer<D>) -> Duration {
@@ -26,29 +18,20 @@ fn per_tick<D: HapticDevice>(layer: &mut SafetyLayer<D>) -> Duration {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::new(0.0, 0.01, 0.0),
     };
-    let mut tick = || {
+    median_tick(TICKS, ROUNDS, || {
         let _ = black_box(layer.read());
         let _ = black_box(layer.write(black_box(&request)));
-    };
-    for _ in 0..TICKS / 4 {
-        tick();
-    }
-    let mut rounds: Vec<Duration> = (0..ROUNDS)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..TICKS {
-                tick();
-            }
-            start.elapsed() / TICKS as u32
-        })
-        .collect();
-    rounds.sort();
-    rounds[ROUNDS / 2]
+    })
 }
 
 fn main() {
+    // The simulated SDK, built beside the examples as a dev-dependency.
+    let library = find("libforcedim_sim.so").unwrap_or_else(|error| {
+        eprintln!("{error}");
+        std::process::exit(1);
+    });
     let settings = Settings {
-        library: Some(sim_library()),
+        library: Some(library),
         ..Settings::default()
     };
     let device = match ForceDimensionDevice::open(&settings) {

@@ -5,7 +5,6 @@
 mod common;
 
 use haptic_device_forcedim::{LoadError, Sdk, SDK_ENV};
-use std::path::Path;
 
 #[test]
 fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol() {
@@ -45,16 +44,7 @@ fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol
     }
 
     // A real shared library that is not the SDK.
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-        "/usr/lib/aarch64-linux-gnu/libm.so.6",
-    ]
-    .into_iter()
-    .map(Path::new)
-    .find(|p| p.is_file())
-    .expect("libm.so.6");
+    let libm = haptic_testkit::vendor_library::foreign_library();
     let error = Sdk::load(Some(libm)).err().expect("libm is not the SDK");
     assert!(
         matches!(
@@ -78,8 +68,8 @@ fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol
 #[test]
 fn the_simulated_sdk_loads_as_the_real_one_would() {
     let (_guard, sim) = common::Sim::lock();
-    let sdk = Sdk::load(Some(&sim.path)).unwrap();
-    assert_eq!(sdk.path(), sim.path);
+    let sdk = Sdk::load(Some(sim.path())).unwrap();
+    assert_eq!(sdk.path(), sim.path());
     assert!(sdk.has_robotic_sdk());
     assert_eq!(sdk.version(), [3, 17, 0, 0]);
     assert_eq!(sdk.device_count(), Ok(1));
@@ -93,9 +83,9 @@ fn the_simulated_sdk_loads_as_the_real_one_would() {
     );
     assert_eq!(sim.state().open, 0, "listing closes what it opens");
     // A directory holding the library works as well as the file.
-    let dir = sim.path.parent().unwrap();
+    let dir = sim.path().parent().unwrap();
     let linked = tempfile_dir();
-    std::os::unix::fs::symlink(&sim.path, linked.join("libdhd.so")).unwrap();
+    std::os::unix::fs::symlink(sim.path(), linked.join("libdhd.so")).unwrap();
     let sdk = Sdk::load(Some(&linked)).unwrap();
     assert_eq!(sdk.path(), linked.join("libdhd.so"));
     assert!(dir.is_dir());

@@ -7,25 +7,22 @@
 
 use haptic_device_openhaptics::{OpenHapticsDevice, Settings};
 use haptic_devices::{HapticDevice, Wrench};
+use haptic_testkit::vendor_library::{find, median_tick};
 use nalgebra::Vector3;
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 const TICKS: usize = 200_000;
 const ROUNDS: usize = 7;
 
-/// The simulated libHD, built beside the examples as a dev-dependency.
-fn sim_library() -> PathBuf {
-    haptic_devices::library::beside_current_exe("libopenhaptics_sim.so").unwrap_or_else(|| {
-        eprintln!("libopenhaptics_sim.so is missing: cargo builds it with this example");
-        std::process::exit(1);
-    })
-}
-
 fn main() {
+    // The simulated libHD, built beside the examples as a dev-dependency.
+    let library = find("libopenhaptics_sim.so").unwrap_or_else(|error| {
+        eprintln!("{error}");
+        std::process::exit(1);
+    });
     let settings = Settings {
-        library: Some(sim_library()),
+        library: Some(library),
         ..Settings::default()
     };
     let mut device = match OpenHapticsDevice::open(&settings) {
@@ -47,24 +44,11 @@ fn main() {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::zeros(),
     };
-    let mut tick = || {
+    let median = median_tick(TICKS, ROUNDS, || {
         let _ = black_box(device.read());
         let _ = black_box(device.write(black_box(&request)));
-    };
-    for _ in 0..TICKS / 4 {
-        tick();
-    }
-    let mut rounds: Vec<Duration> = (0..ROUNDS)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..TICKS {
-                tick();
-            }
-            start.elapsed() / TICKS as u32
-        })
-        .collect();
-    rounds.sort();
-    let ns = rounds[ROUNDS / 2].as_secs_f64() * 1e9;
+    });
+    let ns = median.as_secs_f64() * 1e9;
     println!("openhaptics ticks per round: {TICKS}, rounds: {ROUNDS} (median), device without safety layer");
     println!("openhaptics_sim_tick: {ns:.1} ns");
 }

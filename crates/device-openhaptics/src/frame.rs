@@ -106,7 +106,11 @@ pub fn gimbal_axes(rotation: &Matrix3<f64>, angles: [f64; 3]) -> Matrix3<f64> {
 /// axis is a unit vector, so no gimbal torque exceeds ‖τ‖: a torque
 /// clamped in Cartesian space stays clamped per joint, near gimbal lock
 /// too (where the part of τ about no joint is not rendered).
-pub fn gimbal_torques(torque_n_m: &Vector3<f64>, transform: &[f64; 16], angles: [f64; 3]) -> [f64; 3] {
+pub fn gimbal_torques(
+    torque_n_m: &Vector3<f64>,
+    transform: &[f64; 16],
+    angles: [f64; 3],
+) -> [f64; 3] {
     let torque = Vector3::from(to_hd_axes(torque_n_m));
     let joints = gimbal_axes(&hd_rotation(transform), angles).transpose() * torque * MNM_PER_NM;
     joints.into()
@@ -188,7 +192,10 @@ mod tests {
         }
         // 0.1 N·m about our z (HD y, the yaw axis) is 100 mN·m of yaw.
         let t = gimbal_torques(&Vector3::new(0.0, 0.0, 0.1), &transform, [0.0; 3]);
-        assert!((t[0] - 100.0).abs() < 1e-12 && t[1] == 0.0 && t[2] == 0.0, "{t:?}");
+        assert!(
+            (t[0] - 100.0).abs() < 1e-12 && t[1] == 0.0 && t[2] == 0.0,
+            "{t:?}"
+        );
     }
 
     #[test]

@@ -75,7 +75,12 @@ fn a_cartesian_torque_comes_out_as_the_gimbal_torques_of_the_orientation_jacobia
     assert_eq!(device.info().max_torque_mnm, Some(188.0));
     first_sample(&mut device);
     let torque = Vector3::new(0.05, -0.03, 0.08);
-    for angles in [[0.0; 3], [0.4, -0.3, 1.1], [-1.2, 0.9, -2.5], [2.0, 1.4, 0.3]] {
+    for angles in [
+        [0.0; 3],
+        [0.4, -0.3, 1.1],
+        [-1.2, 0.9, -2.5],
+        [2.0, 1.4, 0.3],
+    ] {
         sim.set_gimbal(angles);
         run(&mut device, Duration::from_millis(15), twist(torque));
         let state = sim.state();
@@ -92,12 +97,20 @@ fn a_cartesian_torque_comes_out_as_the_gimbal_torques_of_the_orientation_jacobia
         let ours = Matrix3::from_columns(
             &[0, 1, 2].map(|j| frame::from_hd_axes([axes[(0, j)], axes[(1, j)], axes[(2, j)]])),
         );
-        compare(&dynamic(&ours), &dynamic(&jacobian), (3, 3), Tolerance::Absolute(1e-8))
-            .assert_passes("gimbal axes");
+        compare(
+            &dynamic(&ours),
+            &dynamic(&jacobian),
+            (3, 3),
+            Tolerance::Absolute(1e-8),
+        )
+        .assert_passes("gimbal axes");
         // What the simulated device received: Jᵀτ in mN·m.
         let expected = jacobian.transpose() * torque * 1e3;
         let got = Vector3::from(state.gimbal_torque_mnm);
-        assert!((got - expected).norm() < 1e-5, "at {angles:?}: {got} against {expected}");
+        assert!(
+            (got - expected).norm() < 1e-5,
+            "at {angles:?}: {got} against {expected}"
+        );
     }
 }
 
@@ -109,14 +122,22 @@ fn a_torque_about_the_stylus_twists_the_roll_spring_to_torque_over_stiffness() {
     sim.set_gimbal_dynamics(2e-5, 0.3, 0.004);
     let mut device = OpenHapticsDevice::open(&sim.settings()).unwrap();
     first_sample(&mut device);
-    run(&mut device, Duration::from_millis(400), twist(Vector3::new(0.03, 0.0, 0.0)));
+    run(
+        &mut device,
+        Duration::from_millis(400),
+        twist(Vector3::new(0.03, 0.0, 0.0)),
+    );
     let state = sim.state();
     let [yaw, pitch, roll] = state.gimbal_angles_rad;
     assert!(yaw.abs() < 1e-9 && pitch.abs() < 1e-9, "{state:?}");
     assert!((roll - 0.1).abs() < 1e-4, "{state:?}");
     let sample = device.read().unwrap();
     let expected = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), 0.1);
-    assert!(sample.orientation.angle_to(&expected) < 1e-4, "{:?}", sample.orientation);
+    assert!(
+        sample.orientation.angle_to(&expected) < 1e-4,
+        "{:?}",
+        sample.orientation
+    );
 }
 
 #[test]
@@ -128,7 +149,11 @@ fn a_three_dof_output_device_is_never_sent_a_torque() {
     assert!(!device.torques());
     assert_eq!(device.info().max_torque_mnm, None);
     first_sample(&mut device);
-    run(&mut device, Duration::from_millis(50), twist(Vector3::new(0.1, 0.0, 0.0)));
+    run(
+        &mut device,
+        Duration::from_millis(50),
+        twist(Vector3::new(0.1, 0.0, 0.0)),
+    );
     let frames = sim.state().frames;
     drop(device);
     let state = sim.state();
@@ -147,7 +172,11 @@ fn the_safety_layer_clamps_the_torque_to_the_device_maximum() {
     let mut layer = SafetyLayer::new(device);
     // Below the soft start's 5 % of full scale, so that it begins, then
     // five times the maximum.
-    run(&mut layer, Duration::from_millis(100), twist(Vector3::new(0.001, 0.0, 0.0)));
+    run(
+        &mut layer,
+        Duration::from_millis(100),
+        twist(Vector3::new(0.001, 0.0, 0.0)),
+    );
     let request = Vector3::new(0.6, -0.8, 0.0);
     run(&mut layer, Duration::from_millis(800), twist(request));
     assert!((layer.commanded().torque.norm() - 0.188).abs() < 1e-12);
@@ -166,7 +195,11 @@ fn the_gimbal_torque_drops_to_zero_at_a_fault_and_at_shutdown() {
 
     let mut layer = SafetyLayer::new(OpenHapticsDevice::open(&sim.settings()).unwrap());
     run(&mut layer, Duration::from_millis(700), small);
-    assert!((sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9, "{:?}", sim.state());
+    assert!(
+        (sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9,
+        "{:?}",
+        sim.state()
+    );
     sim.set_vanished(true);
     run(&mut layer, Duration::from_millis(50), small);
     assert_eq!(sim.state().gimbal_torque_mnm, [0.0; 3]);
@@ -178,7 +211,11 @@ fn the_gimbal_torque_drops_to_zero_at_a_fault_and_at_shutdown() {
     sim.set_gimbal_dynamics(FROZEN.0, FROZEN.1, FROZEN.2);
     let mut layer = SafetyLayer::new(OpenHapticsDevice::open(&sim.settings()).unwrap());
     run(&mut layer, Duration::from_millis(700), small);
-    assert!((sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9, "{:?}", sim.state());
+    assert!(
+        (sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9,
+        "{:?}",
+        sim.state()
+    );
     layer.shutdown();
     run(&mut layer, Duration::from_millis(40), small);
     assert_eq!(layer.commanded().torque, Vector3::zeros());

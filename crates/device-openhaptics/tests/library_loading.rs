@@ -5,7 +5,6 @@
 mod common;
 
 use haptic_device_openhaptics::{Library, LoadError, OpenHapticsDevice, SDK_ENVS};
-use std::path::Path;
 
 #[test]
 fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol() {
@@ -44,16 +43,7 @@ fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol
         "{text}"
     );
 
-    let libm = [
-        "/lib/x86_64-linux-gnu/libm.so.6",
-        "/usr/lib/x86_64-linux-gnu/libm.so.6",
-        "/lib64/libm.so.6",
-        "/usr/lib/aarch64-linux-gnu/libm.so.6",
-    ]
-    .into_iter()
-    .map(Path::new)
-    .find(|p| p.is_file())
-    .expect("libm.so.6");
+    let libm = haptic_testkit::vendor_library::foreign_library();
     let error = Library::load(Some(libm)).err().expect("libm is not libHD");
     assert!(
         matches!(
@@ -74,8 +64,8 @@ fn a_missing_library_names_every_path_tried_and_a_foreign_one_the_missing_symbol
 #[test]
 fn the_simulated_library_loads_and_an_unknown_device_name_carries_the_hd_error() {
     let (_guard, sim) = common::Sim::lock();
-    let library = Library::load(Some(&sim.path)).unwrap();
-    assert_eq!(library.path(), sim.path);
+    let library = Library::load(Some(sim.path())).unwrap();
+    assert_eq!(library.path(), sim.path());
     let mut settings = sim.settings();
     settings.device_name = "Left Touch".to_owned();
     let error = OpenHapticsDevice::open(&settings)

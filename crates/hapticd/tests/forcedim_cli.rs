@@ -3,63 +3,29 @@
 //! devices` lists them, `hapticd run --device forcedim` runs the default
 //! scene on one, and without an SDK both say where they looked.
 
+mod vendor;
+
 use serde_json::Value;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use vendor::{devices_lists, hapticd, sim_library};
 
-/// The simulated SDK, built beside this test executable as a
-/// dev-dependency.
-fn sim_library() -> PathBuf {
-    let exe = std::env::current_exe().unwrap();
-    let path = exe.parent().unwrap().join("libforcedim_sim.so");
-    assert!(path.is_file(), "{} is missing", path.display());
-    path
-}
-
-fn hapticd() -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_hapticd"));
-    command
-        .env_remove("FORCEDIM_SDK")
-        .current_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("../.."));
-    command
-}
+const SIM: &str = "libforcedim_sim.so";
 
 #[test]
 fn devices_lists_the_sdk_s_devices_or_says_where_it_looked() {
-    let output = hapticd()
-        .args(["devices", "--forcedim-library"])
-        .arg(sim_library())
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{output:?}");
-    assert!(
-        stdout.contains(&format!(
-            "Force Dimension SDK 3.17.0.0 from {}\n",
-            sim_library().display()
-        )),
-        "{stdout}"
+    let sim = sim_library(SIM);
+    devices_lists(
+        &["--forcedim-library".as_ref(), sim.as_os_str()],
+        &[
+            &format!("Force Dimension SDK 3.17.0.0 from {}\n", sim.display()),
+            "forcedim 0: sigma.7 (system type 104; wrist: active; gripper; right-handed)\n",
+        ],
     );
-    assert!(
-        stdout.contains(
-            "forcedim 0: sigma.7 (system type 104; wrist: active; gripper; right-handed)\n"
-        ),
-        "{stdout}"
-    );
-
-    let output = hapticd()
-        .args(["devices", "--forcedim-library", "/nonexistent/libdrd.so"])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(output.status.success(), "{output:?}");
-    assert!(
-        stdout.contains("Force Dimension: the Force Dimension SDK library was not found; tried:\n  /nonexistent/libdrd.so: no such file\n"),
-        "{stdout}"
-    );
-    assert!(
-        stdout.contains("  libdhd.so (dynamic linker search"),
-        "{stdout}"
+    devices_lists(
+        &["--forcedim-library", "/nonexistent/libdrd.so"],
+        &[
+            "Force Dimension: the Force Dimension SDK library was not found; tried:\n  /nonexistent/libdrd.so: no such file\n",
+            "  libdhd.so (dynamic linker search",
+        ],
     );
 }
 
@@ -68,7 +34,7 @@ fn run_drives_the_default_scene_through_the_sdk_found_by_its_environment_variabl
     let dir = tempfile::tempdir().unwrap();
     let sdk = dir.path().join("sdk");
     std::fs::create_dir_all(sdk.join("lib")).unwrap();
-    std::os::unix::fs::symlink(sim_library(), sdk.join("lib/libdrd.so")).unwrap();
+    std::os::unix::fs::symlink(sim_library(SIM), sdk.join("lib/libdrd.so")).unwrap();
     let summary = dir.path().join("summary.json");
     let output = hapticd()
         .env("FORCEDIM_SDK", &sdk)

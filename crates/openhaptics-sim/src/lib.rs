@@ -633,6 +633,8 @@ mod tests {
         assert!((r[7] + 1.0).abs() < 1e-12, "{r:?}");
         // Roll leaves the stylus axis where it is.
         let rolled = stylus_rotation(&identity, [half_pi, half_pi, 0.7]);
-        assert!((rolled[6] - r[6]).abs() + (rolled[7] - r[7]).abs() + (rolled[8] - r[8]).abs() < 1e-12);
+        assert!(
+            (rolled[6] - r[6]).abs() + (rolled[7] - r[7]).abs() + (rolled[8] - r[8]).abs() < 1e-12
+        );
     }
 }

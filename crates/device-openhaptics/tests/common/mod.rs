@@ -3,110 +3,79 @@
 
 #![allow(dead_code)]
 
+use haptic_testkit::simulated_hooks;
+use haptic_testkit::vendor_library::SimulatedLibrary;
 pub use openhaptics_sim::OhsimState;
 use std::ffi::c_int;
-use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard};
+use std::path::Path;
+use std::sync::MutexGuard;
 
-/// The simulated libHD: cargo builds it beside the test executables
-/// (`target/<profile>/deps`), as a dev-dependency.
-pub fn sim_library() -> PathBuf {
-    haptic_devices::library::beside_current_exe("libopenhaptics_sim.so")
-        .expect("libopenhaptics_sim.so is built beside the test executable, as a dev-dependency")
-}
-
-/// One simulated libHD for the whole test binary: tests that use it hold
-/// [`Sim::lock`]'s guard.
+/// The simulated libHD, which cargo builds beside the test executables as
+/// a dev-dependency; tests that use it hold [`Sim::lock`]'s guard.
 pub struct Sim {
-    library: libloading::Library,
-    pub path: PathBuf,
+    library: SimulatedLibrary,
 }
-
-static LOCK: Mutex<()> = Mutex::new(());
 
 impl Sim {
     /// Exclusive use of the simulation, reset to a closed 3-DoF device at
     /// rest at the origin.
     pub fn lock() -> (MutexGuard<'static, ()>, Sim) {
-        let guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-        let path = sim_library();
-        // SAFETY: the simulated library's initialisers are Rust's.
-        let library = unsafe { libloading::Library::new(&path) }.unwrap();
-        let sim = Sim { library, path };
-        sim.reset();
-        (guard, sim)
+        let (guard, library) = SimulatedLibrary::lock("libopenhaptics_sim.so", "ohsim_reset");
+        (guard, Sim { library })
     }
 
-    fn hook<T: Copy>(&self, name: &str) -> T {
-        // SAFETY: each caller names the hook's true signature.
-        unsafe { *self.library.get::<T>(name.as_bytes()).unwrap() }
-    }
-
-    pub fn reset(&self) {
-        unsafe { self.hook::<unsafe extern "C" fn()>("ohsim_reset\0")() }
-    }
-
-    pub fn set_vanished(&self, on: bool) {
-        unsafe { self.hook::<unsafe extern "C" fn(bool)>("ohsim_set_vanished\0")(on) }
-    }
-
-    pub fn inject_nan(&self, frames: u32) {
-        unsafe { self.hook::<unsafe extern "C" fn(u32)>("ohsim_inject_nan\0")(frames) }
-    }
-
-    pub fn set_dynamics(&self, mass: f64, stiffness: f64, damping: f64) {
-        unsafe {
-            self.hook::<unsafe extern "C" fn(f64, f64, f64)>("ohsim_set_dynamics\0")(
-                mass, stiffness, damping,
-            )
-        }
+    pub fn path(&self) -> &Path {
+        self.library.path()
     }
 
     pub fn set_pose(&self, position_mm: [f64; 3], rotation: [f64; 9]) {
-        unsafe {
-            self.hook::<unsafe extern "C" fn(*const [f64; 3], *const [f64; 9])>("ohsim_set_pose\0")(
-                &position_mm,
-                &rotation,
-            )
-        }
-    }
-
-    /// A 6-DoF-output device (gimbal torques) or a 3-DoF one.
-    pub fn set_six_dof(&self, on: bool) {
-        unsafe { self.hook::<unsafe extern "C" fn(bool)>("ohsim_set_six_dof\0")(on) }
+        type Hook = unsafe extern "C" fn(*const [f64; 3], *const [f64; 9]);
+        // SAFETY: `ohsim_set_pose`'s signature.
+        unsafe { self.library.hook::<Hook>("ohsim_set_pose\0")(&position_mm, &rotation) }
     }
 
     /// The gimbal at `angles` (yaw, pitch, roll; rad), at rest.
     pub fn set_gimbal(&self, angles: [f64; 3]) {
-        unsafe { self.hook::<unsafe extern "C" fn(*const [f64; 3])>("ohsim_set_gimbal\0")(&angles) }
-    }
-
-    pub fn set_gimbal_dynamics(&self, inertia: f64, stiffness: f64, damping: f64) {
+        // SAFETY: `ohsim_set_gimbal`'s signature.
         unsafe {
-            self.hook::<unsafe extern "C" fn(f64, f64, f64)>("ohsim_set_gimbal_dynamics\0")(
-                inertia, stiffness, damping,
+            self.library
+                .hook::<unsafe extern "C" fn(*const [f64; 3])>("ohsim_set_gimbal\0")(
+                &angles
             )
         }
     }
 
-    pub fn set_buttons(&self, mask: c_int) {
-        unsafe { self.hook::<unsafe extern "C" fn(c_int)>("ohsim_set_buttons\0")(mask) }
-    }
-
     pub fn state(&self) -> OhsimState {
         let mut state = OhsimState::default();
-        unsafe { self.hook::<unsafe extern "C" fn(*mut OhsimState)>("ohsim_state\0")(&mut state) };
+        // SAFETY: `ohsim_state`'s signature.
+        unsafe {
+            self.library
+                .hook::<unsafe extern "C" fn(*mut OhsimState)>("ohsim_state\0")(
+                &mut state
+            )
+        };
         state
     }
 
     /// Settings that open the simulated device.
     pub fn settings(&self) -> haptic_device_openhaptics::Settings {
         haptic_device_openhaptics::Settings {
-            library: Some(self.path.clone()),
+            library: Some(self.path().to_owned()),
             ..Default::default()
         }
     }
 }
+
+simulated_hooks!(Sim {
+    fn reset() = "ohsim_reset";
+    fn set_vanished(on: bool) = "ohsim_set_vanished";
+    fn inject_nan(frames: u32) = "ohsim_inject_nan";
+    fn set_dynamics(mass: f64, stiffness: f64, damping: f64) = "ohsim_set_dynamics";
+    fn set_buttons(mask: c_int) = "ohsim_set_buttons";
+    /// A 6-DoF-output device (gimbal torques) or a 3-DoF one.
+    fn set_six_dof(on: bool) = "ohsim_set_six_dof";
+    fn set_gimbal_dynamics(inertia: f64, stiffness: f64, damping: f64) = "ohsim_set_gimbal_dynamics";
+});
 
 /// Reads until a sample comes (the scheduler's first frame), at most 1 s.
 pub fn first_sample(
