@@ -13,6 +13,7 @@ import pytest
 from hapticd import (
     ApiError,
     AsyncClient,
+    BackendDevices,
     Client,
     ClientStatus,
     ContactPoint,
@@ -30,6 +31,7 @@ from hapticd import (
     Hello,
     HelloDeformable,
     HelloObject,
+    HidIds,
     Material,
     ObjectRole,
     Parameters,
@@ -128,15 +130,28 @@ SCENE = {
     ],
 }
 DEVICE = {
-    "vendor_id": 0x256F,
-    "product_id": 0xC635,
-    "path": "/dev/hidraw0",
-    "manufacturer": "3Dconnexion",
-    "product": None,
-    "interface_number": 0,
-    "usage_page": 1,
-    "usage": 8,
-    "profile": "spacemouse",
+    "backend": "hid",
+    "name": "HID",
+    "source": "14 profiles from device-profiles",
+    "error": None,
+    "devices": [
+        {
+            "id": "/dev/hidraw0",
+            "name": "3Dconnexion",
+            "detail": "256f:c635, interface 0, usage 0001:0008",
+            "profile": "spacemouse",
+            "error": None,
+            "hid": {
+                "vendor_id": 0x256F,
+                "product_id": 0xC635,
+                "manufacturer": "3Dconnexion",
+                "product": None,
+                "interface_number": 0,
+                "usage_page": 1,
+                "usage": 8,
+            },
+        }
+    ],
 }
 OPENAPI = {"openapi": "3.1.0"}
 
@@ -230,7 +245,24 @@ EXPECTED = {
         ],
     ),
     "recording": None,
-    "devices": [DeviceInfo(0x256F, 0xC635, "/dev/hidraw0", "3Dconnexion", None, 0, 1, 8, "spacemouse")],
+    "devices": [
+        BackendDevices(
+            "hid",
+            "HID",
+            "14 profiles from device-profiles",
+            None,
+            [
+                DeviceInfo(
+                    "/dev/hidraw0",
+                    "3Dconnexion",
+                    "256f:c635, interface 0, usage 0001:0008",
+                    "spacemouse",
+                    None,
+                    HidIds(0x256F, 0xC635, "3Dconnexion", None, 0, 1, 8),
+                )
+            ],
+        )
+    ],
     "openapi": OPENAPI,
 }
 EXPECTED["patch_parameters"] = EXPECTED["set_friction_coefficient"] = EXPECTED["parameters"]

@@ -5,9 +5,9 @@
 
 use crate::scene::{BuiltScene, SceneControl};
 use haptic_config::{ConfigError, Overrides, RenderingPatch, Scene, ServoScene};
-use haptic_devices::{list_connected, load_profiles};
 use haptic_server::{
-    ApiError, Control, DeviceInfo, ErrorCode, Parameters, Recording, SceneInfo, Status, StreamHub,
+    ApiError, BackendDevices, Control, ErrorCode, Parameters, Recording, SceneInfo, Status,
+    StreamHub,
 };
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
@@ -303,29 +303,15 @@ impl Control for DaemonControl {
         self.send(TelemetryCommand::StopRecording)
     }
 
-    fn devices(&self) -> Result<Vec<DeviceInfo>, ApiError> {
-        let dir = lock(&self.current)
+    /// What every device backend finds, where the running scene has them
+    /// look; its own device, if a backend's listing would open it again,
+    /// reported as in use.
+    fn devices(&self) -> Result<Vec<BackendDevices>, ApiError> {
+        let options = lock(&self.current)
             .as_ref()
-            .map(|a| a.scene.base().join(&a.scene.device().profiles_dir))
+            .map(|a| crate::listing::scene_options(&a.scene, &a.device))
             .ok_or_else(no_scene)?;
-        let internal =
-            |e: &dyn std::fmt::Display| ApiError::new(ErrorCode::Internal, e.to_string());
-        let profiles = load_profiles(&dir).map_err(|e| internal(&e))?;
-        let connected = list_connected(&profiles).map_err(|e| internal(&e))?;
-        Ok(connected
-            .into_iter()
-            .map(|(info, profile)| DeviceInfo {
-                vendor_id: info.vendor_id,
-                product_id: info.product_id,
-                path: info.path,
-                manufacturer: info.manufacturer,
-                product: info.product,
-                interface_number: info.interface_number,
-                usage_page: info.usage_page,
-                usage: info.usage,
-                profile,
-            })
-            .collect())
+        Ok(crate::listing::list_devices(&options))
     }
 }
 

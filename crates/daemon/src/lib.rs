@@ -20,12 +20,15 @@
 //! of a recorded trajectory, or after a set duration, and restarts the
 //! three on a scene loaded through the control API; [`replay`] runs a
 //! recorded trajectory through a scene deterministically, without threads,
-//! and [`simulate`] steps a scene's physics world alone.
+//! and [`simulate`] steps a scene's physics world alone. [`listing`] is
+//! what every device backend finds, for `hapticd devices` and the control
+//! API alike.
 
 mod control;
 mod device;
 mod error;
 mod lifecycle;
+pub mod listing;
 mod pacer;
 mod physics;
 mod publish;

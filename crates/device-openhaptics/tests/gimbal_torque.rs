@@ -186,38 +186,38 @@ fn the_safety_layer_clamps_the_torque_to_the_device_maximum() {
     assert!((got - expected).norm() < 1e-9, "{got}");
 }
 
-#[test]
-fn the_gimbal_torque_drops_to_zero_at_a_fault_and_at_shutdown() {
-    let (_guard, sim) = Sim::lock();
-    sim.set_six_dof(true);
-    sim.set_gimbal_dynamics(FROZEN.0, FROZEN.1, FROZEN.2);
-    let small = twist(Vector3::new(0.0, 0.0, 0.005));
+/// 5 mN·m about our z, HD y: yaw at gimbal angles zero; below the soft
+/// start's 5 % of full scale, so that it begins.
+fn small_yaw() -> Wrench {
+    twist(Vector3::new(0.0, 0.0, 0.005))
+}
 
-    let mut layer = SafetyLayer::new(OpenHapticsDevice::open(&sim.settings()).unwrap());
-    run(&mut layer, Duration::from_millis(700), small);
-    assert!(
-        (sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9,
-        "{:?}",
-        sim.state()
-    );
-    sim.set_vanished(true);
-    run(&mut layer, Duration::from_millis(50), small);
-    assert_eq!(sim.state().gimbal_torque_mnm, [0.0; 3]);
-    assert_eq!(layer.counters().disconnected, 1, "{:?}", layer.counters());
-    drop(layer);
-
+/// A freshly reset 6-DoF device behind the safety layer, rendering
+/// [`small_yaw`] after the soft start.
+fn yawing(sim: &Sim) -> SafetyLayer<OpenHapticsDevice> {
     sim.reset();
     sim.set_six_dof(true);
     sim.set_gimbal_dynamics(FROZEN.0, FROZEN.1, FROZEN.2);
     let mut layer = SafetyLayer::new(OpenHapticsDevice::open(&sim.settings()).unwrap());
-    run(&mut layer, Duration::from_millis(700), small);
-    assert!(
-        (sim.state().gimbal_torque_mnm[0] - 5.0).abs() < 1e-9,
-        "{:?}",
-        sim.state()
-    );
+    run(&mut layer, Duration::from_millis(700), small_yaw());
+    let state = sim.state();
+    assert!((state.gimbal_torque_mnm[0] - 5.0).abs() < 1e-9, "{state:?}");
+    layer
+}
+
+#[test]
+fn the_gimbal_torque_drops_to_zero_at_a_fault_and_at_shutdown() {
+    let (_guard, sim) = Sim::lock();
+    let mut layer = yawing(&sim);
+    sim.set_vanished(true);
+    run(&mut layer, Duration::from_millis(50), small_yaw());
+    assert_eq!(sim.state().gimbal_torque_mnm, [0.0; 3]);
+    assert_eq!(layer.counters().disconnected, 1, "{:?}", layer.counters());
+    drop(layer);
+
+    let mut layer = yawing(&sim);
     layer.shutdown();
-    run(&mut layer, Duration::from_millis(40), small);
+    run(&mut layer, Duration::from_millis(40), small_yaw());
     assert_eq!(layer.commanded().torque, Vector3::zeros());
     std::thread::sleep(Duration::from_millis(5));
     assert_eq!(sim.state().gimbal_torque_mnm, [0.0; 3]);

@@ -1,11 +1,11 @@
-//! `hapticd devices`: connected HID devices and the profile each matches,
-//! then the Force Dimension devices the vendor's SDK sees, then connected
-//! Novint Falcons, then OpenHaptics' libHD and the device it opens.
+//! `hapticd devices`: what every device backend finds
+//! (`haptic_daemon::listing`, in its order: HID devices and the profile
+//! each matches, the Force Dimension SDK's devices, connected Novint
+//! Falcons, OpenHaptics' libHD and the device it opens), one line each.
 
 use crate::output::Stdout;
-use anyhow::Context;
-use haptic_device_forcedim::{list_devices, DeviceInfo, Sdk};
-use haptic_devices::{list_connected, load_profiles, HidDeviceInfo};
+use haptic_daemon::listing::{list_devices, ListOptions};
+use haptic_devices::load_profiles;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -27,174 +27,52 @@ pub struct DevicesArgs {
     openhaptics_device: String,
 }
 
+/// Per backend: what it loaded, why it found nothing (`NAME: error`) or
+/// `no NAME devices found`, then a line per device, `BACKEND ID: NAME
+/// (DETAIL)  profile: PROFILE` or `BACKEND ID: cannot be opened: WHY` (an
+/// ID with spaces quoted). A profiles directory that does not load is an
+/// error, as it is for `hapticd run`.
 pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
-    let profiles = load_profiles(&args.profiles)?;
-    let connected = list_connected(&profiles).context("listing HID devices")?;
+    load_profiles(&args.profiles)?;
+    let listing = list_devices(&ListOptions {
+        profiles_dir: args.profiles.clone(),
+        forcedim_library: args.forcedim_library.clone(),
+        openhaptics_library: args.openhaptics_library.clone(),
+        openhaptics_device: args.openhaptics_device.clone(),
+        in_use: None,
+    });
     let mut out = Stdout::lock();
-    writeln!(
-        out,
-        "{} profiles from {}",
-        profiles.len(),
-        args.profiles.display()
-    )?;
-    if connected.is_empty() {
-        writeln!(out, "no HID devices found")?;
-    }
-    for (info, profile) in &connected {
-        writeln!(
-            out,
-            "{}  profile: {}",
-            describe(info),
-            profile.as_deref().unwrap_or("none")
-        )?;
-    }
-    forcedim(&mut out, args.forcedim_library.as_deref())?;
-    falcons(&mut out)?;
-    openhaptics(&mut out, args)
-}
-
-/// Where libHD was found and the device it opens, or where it was looked
-/// for. Opening the device briefly starts the HD scheduler, forces off.
-fn openhaptics(out: &mut impl Write, args: &DevicesArgs) -> anyhow::Result<()> {
-    use haptic_device_openhaptics::{Library, OpenHapticsDevice, Settings};
-    let library = match Library::load(args.openhaptics_library.as_deref()) {
-        Ok(library) => std::sync::Arc::new(library),
-        Err(error) => {
-            writeln!(out, "OpenHaptics: {error}")?;
-            return Ok(());
+    for backend in &listing {
+        if let Some(source) = &backend.source {
+            writeln!(out, "{source}")?;
         }
-    };
-    writeln!(
-        out,
-        "OpenHaptics HD library from {}",
-        library.path().display()
-    )?;
-    let settings = Settings {
-        device_name: args.openhaptics_device.clone(),
-        ..Settings::default()
-    };
-    let name = &settings.device_name;
-    match OpenHapticsDevice::open_with(library, &settings) {
-        Ok(device) => {
-            let info = device.info();
-            writeln!(
-                out,
-                "openhaptics {name:?}: {} (input DoF {}, output DoF {}, {} Hz)",
-                info.model, info.input_dof, info.output_dof, info.update_rate
-            )?
-        }
-        Err(error) => writeln!(out, "openhaptics {name:?}: cannot be opened: {error}")?,
-    }
-    Ok(())
-}
-
-/// The Force Dimension SDK and its devices, or where the SDK was looked
-/// for.
-fn forcedim(out: &mut impl Write, library: Option<&std::path::Path>) -> anyhow::Result<()> {
-    let sdk = match Sdk::load(library) {
-        Ok(sdk) => sdk,
-        Err(error) => {
-            writeln!(out, "Force Dimension: {error}")?;
-            return Ok(());
-        }
-    };
-    let [major, minor, release, revision] = sdk.version();
-    writeln!(
-        out,
-        "Force Dimension SDK {major}.{minor}.{release}.{revision} from {}",
-        sdk.path().display()
-    )?;
-    let devices = match list_devices(&sdk) {
-        Ok(devices) => devices,
-        Err(message) => {
-            writeln!(out, "listing Force Dimension devices failed: {message}")?;
-            return Ok(());
-        }
-    };
-    if devices.is_empty() {
-        writeln!(out, "no Force Dimension devices found")?;
-    }
-    for device in &devices {
-        match &device.info {
-            Ok(info) => writeln!(
-                out,
-                "forcedim {}: {}",
-                device.index,
-                describe_forcedim(info)
-            )?,
-            Err(message) => writeln!(
-                out,
-                "forcedim {}: cannot be opened: {message}",
-                device.index
-            )?,
-        }
-    }
-    Ok(())
-}
-
-/// One line per connected Falcon with the `[device.falcon] index` that
-/// opens it. A failed USB listing is reported on its line, not as an
-/// error: the HID listing above still stands.
-fn falcons(out: &mut impl Write) -> anyhow::Result<()> {
-    match haptic_device_falcon::list_falcons() {
-        Ok(falcons) if falcons.is_empty() => writeln!(out, "no Novint Falcon found")?,
-        Ok(falcons) => {
-            for f in &falcons {
-                writeln!(
-                    out,
-                    "0403:cb48  bus {} address {}  Novint Falcon  serial {}  (device.falcon.index = {})",
-                    f.bus,
-                    f.address,
-                    f.serial_number.as_deref().unwrap_or("?"),
-                    f.index
-                )?;
+        match &backend.error {
+            Some(error) => writeln!(out, "{}: {error}", backend.name)?,
+            None if backend.devices.is_empty() => {
+                writeln!(out, "no {} devices found", backend.name)?
             }
+            None => {}
         }
-        Err(e) => writeln!(out, "Novint Falcons: {e}")?,
+        for device in &backend.devices {
+            let id = if device.id.contains(char::is_whitespace) {
+                format!("{:?}", device.id)
+            } else {
+                device.id.clone()
+            };
+            write!(out, "{} {id}: ", backend.backend)?;
+            if let Some(error) = &device.error {
+                writeln!(out, "cannot be opened: {error}")?;
+                continue;
+            }
+            write!(out, "{}", device.name)?;
+            if !device.detail.is_empty() {
+                write!(out, " ({})", device.detail)?;
+            }
+            if let Some(profile) = &device.profile {
+                write!(out, "  profile: {profile}")?;
+            }
+            writeln!(out)?;
+        }
     }
     Ok(())
-}
-
-/// `NAME (system type N; wrist: active; gripper; left-handed)`.
-fn describe_forcedim(info: &DeviceInfo) -> String {
-    let wrist = match (info.wrist, info.active_wrist) {
-        (true, true) => "wrist: active",
-        (true, false) => "wrist: passive",
-        _ => "no wrist",
-    };
-    let mut parts = vec![
-        format!("system type {}", info.system_type),
-        wrist.to_owned(),
-    ];
-    if info.gripper {
-        parts.push("gripper".to_owned());
-    }
-    parts.push(
-        if info.left_handed {
-            "left-handed"
-        } else {
-            "right-handed"
-        }
-        .to_owned(),
-    );
-    format!("{} ({})", info.name, parts.join("; "))
-}
-
-/// `vvvv:pppp  PATH  MANUFACTURER PRODUCT  (interface N, usage PAGE:USAGE)`.
-fn describe(info: &HidDeviceInfo) -> String {
-    let label = [info.manufacturer.as_deref(), info.product.as_deref()]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(" ");
-    format!(
-        "{:04x}:{:04x}  {}  {}  (interface {}, usage {:04x}:{:04x})",
-        info.vendor_id,
-        info.product_id,
-        info.path,
-        if label.is_empty() { "?" } else { &label },
-        info.interface_number,
-        info.usage_page,
-        info.usage
-    )
 }

@@ -116,9 +116,14 @@ impl Drop for Daemon {
 /// `hapticd run --listen 127.0.0.1:0` with `args`, its standard error in
 /// `dir`; the daemon and the port it wrote to its port file.
 fn start(dir: &Path, args: &[&str]) -> (Daemon, u16) {
+    start_with(dir, args, Command::new(env!("CARGO_BIN_EXE_hapticd")))
+}
+
+/// [`start`] through `command`, its environment set.
+fn start_with(dir: &Path, args: &[&str], mut command: Command) -> (Daemon, u16) {
     let port_file = dir.join("port");
     let log = std::fs::File::create(dir.join("stderr")).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_hapticd"))
+    let child = command
         .args(["run", "--listen", "127.0.0.1:0"])
         .args(args)
         .arg("--port-file")
@@ -255,6 +260,62 @@ fn the_control_api_and_stream_of_a_running_daemon() {
 /// block at 0.2 m/s and stops; the block, flicked free, slides on the table
 /// and stops with Coulomb's deceleration μ g (μ = 0.3 for the pair), read
 /// from the block's poses in the state stream (100 Hz).
+#[test]
+fn the_device_listing_holds_every_backend_s_devices() {
+    let dir = tempfile::tempdir().unwrap();
+    // The simulated libraries where the vendors' environment variables
+    // have the backends look.
+    let mut command = Command::new(env!("CARGO_BIN_EXE_hapticd"));
+    command.env_remove("OPENHAPTICS");
+    for (variable, file, link) in [
+        ("FORCEDIM_SDK", "libforcedim_sim.so", "lib/libdrd.so"),
+        ("OH_SDK_BASE", "libopenhaptics_sim.so", "lib/libHD.so"),
+    ] {
+        let sdk = dir.path().join(variable);
+        std::fs::create_dir_all(sdk.join("lib")).unwrap();
+        let library = haptic_testkit::vendor_library::find(file).unwrap();
+        std::os::unix::fs::symlink(library, sdk.join(link)).unwrap();
+        command.env(variable, &sdk);
+    }
+    let (_daemon, port) = start_with(dir.path(), &["--duration", "60"], command);
+    // 503 (busy) until the scene runs.
+    let started = Instant::now();
+    let reply = loop {
+        let (status, reply) = http(port, "GET", "/v1/devices", None);
+        if status == 200 {
+            break reply;
+        }
+        assert_eq!(status, 503, "{reply}");
+        assert!(started.elapsed() < Duration::from_secs(30), "{reply}");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let listing = reply["data"].as_array().unwrap();
+    let backends: Vec<&str> = listing
+        .iter()
+        .map(|b| b["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(backends, ["hid", "forcedim", "falcon", "openhaptics"]);
+    let hid = listing[0]["source"].as_str().unwrap();
+    assert!(
+        hid.starts_with("14 profiles from ") && hid.ends_with("device-profiles"),
+        "{hid}"
+    );
+    let forcedim = &listing[1];
+    let libdrd = dir.path().join("FORCEDIM_SDK/lib/libdrd.so");
+    let expected = format!("Force Dimension SDK 3.17.0.0 from {}", libdrd.display());
+    assert_eq!(forcedim["source"], expected.as_str());
+    assert_eq!(forcedim["devices"][0]["id"], "0");
+    assert_eq!(forcedim["devices"][0]["name"], "sigma.7");
+    let openhaptics = &listing[3];
+    assert_eq!(openhaptics["error"], Value::Null);
+    assert_eq!(openhaptics["devices"][0]["id"], "Default Device");
+    assert_eq!(openhaptics["devices"][0]["name"], "Touch (simulated)");
+    assert_eq!(
+        openhaptics["devices"][0]["detail"],
+        "input DoF 6, output DoF 3, 1000 Hz"
+    );
+}
+
 #[test]
 fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
     const MU_G: f64 = 0.3 * 9.81;

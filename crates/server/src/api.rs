@@ -208,19 +208,58 @@ pub struct SceneInfo {
     pub objects: Vec<SceneObject>,
 }
 
-/// A connected HID device and the profile it matches.
+/// What one device backend finds, as `hapticd devices` lists it: where it
+/// looked or what it loaded, why it could not look, and its devices.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct BackendDevices {
+    /// The backend, as the scene's `device.kind` names it: `hid`,
+    /// `forcedim`, `falcon`, `openhaptics`.
+    pub backend: String,
+    /// Its name for people: `HID`, `Force Dimension`, `Novint Falcon`,
+    /// `OpenHaptics`.
+    pub name: String,
+    /// What it loaded or read: `14 profiles from device-profiles`,
+    /// `Force Dimension SDK 3.17.0.0 from /opt/…/libdrd.so`.
+    pub source: Option<String>,
+    /// Why it found nothing to list: its library not found (every path
+    /// tried), its profiles unreadable, the USB listing refused.
+    pub error: Option<String>,
+    pub devices: Vec<DeviceInfo>,
+}
+
+/// A device a backend found.
 #[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
 pub struct DeviceInfo {
+    /// What picks it in the scene's `[device]` table: a HID device's path,
+    /// the Force Dimension SDK's device index (`device.forcedim.device_index`),
+    /// the Falcon's index (`device.falcon.index`), the OpenHaptics
+    /// configuration name (`device.openhaptics.device_name`).
+    pub id: String,
+    /// Its model or product name.
+    pub name: String,
+    /// The rest of its line in `hapticd devices`: `system type 104; wrist:
+    /// active; gripper; right-handed`.
+    pub detail: String,
+    /// The device profile a HID device matches.
+    pub profile: Option<String>,
+    /// Why it cannot be opened (held by another program, say); `in use by
+    /// the running scene` for the device the servo drives.
+    pub error: Option<String>,
+    /// A HID device's identifiers.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub hid: Option<HidIds>,
+}
+
+/// A HID interface's identifiers.
+#[derive(Clone, Debug, PartialEq, Serialize, ToSchema)]
+pub struct HidIds {
     pub vendor_id: u16,
     pub product_id: u16,
-    pub path: String,
     pub manufacturer: Option<String>,
     pub product: Option<String>,
     pub interface_number: i32,
     pub usage_page: u16,
     pub usage: u16,
-    /// The device profile it matches, if any.
-    pub profile: Option<String>,
 }
 
 /// The rendering parameters in force.
@@ -255,5 +294,5 @@ pub trait Control: Send + Sync + 'static {
     fn start_recording(&self, path: &Path) -> Result<Recording, ApiError>;
     /// Stops and finishes the recording.
     fn stop_recording(&self) -> Result<Recording, ApiError>;
-    fn devices(&self) -> Result<Vec<DeviceInfo>, ApiError>;
+    fn devices(&self) -> Result<Vec<BackendDevices>, ApiError>;
 }

@@ -19,8 +19,8 @@ mod server;
 mod stream;
 
 pub use api::{
-    ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Parameters, Percentiles,
-    Recording, Reply, SceneInfo, SceneObject, Status,
+    ApiError, BackendDevices, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, HidIds,
+    Parameters, Percentiles, Recording, Reply, SceneInfo, SceneObject, Status,
 };
 pub use hub::{
     geometry_frame, surface_frame, ClientStatus, ClientTick, ContactPoint, Event, EventFrame,

@@ -2,8 +2,8 @@
 //! limits in front of them, the OpenAPI document and the static files.
 
 use crate::api::{
-    reply, ApiError, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, Parameters, Percentiles,
-    Recording, Reply, SceneInfo, SceneObject, Status,
+    reply, ApiError, BackendDevices, Control, DeviceInfo, ErrorCode, ErrorReply, Faults, HidIds,
+    Parameters, Percentiles, Recording, Reply, SceneInfo, SceneObject, Status,
 };
 use crate::hub::{
     ClientStatus, ClientTick, ContactPoint, Event, EventFrame, Hello, HelloDeformable, HelloObject,
@@ -219,8 +219,8 @@ async fn delete_recording(State(state): State<AppState>) -> Result<Response, Api
     Ok(reply(blocking(&state, |c| c.stop_recording()).await?))
 }
 
-/// Connected HID devices with the profile each matches.
-#[utoipa::path(get, path = "/v1/devices", responses((status = 200, body = Reply<Vec<DeviceInfo>>)))]
+/// What every device backend finds, as `hapticd devices` lists it.
+#[utoipa::path(get, path = "/v1/devices", responses((status = 200, body = Reply<Vec<BackendDevices>>)))]
 async fn devices(State(state): State<AppState>) -> Result<Response, ApiError> {
     Ok(reply(blocking(&state, |c| c.devices()).await?))
 }
@@ -468,7 +468,7 @@ impl Modify for CommonReplies {
     paths(status, get_parameters, patch_parameters, get_scene, post_scene, get_recording,
           post_recording, delete_recording, devices, openapi, stream),
     components(schemas(ErrorReply, ApiError, ErrorCode, Status, Parameters, RenderingPatch, Percentiles, Faults, Recording,
-                       SceneInfo, SceneObject, DeviceInfo, StatusReply, ServerStatus, Listening,
+                       SceneInfo, SceneObject, BackendDevices, DeviceInfo, HidIds, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TextFrame, Hello, ClientTick, TickFrame, Pose,
                        ContactPoint, EventFrame, Event, HelloObject, HelloDeformable, ClientMessage, haptic_schema::patch::MaterialPatch,
                        haptic_schema::patch::RenderingFieldsPatch, haptic_schema::rendering::GradientModel,

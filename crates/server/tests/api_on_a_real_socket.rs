@@ -8,9 +8,10 @@ use haptic_schema::rendering::Rendering;
 use haptic_schema::OrNotRendered::Rendered;
 use haptic_schema::{FrictionState, FrictionVerdict, ObjectRole, SafetyState};
 use haptic_server::{
-    surface_frame, ApiError, ContactPoint, Control, DeviceInfo, ErrorCode, Event, HelloDeformable,
-    HelloObject, Mesh, Parameters, Recording, SceneAnnouncement, SceneInfo, Server, ServerConfig,
-    StartError, Status, StreamHub, TickFrame, SURFACE_HEADER_BYTES, SURFACE_MAGIC,
+    surface_frame, ApiError, BackendDevices, ContactPoint, Control, DeviceInfo, ErrorCode, Event,
+    HelloDeformable, HelloObject, Mesh, Parameters, Recording, SceneAnnouncement, SceneInfo,
+    Server, ServerConfig, StartError, Status, StreamHub, TickFrame, SURFACE_HEADER_BYTES,
+    SURFACE_MAGIC,
 };
 use serde_json::{json, Value};
 use std::io::{Read, Write};
@@ -114,8 +115,21 @@ impl Control for TestControl {
             .ok_or_else(|| ApiError::new(ErrorCode::Conflict, "no recording is running"))
     }
 
-    fn devices(&self) -> Result<Vec<DeviceInfo>, ApiError> {
-        Ok(Vec::new())
+    fn devices(&self) -> Result<Vec<BackendDevices>, ApiError> {
+        Ok(vec![BackendDevices {
+            backend: "forcedim".to_owned(),
+            name: "Force Dimension".to_owned(),
+            source: Some("Force Dimension SDK 3.17.0.0 from /opt/sdk/libdrd.so".to_owned()),
+            error: None,
+            devices: vec![DeviceInfo {
+                id: "0".to_owned(),
+                name: "sigma.7".to_owned(),
+                detail: "system type 104".to_owned(),
+                profile: None,
+                error: None,
+                hid: None,
+            }],
+        }])
     }
 }
 
@@ -373,7 +387,13 @@ fn replies_carry_the_data() {
     );
     assert_eq!(
         request(&server, "GET", "/v1/devices", None).assert_ok(),
-        json!([])
+        json!([{
+            "backend": "forcedim",
+            "name": "Force Dimension",
+            "source": "Force Dimension SDK 3.17.0.0 from /opt/sdk/libdrd.so",
+            "error": null,
+            "devices": [{"id": "0", "name": "sigma.7", "detail": "system type 104", "profile": null, "error": null}],
+        }])
     );
     assert_eq!(
         request(&server, "GET", "/v1/scene", None).assert_ok()["servo_rate_hz"],
@@ -418,6 +438,9 @@ fn replies_carry_the_data() {
         "ClientMessage",
         "Parameters",
         "RenderingPatch",
+        "BackendDevices",
+        "DeviceInfo",
+        "HidIds",
     ] {
         assert!(schemas[schema].is_object(), "{schema}");
     }

@@ -8,9 +8,11 @@ from .client import DEFAULT_URL, ApiError, AsyncClient, Client, friction_patch
 from .daemon import Daemon, DaemonError, find_hapticd, run_hapticd
 from .recording import COLUMNS, RecordingError, breakaway_force, read_recording
 from .replies import (
+    BackendDevices,
     ClientStatus,
     DeviceInfo,
     Faults,
+    HidIds,
     Material,
     Parameters,
     Percentiles,
@@ -69,7 +71,9 @@ __all__ = [
     "ContactPoint",
     "Daemon",
     "DaemonError",
+    "BackendDevices",
     "DeviceInfo",
+    "HidIds",
     "ErrorCode",
     "Event",
     "EventKind",

@@ -9,7 +9,7 @@ from typing import Any
 import httpx
 
 from ._json import from_json
-from .replies import DeviceInfo, Parameters, Recording, SceneInfo, Status
+from .replies import BackendDevices, Parameters, Recording, SceneInfo, Status
 from .stream import AsyncStream, Stream
 from .vocabulary import ErrorCode
 
@@ -130,9 +130,9 @@ class Endpoints:
         """`DELETE /v1/recording`: finishes the recording; its path and tick count."""
         return self._send("DELETE", "/v1/recording", Recording)
 
-    def devices(self) -> list[DeviceInfo]:
-        """`GET /v1/devices`: connected HID devices and the profile each matches."""
-        return self._send("GET", "/v1/devices", list[DeviceInfo])
+    def devices(self) -> list[BackendDevices]:
+        """`GET /v1/devices`: what every device backend finds, as `hapticd devices` lists it."""
+        return self._send("GET", "/v1/devices", list[BackendDevices])
 
     def openapi(self) -> dict[str, Any]:
         """`GET /v1/openapi.json`: the API in OpenAPI 3.1, as parsed JSON."""

@@ -108,18 +108,41 @@ class SceneInfo:
 
 
 @dataclass(frozen=True)
-class DeviceInfo:
-    """A connected HID device and the profile it matches, if any."""
+class HidIds:
+    """A HID interface's identifiers."""
 
     vendor_id: int
     product_id: int
-    path: str
     manufacturer: str | None
     product: str | None
     interface_number: int
     usage_page: int
     usage: int
+
+
+@dataclass(frozen=True)
+class DeviceInfo:
+    """A device a backend found: `id` picks it in the scene's `[device]`
+    table; `error` says why it cannot be opened."""
+
+    id: str
+    name: str
+    detail: str
     profile: str | None
+    error: str | None
+    hid: HidIds | None = None
+
+
+@dataclass(frozen=True)
+class BackendDevices:
+    """What one device backend (`hid`, `forcedim`, `falcon`, `openhaptics`)
+    finds: what it loaded, why it found nothing, and its devices."""
+
+    backend: str
+    name: str
+    source: str | None
+    error: str | None
+    devices: list[DeviceInfo]
 
 
 @dataclass(frozen=True)
