@@ -39,6 +39,31 @@ pub enum Command {
         #[command(flatten)]
         jelly: JellyArgs,
     },
+    /// The four jellies of Fig. 2 alone, at the settings of `scenes` unless
+    /// overridden: step times, each stage's share, and the jellies' rulers.
+    Fig2 {
+        /// Runs of the scene (their step times pooled).
+        #[arg(long, default_value_t = 2, value_parser = clap::value_parser!(u64).range(1..))]
+        rounds: u64,
+        /// Simulated seconds.
+        #[arg(long, default_value_t = 3.0)]
+        duration: f64,
+        /// Step (s).
+        #[arg(long, default_value_t = 0.02)]
+        step: f64,
+        /// Substeps of each step.
+        #[arg(long)]
+        substeps: Option<usize>,
+        /// Solver passes with the elastic response between them.
+        #[arg(long)]
+        elastic_passes: Option<usize>,
+        /// PGS iterations per pass.
+        #[arg(long)]
+        iterations: Option<usize>,
+        /// Position projection passes.
+        #[arg(long)]
+        projection_sweeps: Option<usize>,
+    },
     /// The cloth over the ball over time, every cloth set-up of `scenes`:
     /// snapshots and strain for `scripts/plot-cloth`, as CSV in `--trace`.
     ClothFigure {

@@ -4,6 +4,7 @@
 //!
 //! - `scenes`: the cloth over the ball (Fig. 3) and the jelly drop (Fig. 2)
 //!   with every engine set-up, round after round, in one process.
+//! - `fig2`: the four jellies of Fig. 2 alone, with each stage's time.
 //! - `cloth-figure`: the cloth over the ball over time, as CSV for
 //!   `scripts/plot-cloth`.
 //! - `cloth`, `jelly`: one scene in rapier at one setting.
@@ -21,7 +22,7 @@ mod scene;
 
 use clap::Parser;
 use cli::{Cli, Command};
-use experiments::{cloth, cloth_figure, jelly, scenes, sweep};
+use experiments::{cloth, cloth_figure, fig2, jelly, scenes, sweep};
 
 fn main() {
     let outcome = match Cli::parse().command {
@@ -43,6 +44,25 @@ fn main() {
             },
             &cloth,
             &jelly,
+        ),
+        Command::Fig2 {
+            rounds,
+            duration,
+            step,
+            substeps,
+            elastic_passes,
+            iterations,
+            projection_sweeps,
+        } => fig2::fig2(
+            rounds as usize,
+            duration,
+            step,
+            fig2::Overrides {
+                substeps,
+                elastic_passes,
+                iterations,
+                projection_sweeps,
+            },
         ),
         Command::ClothFigure {
             trace,

@@ -20,6 +20,23 @@ pub struct Fig2Run {
     pub bar_drop: f64,
     /// Bodies quarantined over the run.
     pub quarantined: u64,
+    /// Seconds per step in each stage, medians over the run: the
+    /// paradigms' free velocities, detection, the solver (rows, PGS
+    /// iterations and elastic passes), the position projection, and the
+    /// rest (the rigid world's implicit step, integration, bookkeeping).
+    pub stages: Stages,
+}
+
+/// A step's time by stage (s).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stages {
+    pub paradigms: f64,
+    pub detection: f64,
+    pub solver: f64,
+    pub projection: f64,
+    pub rest: f64,
+    /// Rows of the step's largest substep.
+    pub rows: f64,
 }
 
 /// Runs the scene of `spec` at `parameters` for `duration` seconds of
@@ -53,11 +70,34 @@ pub fn run_fig2(
     let bar_start = world.rigid().bodies()[bar].state.pose.translation.vector.z;
     let steps = (duration / step).round() as usize;
     let mut times = Vec::with_capacity(steps);
+    let mut stages = Vec::with_capacity(steps);
     for _ in 0..steps {
         let began = Instant::now();
-        world.step(step);
-        times.push(began.elapsed().as_secs_f64());
+        let report = world.step(step);
+        let took = began.elapsed().as_secs_f64();
+        times.push(took);
+        let measured = report.paradigm_seconds
+            + report.detection_seconds
+            + report.solver_seconds
+            + report.projection_seconds;
+        stages.push(Stages {
+            paradigms: report.paradigm_seconds,
+            detection: report.detection_seconds,
+            solver: report.solver_seconds,
+            projection: report.projection_seconds,
+            rest: took - measured,
+            rows: report.rows as f64,
+        });
     }
+    let median = |f: fn(&Stages) -> f64| StepTimes(stages.iter().map(f).collect()).median();
+    let stages = Stages {
+        paradigms: median(|s| s.paradigms),
+        detection: median(|s| s.detection),
+        solver: median(|s| s.solver),
+        projection: median(|s| s.projection),
+        rest: median(|s| s.rest),
+        rows: median(|s| s.rows),
+    };
     let end = volumes(&world);
     let jellies = (0..jelly_count)
         .map(|k| {
@@ -81,7 +121,56 @@ pub fn run_fig2(
         jellies,
         bar_drop: bar_start - world.rigid().bodies()[bar].state.pose.translation.vector.z,
         quarantined: world.quarantined(),
+        stages,
     })
+}
+
+/// Settings of `fig2` that replace the tuned ones.
+pub struct Overrides {
+    pub substeps: Option<usize>,
+    pub elastic_passes: Option<usize>,
+    pub iterations: Option<usize>,
+    pub projection_sweeps: Option<usize>,
+}
+
+/// The scene alone, `rounds` runs of `duration` seconds of `step`-second
+/// steps, at [`super::scenes::fig2_tuned`] with `overrides`; the headline
+/// `fig2_jellies_step_median` over the pooled rounds.
+pub fn fig2(rounds: usize, duration: f64, step: f64, overrides: Overrides) -> Result<(), String> {
+    if !(step.is_finite() && step > 0.0) {
+        return Err(format!("--step {step} s: must be finite and positive"));
+    }
+    if !(duration.is_finite() && duration >= step) {
+        return Err(format!("--duration {duration} s: must be at least one step ({step} s)"));
+    }
+    let spec = Fig2Spec::default();
+    let mut parameters = super::scenes::fig2_tuned();
+    parameters.substeps = overrides.substeps.unwrap_or(parameters.substeps);
+    parameters.elastic_passes = overrides.elastic_passes.unwrap_or(parameters.elastic_passes);
+    parameters.iterations = overrides.iterations.unwrap_or(parameters.iterations);
+    parameters.projection_sweeps = overrides
+        .projection_sweeps
+        .unwrap_or(parameters.projection_sweeps);
+    parameters
+        .check()
+        .map_err(|e| format!("fig. 2 settings: {e}"))?;
+    print_fig2_scene(&spec, step, duration);
+    println!(
+        "ours: {} substep(s), {} elastic pass(es), {} iterations, {} projection passes",
+        parameters.substeps,
+        parameters.elastic_passes,
+        parameters.iterations,
+        parameters.projection_sweeps
+    );
+    let mut times = StepTimes::default();
+    for round in 1..=rounds {
+        println!("fig. 2 round {round}:");
+        let run = run_fig2(&spec, parameters, step, duration)?;
+        print_fig2_run(&run);
+        times = times.pooled(&run.times);
+    }
+    println!("fig2_jellies_step_median: {:.2} ms", 1e3 * times.median());
+    Ok(())
 }
 
 /// The scene in words.
@@ -121,6 +210,17 @@ pub fn print_fig2_run(run: &Fig2Run) {
         1e3 * run.times.max(),
         1e3 * run.bar_drop,
         run.quarantined
+    );
+    let s = &run.stages;
+    println!(
+        "    stages (medians per step): paradigms {:.2} ms, detection {:.2} ms, solver {:.2} ms, \
+         projection {:.2} ms, rigid step and the rest {:.2} ms; {} rows",
+        1e3 * s.paradigms,
+        1e3 * s.detection,
+        1e3 * s.solver,
+        1e3 * s.projection,
+        1e3 * s.rest,
+        s.rows
     );
     for (name, nodes, volume, depth) in &run.jellies {
         println!(

@@ -120,7 +120,7 @@ fn jelly_tuned() -> SolverParameters {
 /// its inside within a 20 ms step: in one substep they flatten under their
 /// own weight (−100 % and −79 % in volume), in four they stand at −6 % and
 /// −7 % (crates/deformable/tests/fig2.rs).
-fn fig2_tuned() -> SolverParameters {
+pub(crate) fn fig2_tuned() -> SolverParameters {
     SolverParameters {
         substeps: 4,
         ..jelly_tuned()
