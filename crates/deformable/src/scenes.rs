@@ -453,6 +453,23 @@ pub struct Fig2Scene {
 }
 
 impl Fig2Spec {
+    /// The solver the scene is run with (crates/deformable/tests/fig2.rs,
+    /// config/fig2-jellies.toml, the benchmark): two substeps of each step,
+    /// two elastic passes (the second holds every jelly's resting nodes on
+    /// their contact planes in its own solve: the implicit paradigms' and,
+    /// in their substeps, XPBD's and shape matching's), 5 iterations and 10
+    /// projection passes. In one substep the nodes under the jellies sink
+    /// through the 2 cm dish.
+    pub fn solver_parameters() -> SolverParameters {
+        SolverParameters {
+            substeps: 2,
+            elastic_passes: 2,
+            iterations: 5,
+            projection_sweeps: 10,
+            ..SolverParameters::default()
+        }
+    }
+
     /// Checks each field's range, naming the first one out of it.
     pub fn check(&self) -> Result<(), Fig2Error> {
         let positive = |v: f64| v.is_finite() && v > 0.0;

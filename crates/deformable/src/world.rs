@@ -625,11 +625,24 @@ impl CoupledWorld {
             s.row_impulses.resize(s.velocities.len(), Vector3::zeros());
             for (k, row) in s.rows.rows.iter().enumerate() {
                 let terms = &s.rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize];
+                // A plane is held at its rigid side's velocity, as if that
+                // side could not move: a free body lying on the deformable
+                // (not holding it up) stays with the rows, where its mass
+                // meets the nodes'; held on planes, a bar on four jellies
+                // took every jelly's support at once and rocked off them
+                // in 10 ms substeps.
+                let lies_on = || {
+                    terms[0].jacobian.dot(&gravity) >= 0.0
+                        && s.rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize]
+                            .iter()
+                            .any(|r| s.rigid_views[r.body as usize].inverse_mass > 0.0)
+                };
                 let rests = parameters.contact_planes
                     && matches!(row.source, RowSource::Contact { axis: 0, .. })
                     && terms.len() == 1
                     && row.impulse > 0.0
-                    && s.pinned[terms[0].node as usize].is_none();
+                    && s.pinned[terms[0].node as usize].is_none()
+                    && !lies_on();
                 if rests {
                     s.plane_rows[k] = true;
                 } else {

@@ -3,7 +3,8 @@
 
 use haptic_deformable::body::{sheet_masses, solid_masses};
 use haptic_deformable::paradigms::{
-    CorotationalFem, ForceIntegration, MassSpring, Paradigm, ShapeMatching, Xpbd,
+    ContactPlane, CorotationalFem, ForceIntegration, MassSpring, Paradigm, ShapeMatching,
+    StepInput, Xpbd,
 };
 use haptic_deformable::scenes::{cloth, fig3_rigid_world, ClothSpec};
 use haptic_deformable::topology::{self, tet_box};
@@ -454,4 +455,82 @@ fn an_external_impulse_on_a_rigid_body_reaches_it_whole() {
     world.step(0.02);
     let body = &world.rigid().bodies()[0];
     assert!((body.state.velocity - Vector3::new(0.2, -0.1, 0.0)).norm() < 1e-12);
+}
+
+/// The position-based paradigms' solves with contact planes (XPBD's and
+/// shape matching's substeps): a cube falling at 0.3 m/s onto planes under
+/// its bottom nodes, two of its nodes pushed sideways, ends no node moving
+/// into its plane, every support pushing and together stopping the fall,
+/// and the body's momentum changed by exactly gravity, the impulses and
+/// the supports.
+#[test]
+fn position_based_solves_with_contact_planes_push_and_keep_momentum() {
+    let g = Vector3::new(0.0, 0.0, -9.81);
+    let h = 0.02;
+    for mut body in jellies(&at(0.0, 0.0, 0.0)).into_iter().skip(2) {
+        let n = body.state.positions.len();
+        let start = vec![Vector3::new(0.01, 0.0, -0.3); n];
+        let bottom = body
+            .state
+            .positions
+            .iter()
+            .map(|p| p.z)
+            .fold(f64::INFINITY, f64::min);
+        let planes: Vec<ContactPlane> = (0..n)
+            .filter(|&i| body.state.positions[i].z < bottom + 1e-9)
+            .map(|i| ContactPlane {
+                node: i as u32,
+                normal: Vector3::z(),
+                normal_velocity: 0.0,
+            })
+            .collect();
+        let mut impulses = vec![Vector3::zeros(); n];
+        impulses[n - 1] = Vector3::new(1e-4, 0.0, 0.0);
+        impulses[n / 2] = Vector3::new(0.0, -2e-4, 1e-4);
+        let pinned = vec![None; n];
+        let masses = body.model.masses.clone();
+        let input = StepInput {
+            h,
+            gravity: g,
+            masses: &masses,
+            positions: &body.state.positions,
+            velocities: &start,
+            pinned: &pinned,
+        };
+        let mut free = vec![Vector3::zeros(); n];
+        body.model.paradigm.free_velocities(&input, &mut free);
+        let (mut velocities, mut supports) = (vec![Vector3::zeros(); n], vec![0.0; planes.len()]);
+        assert!(body.model.paradigm.solve_with_contacts(
+            &input,
+            &impulses,
+            &planes,
+            &mut velocities,
+            &mut supports
+        ));
+        let name = body.model.name.clone();
+        assert!(supports.iter().all(|&f| f >= 0.0), "{name}: {supports:?}");
+        let mass: f64 = masses.iter().sum();
+        let carried: f64 = supports.iter().sum();
+        // The fall's momentum and the step's weight, less what the body
+        // keeps falling with.
+        assert!(
+            carried > 0.5 * mass * 0.3,
+            "{name}: the planes carry {carried} N·s"
+        );
+        for plane in &planes {
+            let v = velocities[plane.node as usize];
+            assert!(
+                v.z > -1e-12,
+                "{name}: node {} moves into its plane at {v}",
+                plane.node
+            );
+        }
+        let gained: Vector3<f64> = (0..n).map(|i| masses[i] * (velocities[i] - start[i])).sum();
+        let given: Vector3<f64> =
+            mass * h * g + impulses.iter().sum::<Vector3<f64>>() + carried * Vector3::z();
+        assert!(
+            (gained - given).norm() < 1e-12 * given.norm(),
+            "{name}: momentum gained {gained}, given {given}"
+        );
+    }
 }

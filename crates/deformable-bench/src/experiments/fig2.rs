@@ -141,12 +141,16 @@ pub fn fig2(rounds: usize, duration: f64, step: f64, overrides: Overrides) -> Re
         return Err(format!("--step {step} s: must be finite and positive"));
     }
     if !(duration.is_finite() && duration >= step) {
-        return Err(format!("--duration {duration} s: must be at least one step ({step} s)"));
+        return Err(format!(
+            "--duration {duration} s: must be at least one step ({step} s)"
+        ));
     }
     let spec = Fig2Spec::default();
     let mut parameters = super::scenes::fig2_tuned();
     parameters.substeps = overrides.substeps.unwrap_or(parameters.substeps);
-    parameters.elastic_passes = overrides.elastic_passes.unwrap_or(parameters.elastic_passes);
+    parameters.elastic_passes = overrides
+        .elastic_passes
+        .unwrap_or(parameters.elastic_passes);
     parameters.iterations = overrides.iterations.unwrap_or(parameters.iterations);
     parameters.projection_sweeps = overrides
         .projection_sweeps

@@ -114,17 +114,12 @@ fn jelly_tuned() -> SolverParameters {
     }
 }
 
-/// Our solver for the Fig. 2 scene: the jellies' settings in four
-/// substeps. The position-based jellies (XPBD, shape matching) are held by
-/// the contact rows alone, which stop a 427-node jelly's surface but not
-/// its inside within a 20 ms step: in one substep they flatten under their
-/// own weight (−100 % and −79 % in volume), in four they stand at −6 % and
-/// −7 % (crates/deformable/tests/fig2.rs).
+/// Our solver for the Fig. 2 scene, the scene's own
+/// ([`Fig2Spec::solver_parameters`]): two substeps, in which every jelly
+/// stands with its resting nodes held on their contact planes in its own
+/// solve (crates/deformable/tests/fig2.rs).
 pub(crate) fn fig2_tuned() -> SolverParameters {
-    SolverParameters {
-        substeps: 4,
-        ..jelly_tuned()
-    }
+    Fig2Spec::solver_parameters()
 }
 
 /// The jelly's set-ups: ours, and rapier with its default substeps.

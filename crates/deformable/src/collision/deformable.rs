@@ -97,6 +97,28 @@ pub fn triangle_box(
     SweptBox::around(&[a, b, c, a + h * va, b + h * vb, c + h * vc], grow)
 }
 
+/// The box of `positions` now and after `h` at `velocities`, grown by
+/// `grow`; `None` without positions.
+fn body_box(
+    positions: &[Point3<f64>],
+    velocities: &[Vector3<f64>],
+    h: f64,
+    grow: f64,
+) -> Option<SweptBox> {
+    let first = positions.first()?;
+    let (mut min, mut max) = (*first, *first);
+    for (x, v) in positions.iter().zip(velocities) {
+        let y = x + h * v;
+        min = min.inf(x).inf(&y);
+        max = max.sup(x).sup(&y);
+    }
+    let g = Vector3::repeat(grow);
+    Some(SweptBox {
+        min: min - g,
+        max: max + g,
+    })
+}
+
 /// How far a body's boxes are grown beyond the sweep: its half thickness
 /// and the contact margin.
 pub fn grow(body: &DeformableBody, margin: f64) -> f64 {
@@ -312,6 +334,10 @@ pub struct SurfaceCollision {
     trees: Vec<SurfaceTree>,
     workspace: BvhWorkspace,
     pairs: Vec<(u32, u32)>,
+    /// Each body's box over the step (`None` without nodes), and whether
+    /// its trees are refitted this step.
+    body_boxes: Vec<Option<SweptBox>>,
+    active: Vec<bool>,
 }
 
 impl std::fmt::Debug for SurfaceCollision {
@@ -329,6 +355,8 @@ impl SurfaceCollision {
             trees: bodies.iter().map(SurfaceTree::new).collect(),
             workspace: BvhWorkspace::default(),
             pairs: Vec::new(),
+            body_boxes: Vec::new(),
+            active: Vec::new(),
         }
     }
 
@@ -344,8 +372,28 @@ impl SurfaceCollision {
         h: f64,
         margin: f64,
     ) {
+        self.active.clear();
+        self.active.resize(bodies.len(), true);
+        self.refit_active(bodies, node_offsets, velocities, h, margin);
+    }
+
+    /// [`Self::refit`] of the bodies marked in `self.active` alone.
+    fn refit_active(
+        &mut self,
+        bodies: &[DeformableBody],
+        node_offsets: &[u32],
+        velocities: &[Vector3<f64>],
+        h: f64,
+        margin: f64,
+    ) {
         self.trees.truncate(bodies.len());
         for (b, body) in bodies.iter().enumerate() {
+            if !self.active[b] {
+                if b >= self.trees.len() {
+                    self.trees.push(SurfaceTree::new(body));
+                }
+                continue;
+            }
             if b >= self.trees.len() {
                 self.trees.push(SurfaceTree::new(body));
             } else if !self.trees[b].fits(body) {
@@ -410,10 +458,37 @@ impl SurfaceCollision {
         if !wanted {
             return;
         }
-        self.refit(bodies, node_offsets, velocities, h, margin);
+        // Each body's box over the step holds every sample's and every
+        // triangle's swept box (a sample and a triangle's corners are
+        // blends of its nodes): two bodies whose boxes do not meet have no
+        // candidate pair, and a body meeting none (nor itself) needs no
+        // refit.
+        self.body_boxes.clear();
+        for (b, body) in bodies.iter().enumerate() {
+            let offset = node_offsets[b] as usize;
+            let v = &velocities[offset..offset + body.state.positions.len()];
+            self.body_boxes
+                .push(body_box(&body.state.positions, v, h, grow(body, margin)));
+        }
+        let meet = |boxes: &[Option<SweptBox>], a: usize, b: usize| match (boxes[a], boxes[b]) {
+            (Some(x), Some(y)) => x.overlaps(&y),
+            _ => false,
+        };
+        self.active.clear();
+        self.active.extend((0..bodies.len()).map(|a| {
+            bodies[a].model.material.self_collision
+                || (0..bodies.len()).any(|b| b != a && meet(&self.body_boxes, a, b))
+        }));
+        if !self.active.iter().any(|&a| a) {
+            return;
+        }
+        self.refit_active(bodies, node_offsets, velocities, h, margin);
         for a in 0..bodies.len() {
             for b in 0..bodies.len() {
                 if a == b && !bodies[a].model.material.self_collision {
+                    continue;
+                }
+                if a != b && !meet(&self.body_boxes, a, b) {
                     continue;
                 }
                 let mut pairs = std::mem::take(&mut self.pairs);

@@ -162,7 +162,12 @@ impl Paradigm {
             Paradigm::CorotationalFem(model) => {
                 model.solve_with_contacts(input, impulses, planes, velocities, supports)
             }
-            Paradigm::Xpbd(_) | Paradigm::ShapeMatching(_) => false,
+            Paradigm::Xpbd(model) => {
+                model.solve_with_contacts(input, impulses, planes, velocities, supports)
+            }
+            Paradigm::ShapeMatching(model) => {
+                model.solve_with_contacts(input, impulses, planes, velocities, supports)
+            }
         }
     }
 
@@ -225,8 +230,8 @@ pub struct ForceScratch {
     rhs: Vec<Vector3<f64>>,
     delta: Vec<Vector3<f64>>,
     diagonal: Vec<f64>,
-    /// The free solve's velocity changes, then each solve with contacts':
-    /// where the step's next solve with contacts starts.
+    /// The last solve with contacts' velocity changes (the free solve's
+    /// before the first): where the next solve with contacts starts.
     last_delta: Vec<Vector3<f64>>,
     cg: ConjugateGradient,
     filters: Vec<Filter>,
@@ -324,10 +329,11 @@ pub(crate) fn solve_implicitly_with_contacts(
         product,
         ..
     } = scratch;
-    // Started from the step's last answer (the free solve's, then the last
-    // solve with contacts') where the filters leave a node free: contacts
-    // change a resting body's velocities little, and an active set's rounds
-    // differ by a few planes.
+    // Started from the last solve with contacts' answer (this step's or
+    // the last step's; the free solve's before the first) where the filters
+    // leave a node free: a resting body's supported step changes little
+    // from one step to the next, and an active set's rounds differ by a few
+    // planes.
     if last_delta.len() == n {
         for i in 0..n {
             delta[i] += filters[i].project(last_delta[i]);
@@ -371,6 +377,62 @@ pub(crate) fn solve_implicitly_with_contacts(
         }
     }
     true
+}
+
+/// For the position-based paradigms' solves with contacts, which end at
+/// the step's travel `v = (x(t + h) − x(t))/h` (eq 3) rather than at their
+/// last substep's velocity: scales the planes' `supports` (their
+/// substeps' sums) by the one factor that best gives the body the momentum
+/// change of those `velocities` (gravity, `impulses` and supports: `Σ mᵢ
+/// (vᵢ − vᵢ⁰) = M g h + Σ pᵢ + Σ λ_k n_k`), and gives what the planes'
+/// normals cannot carry to the free nodes as a common velocity, so that the
+/// body's momentum matches exactly. At rest the factor is 1.
+pub(crate) fn balance_supports(
+    input: &StepInput,
+    impulses: &[Vector3<f64>],
+    planes: &[ContactPlane],
+    velocities: &mut [Vector3<f64>],
+    supports: &mut [f64],
+    on_plane: &mut Vec<bool>,
+) {
+    let n = input.positions.len();
+    if input.pinned.iter().any(Option::is_some) {
+        // A pinned body passes momentum to what holds it.
+        return;
+    }
+    let total: f64 = input.masses.iter().sum();
+    let mut needed = Vector3::zeros();
+    for i in 0..n {
+        needed += input.masses[i] * (velocities[i] - input.velocities[i] - input.h * input.gravity)
+            - impulses[i];
+    }
+    let carried: Vector3<f64> = planes
+        .iter()
+        .zip(supports.iter())
+        .map(|(plane, f)| *f * plane.normal)
+        .sum();
+    let scale = if carried.norm_squared() > 0.0 {
+        (needed.dot(&carried) / carried.norm_squared()).max(0.0)
+    } else {
+        0.0
+    };
+    supports.iter_mut().for_each(|f| *f *= scale);
+    let missing = scale * carried - needed;
+    on_plane.clear();
+    on_plane.resize(n, false);
+    for plane in planes {
+        on_plane[plane.node as usize] = true;
+    }
+    let free_mass: f64 = (0..n)
+        .filter(|&i| !on_plane[i])
+        .map(|i| input.masses[i])
+        .sum();
+    let mass = if free_mass > 0.0 { free_mass } else { total };
+    for i in 0..n {
+        if free_mass <= 0.0 || !on_plane[i] {
+            velocities[i] += missing / mass;
+        }
+    }
 }
 
 /// `A⁻¹ p` of a force-based paradigm prepared by [`integrate_forces`]
@@ -493,8 +555,10 @@ pub(crate) fn integrate_forces(
             for i in 0..n {
                 free[i] = input.velocities[i] + scratch.delta[i];
             }
-            scratch.last_delta.clear();
-            scratch.last_delta.extend_from_slice(&scratch.delta);
+            if scratch.last_delta.len() != n {
+                scratch.last_delta.clear();
+                scratch.last_delta.extend_from_slice(&scratch.delta);
+            }
         }
     }
 }

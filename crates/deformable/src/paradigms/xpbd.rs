@@ -5,7 +5,7 @@
 //! eq 3.
 
 use super::corotational::{check_elasticity, lame};
-use super::StepInput;
+use super::{ContactPlane, StepInput};
 use crate::error::DeformableError;
 use crate::topology::tet_volume;
 use crate::topology::Edge;
@@ -28,6 +28,10 @@ pub struct Xpbd {
     inverse_masses: Vec<f64>,
     edge_lambda: Vec<f64>,
     volume_lambda: Vec<f64>,
+    /// The contact solve's positions and velocities within the step.
+    current: Vec<Point3<f64>>,
+    moving: Vec<Vector3<f64>>,
+    on_plane: Vec<bool>,
 }
 
 impl Xpbd {
@@ -91,6 +95,9 @@ impl Xpbd {
             damping,
             predicted: Vec::new(),
             inverse_masses: Vec::new(),
+            current: Vec::new(),
+            moving: Vec::new(),
+            on_plane: Vec::new(),
         })
     }
 
@@ -120,6 +127,24 @@ impl Xpbd {
             }
         }
         // Inverse masses once a step, not once a constraint and sweep.
+        self.set_inverse_masses(input);
+        let mut p = std::mem::take(&mut self.predicted);
+        for _ in 0..self.iterations {
+            self.sweep(&mut p, h);
+        }
+        self.predicted = p;
+        let p = &self.predicted;
+        let gamma = self.damping;
+        for i in 0..free.len() {
+            let goal_velocity = (p[i] - input.positions[i]) / h;
+            free[i] =
+                gamma * (input.velocities[i] + h * input.gravity) + (1.0 - gamma) * goal_velocity;
+        }
+        input.hold_pinned(free);
+    }
+
+    /// The inverse masses of `input`'s nodes, pinned ones 0.
+    fn set_inverse_masses(&mut self, input: &StepInput) {
         self.inverse_masses.clear();
         self.inverse_masses
             .extend(input.masses.iter().enumerate().map(|(i, m)| {
@@ -129,53 +154,150 @@ impl Xpbd {
                     1.0 / m
                 }
             }));
+    }
+
+    /// One Gauss–Seidel sweep of XPBD's projection over the edges and then
+    /// the tetrahedra, for a step of `h`, moving `p` and the multipliers.
+    fn sweep(&mut self, p: &mut [Point3<f64>], h: f64) {
         let inverse_masses = &self.inverse_masses;
         let w = |i: u32| inverse_masses[i as usize];
-        let p = &mut self.predicted;
-        for _ in 0..self.iterations {
-            for (k, edge) in self.edges.iter().enumerate() {
-                let (a, b) = (edge.a as usize, edge.b as usize);
-                let d = p[b] - p[a];
-                let length = d.norm();
-                if length <= 0.0 {
-                    continue;
-                }
-                let n = d / length;
-                let alpha = self.edge_compliance[k] / (h * h);
-                let c = length - edge.rest_length;
-                let delta = (-c - alpha * self.edge_lambda[k]) / (w(edge.a) + w(edge.b) + alpha);
-                self.edge_lambda[k] += delta;
-                p[a] -= w(edge.a) * delta * n;
-                p[b] += w(edge.b) * delta * n;
+        let per_step = 1.0 / (h * h);
+        for ((edge, compliance), lambda) in self
+            .edges
+            .iter()
+            .zip(&self.edge_compliance)
+            .zip(&mut self.edge_lambda)
+        {
+            let (a, b) = (edge.a as usize, edge.b as usize);
+            let d = p[b] - p[a];
+            let length = d.norm();
+            if length <= 0.0 {
+                continue;
             }
-            for (k, t) in self.tets.iter().enumerate() {
-                let x = t.map(|i| p[i as usize]);
-                let gradients = [
-                    (x[3] - x[1]).cross(&(x[2] - x[1])) / 6.0,
-                    (x[2] - x[0]).cross(&(x[3] - x[0])) / 6.0,
-                    (x[3] - x[0]).cross(&(x[1] - x[0])) / 6.0,
-                    (x[1] - x[0]).cross(&(x[2] - x[0])) / 6.0,
-                ];
-                let weight: f64 = (0..4).map(|j| w(t[j]) * gradients[j].norm_squared()).sum();
-                let alpha = self.volume_compliance[k] / (h * h);
-                if weight + alpha <= 0.0 {
-                    continue;
-                }
-                let c = tet_volume(p, t) - self.rest_volumes[k];
-                let delta = (-c - alpha * self.volume_lambda[k]) / (weight + alpha);
-                self.volume_lambda[k] += delta;
-                for j in 0..4 {
-                    p[t[j] as usize] += w(t[j]) * delta * gradients[j];
-                }
+            let n = d / length;
+            let alpha = compliance * per_step;
+            let c = length - edge.rest_length;
+            let (wa, wb) = (w(edge.a), w(edge.b));
+            let delta = (-c - alpha * *lambda) / (wa + wb + alpha);
+            *lambda += delta;
+            p[a] -= wa * delta * n;
+            p[b] += wb * delta * n;
+        }
+        for (((t, compliance), lambda), rest) in self
+            .tets
+            .iter()
+            .zip(&self.volume_compliance)
+            .zip(&mut self.volume_lambda)
+            .zip(&self.rest_volumes)
+        {
+            let x = t.map(|i| p[i as usize]);
+            let (e1, e2, e3) = (x[1] - x[0], x[2] - x[0], x[3] - x[0]);
+            // ∂V/∂x_j; the first is minus the others' sum.
+            let g1 = e2.cross(&e3) / 6.0;
+            let g2 = e3.cross(&e1) / 6.0;
+            let g3 = e1.cross(&e2) / 6.0;
+            let gradients = [-(g1 + g2 + g3), g1, g2, g3];
+            let ws = t.map(w);
+            let weight: f64 = (0..4).map(|j| ws[j] * gradients[j].norm_squared()).sum();
+            let alpha = compliance * per_step;
+            if weight + alpha <= 0.0 {
+                continue;
+            }
+            // V = e1 · (e2 × e3) / 6 (topology::tet_volume).
+            let c = e1.dot(&g1) - rest;
+            let delta = (-c - alpha * *lambda) / (weight + alpha);
+            *lambda += delta;
+            for j in 0..4 {
+                p[t[j] as usize] += ws[j] * delta * gradients[j];
             }
         }
+    }
+
+    /// The step again with the node impulses `impulses` and the nodes of
+    /// `planes` kept from crossing their contact planes, in `iterations`
+    /// substeps of one sweep each (Macklin et al.'s "small steps", 2019):
+    /// each substep adds gravity and its share of the impulses, predicts,
+    /// sweeps the constraints, and then moves every node that would cross
+    /// its plane (its travel along the normal below the plane's normal
+    /// velocity times the substep) back onto it; the move times the node's
+    /// mass over the substep is the plane's support. The contacts thus
+    /// carry the body's inside within the step, as the implicit paradigms'
+    /// planes do, which a single step's few sweeps cannot. Writes the
+    /// velocities at `t + h` (the last substep's, eq 3's `γ` blending in
+    /// `v + h g` with the impulses and supports) and each plane's support.
+    /// The constraints move no momentum, so the body's changes by exactly
+    /// gravity, the impulses and the supports (pins aside).
+    pub(crate) fn solve_with_contacts(
+        &mut self,
+        input: &StepInput,
+        impulses: &[Vector3<f64>],
+        planes: &[ContactPlane],
+        velocities: &mut [Vector3<f64>],
+        supports: &mut [f64],
+    ) -> bool {
+        let n = input.positions.len();
+        let substeps = self.iterations.max(1);
+        let hs = input.h / substeps as f64;
+        self.set_inverse_masses(input);
+        self.current.clear();
+        self.current.extend_from_slice(input.positions);
+        self.moving.clear();
+        self.moving.extend_from_slice(input.velocities);
+        supports.iter_mut().for_each(|f| *f = 0.0);
+        let mut p = std::mem::take(&mut self.predicted);
+        p.clear();
+        p.resize(n, Point3::origin());
+        for _ in 0..substeps {
+            for i in 0..n {
+                match input.pinned.get(i).copied().flatten() {
+                    Some(target) => self.moving[i] = target,
+                    None => {
+                        self.moving[i] +=
+                            hs * input.gravity + impulses[i] / (input.masses[i] * substeps as f64)
+                    }
+                }
+                p[i] = self.current[i] + hs * self.moving[i];
+            }
+            self.edge_lambda.iter_mut().for_each(|l| *l = 0.0);
+            self.volume_lambda.iter_mut().for_each(|l| *l = 0.0);
+            self.sweep(&mut p, hs);
+            for (k, plane) in planes.iter().enumerate() {
+                let i = plane.node as usize;
+                if self.inverse_masses[i] == 0.0 {
+                    continue;
+                }
+                let short =
+                    plane.normal.dot(&(p[i] - self.current[i])) - hs * plane.normal_velocity;
+                if short < 0.0 {
+                    p[i] -= short * plane.normal;
+                    supports[k] -= input.masses[i] * short / hs;
+                }
+            }
+            for i in 0..n {
+                self.moving[i] = (p[i] - self.current[i]) / hs;
+                self.current[i] = p[i];
+            }
+        }
+        self.predicted = p;
         let gamma = self.damping;
-        for i in 0..free.len() {
-            let goal_velocity = (p[i] - input.positions[i]) / h;
-            free[i] =
-                gamma * (input.velocities[i] + h * input.gravity) + (1.0 - gamma) * goal_velocity;
+        for i in 0..n {
+            let travel = (self.current[i] - input.positions[i]) / input.h;
+            velocities[i] = (1.0 - gamma) * travel
+                + gamma
+                    * (input.velocities[i]
+                        + input.h * input.gravity
+                        + impulses[i] / input.masses[i]);
         }
-        input.hold_pinned(free);
+        input.hold_pinned(velocities);
+        super::balance_supports(
+            input,
+            impulses,
+            planes,
+            velocities,
+            supports,
+            &mut self.on_plane,
+        );
+        true
     }
 
     /// `½ C²/α` summed over the constraints.
