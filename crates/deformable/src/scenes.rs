@@ -359,7 +359,10 @@ pub fn atwood(spec: &AtwoodSpec, parameters: SolverParameters) -> Result<Atwood,
 /// over the four jellies) but not its sizes; the defaults are the jelly of
 /// the deformable benchmark (r = 5 cm, h = 10 cm, 1000 kg/m³, E = 10 kPa,
 /// ν = 0.45) at 427 nodes and 1,728 tetrahedra each, and a 0.5 kg
-/// chocolate bar.
+/// chocolate bar. The iteration counts (5 XPBD sweeps, at most 10
+/// conjugate-gradient iterations) are the fewest at which every jelly
+/// stands within 6 % of its volume under the bar (crates/deformable/tests/fig2.rs;
+/// 3 XPBD sweeps let the XPBD jelly lose a quarter of it).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fig2Spec {
     /// Each jelly's radius and height (m).
@@ -394,8 +397,12 @@ pub struct Fig2Spec {
     pub mass_spring_damping_ratio: f64,
     /// The co-rotational jelly's stiffness damping `β` (s).
     pub fem_stiffness_damping: f64,
-    /// The XPBD jelly's solver iterations.
+    /// The XPBD jelly's solver iterations (and its substeps when solved
+    /// with its contact planes).
     pub xpbd_iterations: usize,
+    /// Most conjugate-gradient iterations of the force-based jellies'
+    /// implicit solves.
+    pub implicit_iterations: usize,
     /// The shape-matching jelly's stiffness, linear blend and damping.
     pub shape_matching: [f64; 3],
 }
@@ -419,7 +426,8 @@ impl Default for Fig2Spec {
             friction: 0.5,
             mass_spring_damping_ratio: 0.1,
             fem_stiffness_damping: 0.01,
-            xpbd_iterations: 10,
+            xpbd_iterations: 5,
+            implicit_iterations: 10,
             shape_matching: [0.5, 0.3, 0.1],
         }
     }
@@ -552,6 +560,12 @@ impl Fig2Spec {
                 self.xpbd_iterations >= 1,
                 "at least 1",
             ),
+            (
+                "implicit_iterations",
+                self.implicit_iterations as f64,
+                self.implicit_iterations >= 1,
+                "at least 1",
+            ),
         ];
         match fields.into_iter().find(|(_, _, ok, _)| !ok) {
             Some((field, value, _, expected)) => Err(Fig2Error::Parameter {
@@ -571,7 +585,15 @@ impl Fig2Spec {
 /// which name the jelly.
 pub fn fig2_jellies(spec: &Fig2Spec) -> Result<Fig2Scene, Fig2Error> {
     spec.check()?;
-    let implicit = ForceIntegration::default();
+    let implicit = match ForceIntegration::default() {
+        ForceIntegration::LinearlyImplicit { tolerance, .. } => {
+            ForceIntegration::LinearlyImplicit {
+                max_iterations: spec.implicit_iterations,
+                tolerance,
+            }
+        }
+        explicit => explicit,
+    };
     let material = DeformableMaterial {
         friction: spec.friction,
         thickness: 0.001,

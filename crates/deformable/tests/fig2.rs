@@ -11,11 +11,11 @@ use nalgebra::{Isometry3, Vector3};
 /// second holding every jelly's nodes resting on the dish on their contact
 /// planes in its own solve), every jelly of the four paradigms carries its
 /// share of the 0.52 kg bar standing: none sinks into the dish, none loses
-/// more than 10 % of its volume (each about −4.4 %), and the bar comes to
+/// more than 10 % of its volume (−4.3 % to −5.3 %), and the bar comes to
 /// rest on them, lower than it started by less than 2 cm (about 1.2 cm).
-/// The jellies' impulse on the bar carries its weight (0.0510143 N·s a
+/// The jellies' impulse on the bar carries its weight (0.0510100 N·s a
 /// substep against 0.051012), and on the dish, free on the ground, their
-/// own and the bar's (0.355697 against 0.355694), each the exact opposite
+/// own and the bar's (0.355671 against 0.355694), each the exact opposite
 /// of the rigid body's on them; the dish sinks 2.3 times deeper into the
 /// ground than it does alone (the load is 2.2 times its weight).
 #[test]
