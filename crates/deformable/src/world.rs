@@ -138,7 +138,12 @@ pub struct CoupledWorld {
     node_offsets: Vec<u32>,
     scratch: Scratch,
     surfaces: SurfaceCollision,
-    warm: HashMap<RowSource, f64, foldhash::fast::FixedState>,
+    /// The last substep's rows' sources and impulses, in order, for warm
+    /// starting: a row is looked for at its own index first (a resting
+    /// scene makes the same rows in the same order), then in `warm_map`,
+    /// built from them at the first miss of a substep.
+    warm: Vec<(RowSource, f64)>,
+    warm_map: HashMap<RowSource, f64, foldhash::fast::FixedState>,
     convergence: Vec<f64>,
     quarantined: u64,
     direct: DirectSolver,
@@ -190,7 +195,8 @@ impl CoupledWorld {
             parameters,
             node_offsets,
             scratch: Scratch::default(),
-            warm: HashMap::default(),
+            warm: Vec::new(),
+            warm_map: HashMap::default(),
             convergence: Vec::new(),
             quarantined: 0,
             direct: DirectSolver::default(),
@@ -560,12 +566,24 @@ impl CoupledWorld {
         // 4. Warm starting (§4.6), then Algorithm 1.
         let warm_friction = parameters.tangent_basis == TangentBasis::FromNormal;
         if parameters.warm_start > 0.0 {
-            for row in &mut s.rows.rows {
+            let mut mapped = false;
+            for (k, row) in s.rows.rows.iter_mut().enumerate() {
                 let friction = row.source.contact_axis().is_some_and(|axis| axis > 0);
                 if friction && !warm_friction {
                     continue;
                 }
-                if let Some(previous) = self.warm.get(&row.source) {
+                let previous = match self.warm.get(k) {
+                    Some(&(source, impulse)) if source == row.source => Some(impulse),
+                    _ => {
+                        if !mapped {
+                            self.warm_map.clear();
+                            self.warm_map.extend(self.warm.iter().copied());
+                            mapped = true;
+                        }
+                        self.warm_map.get(&row.source).copied()
+                    }
+                };
+                if let Some(previous) = previous {
                     let start = parameters.warm_start * previous;
                     row.impulse = if friction {
                         start
