@@ -203,7 +203,8 @@ pub enum ParadigmConfig {
         young_modulus: f64,
         #[serde(default = "default_poisson")]
         poisson_ratio: f64,
-        /// Constraint iterations per step. Default 10.
+        /// Constraint iterations per step, and the substeps (of one sweep
+        /// each) of its step solved with its contact planes. Default 10.
         #[serde(default = "default_xpbd_iterations")]
         iterations: usize,
         /// Eq 3's `γ` in [0, 1). Default 0.

@@ -465,14 +465,14 @@ impl Fig2Spec {
     /// config/fig2-jellies.toml, the benchmark): two substeps of each step,
     /// two elastic passes (the second holds every jelly's resting nodes on
     /// their contact planes in its own solve: the implicit paradigms' and,
-    /// in their substeps, XPBD's and shape matching's), 5 iterations and 10
+    /// in their substeps, XPBD's and shape matching's), 4 iterations and 10
     /// projection passes. In one substep the nodes under the jellies sink
     /// through the 2 cm dish.
     pub fn solver_parameters() -> SolverParameters {
         SolverParameters {
             substeps: 2,
             elastic_passes: 2,
-            iterations: 5,
+            iterations: 4,
             projection_sweeps: 10,
             ..SolverParameters::default()
         }

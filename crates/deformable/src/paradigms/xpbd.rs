@@ -174,7 +174,7 @@ impl Xpbd {
             if length <= 0.0 {
                 continue;
             }
-            let n = d / length;
+            let n = d * (1.0 / length);
             let alpha = compliance * per_step;
             let c = length - edge.rest_length;
             let (wa, wb) = (w(edge.a), w(edge.b));
@@ -193,9 +193,10 @@ impl Xpbd {
             let x = t.map(|i| p[i as usize]);
             let (e1, e2, e3) = (x[1] - x[0], x[2] - x[0], x[3] - x[0]);
             // ∂V/∂x_j; the first is minus the others' sum.
-            let g1 = e2.cross(&e3) / 6.0;
-            let g2 = e3.cross(&e1) / 6.0;
-            let g3 = e1.cross(&e2) / 6.0;
+            const SIXTH: f64 = 1.0 / 6.0;
+            let g1 = e2.cross(&e3) * SIXTH;
+            let g2 = e3.cross(&e1) * SIXTH;
+            let g3 = e1.cross(&e2) * SIXTH;
             let gradients = [-(g1 + g2 + g3), g1, g2, g3];
             let ws = t.map(w);
             let weight: f64 = (0..4).map(|j| ws[j] * gradients[j].norm_squared()).sum();
