@@ -5,11 +5,12 @@
 use crate::penalty::{PenaltyContact, Role};
 use crate::stiffness_scaling::StiffnessScaling;
 use haptic_pointshell::{
-    Contact, NestedPointTree, PointShell, PointTreeTraversal, TraversalBudget,
+    Contact, LookupDeadline, NestedPointTree, PointShell, PointTreeTraversal, TraversalBudget,
 };
 use haptic_sdf::DistanceField;
 use nalgebra::Isometry3;
 use std::sync::Arc;
+use std::time::Instant;
 
 /// A distance field shared with the threads that loaded or display it.
 pub type SharedField = Arc<dyn DistanceField + Send + Sync>;
@@ -143,6 +144,9 @@ pub struct CycleStats {
     pub lookups: u32,
     /// Whether any traversal stopped at a coarser level.
     pub stopped_early: bool,
+    /// Finest-level points whose contact state the stopped traversals did
+    /// not resolve ([`TraversalStats::unresolved_points`](haptic_pointshell::TraversalStats)).
+    pub unresolved_points: u32,
     /// `n` of eq 77: finest-level points the contacts stand for.
     pub represented_points: u32,
     /// `min(1, N0 / n)`.
@@ -167,6 +171,47 @@ pub struct ContactScene {
     found: Vec<Contact>,
     contacts: Vec<PenaltyContact>,
     pose: Isometry3<f64>,
+    cost: CollisionCost,
+}
+
+/// What the collision stage costs on this machine and scene, learned from
+/// its own evaluations: nanoseconds per unit of work, a unit being a tree
+/// lookup and a contact [`CONTACT_UNITS`] of them (its gradient lookup and
+/// penalty terms). It rises at once to a dearer evaluation and decays
+/// slowly, so that a deadline is kept after the cache went cold rather
+/// than learnt from the overrun.
+#[derive(Clone, Copy, Debug)]
+struct CollisionCost {
+    ns_per_unit: f64,
+}
+
+/// Work units of one contact in [`CollisionCost`].
+const CONTACT_UNITS: f64 = 2.0;
+
+impl CollisionCost {
+    /// Before any evaluation: a cold random lookup in a large dense field.
+    const INITIAL_NS_PER_UNIT: f64 = 150.0;
+    /// The weight of a cheaper evaluation in the running cost.
+    const DECAY: f64 = 1.0 / 64.0;
+
+    /// The predicted cost of a candidate node: its lookup, and its contact
+    /// if it becomes one.
+    fn per_lookup_ns(&self) -> f64 {
+        self.ns_per_unit * (1.0 + CONTACT_UNITS)
+    }
+
+    fn learn(&mut self, elapsed_ns: f64, lookups: u32, contacts: usize) {
+        let units = f64::from(lookups) + CONTACT_UNITS * contacts as f64;
+        if units < 1.0 || !elapsed_ns.is_finite() {
+            return;
+        }
+        let measured = elapsed_ns / units;
+        self.ns_per_unit = if measured > self.ns_per_unit {
+            measured
+        } else {
+            self.ns_per_unit + (measured - self.ns_per_unit) * Self::DECAY
+        };
+    }
 }
 
 impl ContactScene {
@@ -213,6 +258,9 @@ impl ContactScene {
             found: Vec::with_capacity(widest.unwrap_or(0)),
             contacts: Vec::new(),
             pose: Isometry3::identity(),
+            cost: CollisionCost {
+                ns_per_unit: CollisionCost::INITIAL_NS_PER_UNIT,
+            },
         };
         scene.contacts.reserve_exact(scene.max_contacts());
         Ok(scene)
@@ -222,6 +270,32 @@ impl ContactScene {
     /// world) with every environment object and sets their stiffness (eq 1,
     /// eq 77). `budget` applies to each traversal. Never allocates.
     pub fn evaluate(&mut self, pose: &Isometry3<f64>, budget: TraversalBudget) -> CycleStats {
+        self.evaluate_with(pose, budget)
+    }
+
+    /// As [`evaluate`](Self::evaluate), finishing by `deadline` at the
+    /// cost the scene has learnt from its own evaluations: each traversal
+    /// stops at the coarsest level whose lookups would not end in time
+    /// ([`TraversalBudget::deadline`]; its cheap first levels always run).
+    /// Replaces any deadline in `budget`.
+    pub fn evaluate_before(
+        &mut self,
+        pose: &Isometry3<f64>,
+        mut budget: TraversalBudget,
+        deadline: Instant,
+    ) -> CycleStats {
+        let start = Instant::now();
+        budget.deadline = Some(LookupDeadline {
+            at: deadline,
+            per_lookup_ns: self.cost.per_lookup_ns(),
+        });
+        let stats = self.evaluate_with(pose, budget);
+        let elapsed = start.elapsed().as_nanos() as f64;
+        self.cost.learn(elapsed, stats.lookups, self.contacts.len());
+        stats
+    }
+
+    fn evaluate_with(&mut self, pose: &Isometry3<f64>, budget: TraversalBudget) -> CycleStats {
         self.pose = *pose;
         self.contacts.clear();
         let mut stats = CycleStats::default();
@@ -243,6 +317,7 @@ impl ContactScene {
             );
             stats.lookups += traversal.lookups;
             stats.stopped_early |= traversal.stopped_early;
+            stats.unresolved_points += traversal.unresolved_points;
             let field = pair.field.as_ref();
             self.contacts.extend(self.found.iter().map(|c| {
                 let (p, n) = (

@@ -6,6 +6,7 @@ use haptic_pointshell::{contacts_brute_force, TraversalBudget};
 use haptic_testkit::scenes::*;
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64;
+use std::time::{Duration, Instant};
 
 #[test]
 fn tree_contacts_equal_brute_force_contacts_in_both_roles() {
@@ -88,5 +89,33 @@ fn coarse_contacts_carry_the_stiffness_of_their_leaves() {
         );
         assert!((points - 1.0).abs() < 0.25);
         assert!((coarse_force - force).norm() < 0.25 * force.norm());
+    }
+}
+
+/// A deadline far off changes nothing; one already passed leaves the
+/// traversals at their cheap coarse levels, with the points they did not
+/// resolve counted, and a wrench still near the exact one.
+#[test]
+fn a_deadline_cuts_the_traversals_and_counts_what_they_left() {
+    let mut rng = Pcg64::seed_from_u64(13);
+    for _ in 0..5 {
+        let pose = random_pose(&mut rng);
+        let mut scene = mixed_scene(&pose, 0.004, StiffnessScaling::NONE, &mut rng);
+        let exact = scene.evaluate(&pose, TraversalBudget::default());
+        let exact_contacts = scene.contacts().to_vec();
+        let far = Instant::now() + Duration::from_secs(3600);
+        let relaxed = scene.evaluate_before(&pose, TraversalBudget::default(), far);
+        assert_eq!(relaxed, exact);
+        assert_eq!(scene.contacts(), exact_contacts.as_slice());
+        assert_eq!(exact.unresolved_points, 0);
+
+        let cut = scene.evaluate_before(&pose, TraversalBudget::default(), Instant::now());
+        assert!(cut.stopped_early, "{cut:?}");
+        assert!(cut.lookups < exact.lookups, "{cut:?} against {exact:?}");
+        assert!(cut.unresolved_points > 0);
+        assert!(
+            cut.unresolved_points as usize + scene.contacts().len() >= exact_contacts.len(),
+            "{cut:?}: every exact contact is resolved or counted"
+        );
     }
 }

@@ -18,6 +18,7 @@ mod tree;
 
 pub use sampling::{sample_point_shell, spacing_for_count, PointShell, POISSON_DISK_DENSITY};
 pub use traversal::{
-    contacts_brute_force, Contact, NodeBounds, PointTreeTraversal, TraversalBudget, TraversalStats,
+    contacts_brute_force, Contact, LookupDeadline, NodeBounds, PointTreeTraversal, TraversalBudget,
+    TraversalStats, ALWAYS_AFFORDED_LOOKUPS,
 };
 pub use tree::{NestedPointTree, TreeError};

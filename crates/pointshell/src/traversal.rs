@@ -8,6 +8,7 @@ use crate::sampling::PointShell;
 use crate::tree::NestedPointTree;
 use haptic_sdf::DistanceField;
 use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+use std::time::{Duration, Instant};
 
 /// A shell point (or, after an early stop, a tree node) inside the field.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -29,6 +30,34 @@ pub struct TraversalBudget {
     /// A hard cap on field lookups: a level is only started if all of its
     /// lookups fit, so the count never exceeds this.
     pub max_lookups: Option<u32>,
+    /// A wall-clock limit (Barbič & James 2008, §5's time-critical
+    /// descent): a level of more than [`ALWAYS_AFFORDED_LOOKUPS`] lookups
+    /// is only started if they end, at the predicted cost each, before the
+    /// deadline.
+    pub deadline: Option<LookupDeadline>,
+}
+
+/// A level with at most this many lookups runs whatever the deadline, so
+/// that a late traversal still answers with the coarse levels' contacts
+/// (about a hundred nodes) rather than none, at a bounded cost.
+pub const ALWAYS_AFFORDED_LOOKUPS: u32 = 128;
+
+/// When a traversal must be done, and what one of its lookups is expected
+/// to cost there.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LookupDeadline {
+    pub at: Instant,
+    /// The predicted cost of one candidate node: its lookup and whatever
+    /// the caller does with it if it becomes a contact (ns).
+    pub per_lookup_ns: f64,
+}
+
+impl LookupDeadline {
+    /// Whether `lookups` more, started now, would end after the deadline.
+    fn exceeded_by(&self, lookups: u32) -> bool {
+        let cost = Duration::from_nanos((f64::from(lookups) * self.per_lookup_ns) as u64);
+        Instant::now() + cost > self.at
+    }
 }
 
 /// What a traversal did.
@@ -42,6 +71,13 @@ pub struct TraversalStats {
     pub(crate) levels_completed: u32,
     /// Whether the budget stopped the descent before the finest level.
     pub stopped_early: bool,
+    /// After an early stop, the finest-level points under the last
+    /// completed level's candidates that were still within reach of the
+    /// surface: the points whose contact state this traversal did not
+    /// resolve. The contacts among them are stood for by their coarse
+    /// node (its leaf count in [`Contact::weight`]); the rest may hide
+    /// contacts. Zero when the result is exact.
+    pub unresolved_points: u32,
 }
 
 /// A candidate node and its field value (NaN until looked up).
@@ -218,6 +254,7 @@ impl PointTreeTraversal {
         let lipschitz = field.lipschitz_bound();
         let positive_beyond = field.positive_beyond();
         let (points, radii, first_child) = (tree.points(), tree.radii(), tree.first_child());
+        let leaf_counts = tree.leaf_counts();
 
         self.current.clear();
         self.current.extend(tree.level(0).map(|node| Candidate {
@@ -230,10 +267,14 @@ impl PointTreeTraversal {
                 stats.levels_completed = levels as u32;
                 break;
             }
-            if budget
+            let out_of_lookups = budget
                 .max_lookups
-                .is_some_and(|max| stats.lookups + pending_lookups > max)
-            {
+                .is_some_and(|max| stats.lookups + pending_lookups > max);
+            let out_of_time = pending_lookups > ALWAYS_AFFORDED_LOOKUPS
+                && budget
+                    .deadline
+                    .is_some_and(|deadline| deadline.exceeded_by(pending_lookups));
+            if out_of_lookups || out_of_time {
                 // Level `level` does not fit: answer from the previous one,
                 // whose candidates are still in `next` (none before level 0).
                 if level == 0 {
@@ -246,6 +287,7 @@ impl PointTreeTraversal {
             }
             self.next.clear();
             pending_lookups = 0;
+            stats.unresolved_points = 0;
             let expand = level < last_level;
             for candidate in &mut self.current {
                 let node = candidate.node as usize;
@@ -274,7 +316,11 @@ impl PointTreeTraversal {
                         bounds.keep(candidate.node, candidate.value);
                     }
                 }
-                if !expand || candidate.value > reach {
+                if candidate.value > reach {
+                    continue;
+                }
+                stats.unresolved_points += leaf_counts[node] - 1;
+                if !expand {
                     continue;
                 }
                 let (first, end) = (first_child[node], first_child[node + 1]);
@@ -299,7 +345,9 @@ impl PointTreeTraversal {
             std::mem::swap(&mut self.current, &mut self.next);
         }
 
-        let leaf_counts = tree.leaf_counts();
+        if !stats.stopped_early {
+            stats.unresolved_points = 0;
+        }
         contacts.extend(
             self.current
                 .iter()
@@ -822,6 +870,84 @@ mod tests {
             } else {
                 assert_eq!(contacts, exact);
             }
+        }
+    }
+
+    /// The points a stopped traversal left unresolved are those under its
+    /// reachable coarse candidates that the exact answer would have looked
+    /// at: every exact contact is one of them or stood for by a contact.
+    #[test]
+    fn an_early_stop_counts_the_points_it_did_not_resolve() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
+        let plane = HalfSpaceField {
+            normal: Vector3::z(),
+            offset: 0.0,
+        };
+        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        let (exact, full) = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
+        assert_eq!(full.unresolved_points, 0);
+        let mut previous = u32::MAX;
+        for max_level in 2..6 {
+            let budget = TraversalBudget {
+                max_level: Some(max_level),
+                ..Default::default()
+            };
+            let (contacts, stats) = setup.tree_contacts(&plane, &pose, budget);
+            let weight: u32 = contacts.iter().map(|c| c.weight).sum();
+            let unresolved = stats.unresolved_points;
+            // Each contact's node stands for its own point and `weight − 1`
+            // unresolved ones.
+            assert!(unresolved >= weight - contacts.len() as u32, "{stats:?}");
+            assert!(
+                unresolved as usize + contacts.len() >= exact.len(),
+                "level {max_level}: {unresolved} unresolved, {} exact contacts",
+                exact.len()
+            );
+            assert!(unresolved < previous, "finer levels resolve more");
+            previous = unresolved;
+        }
+    }
+
+    #[test]
+    fn a_deadline_stops_before_the_first_costly_level_and_a_far_one_changes_nothing() {
+        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
+        let plane = HalfSpaceField {
+            normal: Vector3::z(),
+            offset: 0.0,
+        };
+        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        let exact = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
+        let at = |from_now| LookupDeadline {
+            at: Instant::now() + from_now,
+            per_lookup_ns: 50.0,
+        };
+        let far = TraversalBudget {
+            deadline: Some(at(Duration::from_secs(3600))),
+            ..Default::default()
+        };
+        assert_eq!(setup.tree_contacts(&plane, &pose, far), exact);
+
+        // Passed already, or a cost so high that nothing fits in a second:
+        // the levels of few lookups still run, so the tool keeps a coarse
+        // contact set rather than none.
+        let past = TraversalBudget {
+            deadline: Some(at(Duration::ZERO)),
+            ..Default::default()
+        };
+        let costly = TraversalBudget {
+            deadline: Some(LookupDeadline {
+                at: Instant::now() + Duration::from_secs(1),
+                per_lookup_ns: 1e9,
+            }),
+            ..Default::default()
+        };
+        for budget in [past, costly] {
+            let (contacts, stats) = setup.tree_contacts(&plane, &pose, budget);
+            assert!(stats.stopped_early, "{stats:?}");
+            assert!(stats.levels_completed >= 2, "{stats:?}");
+            assert!(!contacts.is_empty());
+            assert!(stats.lookups <= ALWAYS_AFFORDED_LOOKUPS * stats.levels_completed);
+            assert!(stats.unresolved_points > 0);
         }
     }
 
