@@ -119,6 +119,7 @@ fn instance(rng: &mut Pcg64, k: usize, sides: usize) -> StaticFrictionProblem {
         mass,
         contacts,
         pyramid_sides: sides,
+        deadline: None,
     }
 }
 

@@ -264,20 +264,26 @@ impl StaticFrictionSolver for FastStaticFrictionSolver {
             max_iterations: p.max_iterations,
             stop_on_separation: true,
             warm: false,
+            deadline: problem.deadline,
         });
         let status = match outcome.end {
             End::Reached => MembershipStatus::Contained,
             End::Separated => MembershipStatus::Separated,
-            End::Optimal | End::Stalled | End::Capped if outcome.residual <= p.band => {
+            End::Optimal | End::Stalled | End::Capped | End::OutOfTime
+                if outcome.residual <= p.band =>
+            {
                 MembershipStatus::BandContained
             }
-            End::Optimal | End::Stalled | End::Capped => MembershipStatus::BandSeparated,
+            End::Optimal | End::Stalled | End::Capped | End::OutOfTime => {
+                MembershipStatus::BandSeparated
+            }
         };
         self.report.status = status;
         self.report.iterations = outcome.iterations;
         self.report.residual = outcome.residual;
         self.report.separation = outcome.separation;
         solution.iterations = outcome.iterations;
+        solution.out_of_time = outcome.end == End::OutOfTime;
         solution.decided_in_band = matches!(
             status,
             MembershipStatus::BandContained | MembershipStatus::BandSeparated

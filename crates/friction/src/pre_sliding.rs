@@ -262,6 +262,7 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
             max_iterations: p.max_iterations,
             stop_on_separation: false,
             warm: true,
+            deadline: problem.deadline,
         });
         let y = outcome.atoms.iterate();
         let q = factor
@@ -286,6 +287,7 @@ impl StaticFrictionSolver for FastPreSlidingSolver {
         solution.iterations = outcome.iterations;
         solution.slip = rms;
         solution.held_in_place = outcome.end == End::Reached;
+        solution.out_of_time = outcome.end == End::OutOfTime;
         solution.displacement = q.component_mul(&scale.displacement);
         self.sum
             .write_beta(&outcome.atoms, k, force, &mut solution.beta);

@@ -5,6 +5,7 @@ use haptic_core::{Matrix6, Vector6};
 /// in the protocol's vocabulary.
 pub use haptic_schema::FrictionState;
 use nalgebra::{Vector2, Vector3};
+use std::time::Instant;
 
 /// A contact entering the friction LP.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -99,6 +100,11 @@ pub struct StaticFrictionProblem {
     pub contacts: Vec<FrictionContact>,
     /// `ℓ ≥ 3`, the sides of the friction pyramid (eq 13).
     pub pyramid_sides: usize,
+    /// When the solve must end: the fast solvers stop their iteration when
+    /// it passes and answer from the iterate they hold, an equilibrium
+    /// with every friction force inside its pyramid
+    /// ([`FrictionSolution::out_of_time`]). The reference solvers ignore it.
+    pub deadline: Option<Instant>,
 }
 
 impl StaticFrictionProblem {
@@ -111,6 +117,7 @@ impl StaticFrictionProblem {
             mass: Matrix6::identity(),
             contacts: Vec::with_capacity(contacts),
             pyramid_sides,
+            deadline: None,
         }
     }
 
@@ -150,6 +157,9 @@ pub struct FrictionSolution {
     /// The pre-sliding model found friction balancing the wrench in place:
     /// no contact slips this cycle, so every contact sticks where it is.
     pub held_in_place: bool,
+    /// The problem's deadline stopped the solver before it certified its
+    /// answer: `state` was decided from an equilibrium short of the optimum.
+    pub out_of_time: bool,
 }
 
 impl FrictionSolution {
@@ -161,6 +171,7 @@ impl FrictionSolution {
         self.decided_in_band = false;
         self.slip = 0.0;
         self.held_in_place = false;
+        self.out_of_time = false;
     }
 
     /// A solution with room for `contacts` contacts, so that solving never allocates.
@@ -173,6 +184,7 @@ impl FrictionSolution {
             decided_in_band: false,
             slip: 0.0,
             held_in_place: false,
+            out_of_time: false,
         }
     }
 }

@@ -15,6 +15,7 @@ use haptic_core::{Matrix6, Vector6};
 use nalgebra::{Matrix6x2, Vector2};
 
 use crate::problem::SolverError;
+use std::time::Instant;
 
 /// Affinely independent points in `R^6`: the most atoms a corral can hold.
 const MAX_ATOMS: usize = 7;
@@ -261,6 +262,8 @@ pub(crate) enum End {
     Stalled,
     /// The iteration cap, or a full corral of `rank + 1` atoms.
     Capped,
+    /// The query's deadline passed.
+    OutOfTime,
 }
 
 /// What [`PolygonSum::nearest`] is asked.
@@ -276,6 +279,8 @@ pub(crate) struct Query<'a> {
     pub(crate) max_iterations: u32,
     pub(crate) stop_on_separation: bool,
     pub(crate) warm: bool,
+    /// Checked before each support evaluation.
+    pub(crate) deadline: Option<Instant>,
 }
 
 /// Where an iteration ended.
@@ -446,7 +451,8 @@ impl PolygonSum {
     /// final atoms re-evaluated in this `Z` (any choice of vertices is a
     /// point of `Z`; one that does not bring the iterate closer is dropped).
     /// It stops when `‖x‖ ≤ tolerance`, at optimality, when it stalls, after
-    /// `max_iterations` support evaluations or with `rank + 1` atoms; and,
+    /// `max_iterations` support evaluations, with `rank + 1` atoms or once
+    /// the deadline passed (each iterate is a point of `Z`); and,
     /// if `stop_on_separation`, as soon as a support point certifies
     /// `dist(g, Z) > tolerance`. Its final atoms are the next warm start.
     pub(crate) fn nearest(&mut self, query: &Query) -> Outcome {
@@ -465,6 +471,7 @@ impl PolygonSum {
             max_iterations,
             stop_on_separation,
             warm,
+            deadline,
         } = *query;
         let mut out = Outcome {
             end: End::Capped,
@@ -508,6 +515,10 @@ impl PolygonSum {
             }
             if out.iterations >= max_iterations || out.atoms.len > rank {
                 out.end = End::Capped;
+                return out;
+            }
+            if deadline.is_some_and(|d| Instant::now() >= d) {
+                out.end = End::OutOfTime;
                 return out;
             }
             out.iterations += 1;

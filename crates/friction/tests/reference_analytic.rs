@@ -60,6 +60,7 @@ fn box_on_plane(mu: f64, sides: usize, push: Vector3<f64>) -> StaticFrictionProb
         mass: mass(0.5, 2e-4),
         contacts,
         pyramid_sides: sides,
+        deadline: None,
     }
 }
 
@@ -221,6 +222,7 @@ fn one_contact(n: Vector3<f64>, mu: f64, sides: usize, f: Vector6) -> StaticFric
         mass: mass(0.3, 1e-4),
         contacts,
         pyramid_sides: sides,
+        deadline: None,
     }
 }
 

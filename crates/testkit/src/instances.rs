@@ -177,6 +177,7 @@ impl Instance {
                 mass,
                 contacts,
                 pyramid_sides: spec.pyramid_sides,
+                deadline: None,
             },
             base_wrench,
             push,

@@ -69,6 +69,7 @@ pub fn build_problem(
             })
             .collect(),
         pyramid_sides: sides,
+        deadline: None,
     }
 }
 
