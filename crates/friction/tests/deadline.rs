@@ -131,3 +131,27 @@ fn a_distant_deadline_changes_no_answer() {
         assert_eq!(bounded, free, "{spec:?}");
     }
 }
+
+/// The servo's solver is warm: the last solve's final vertex choices are
+/// tried before the deadline is first checked. Out of time on the problem
+/// it last solved, it answers as the full solve did.
+#[test]
+fn a_warm_solver_out_of_time_answers_from_its_warm_start() {
+    let params = PreSlidingParameters::default();
+    let mut rng = Pcg64::seed_from_u64(7);
+    let mut same = 0;
+    for seed in 0..INSTANCES {
+        let spec = InstanceSpec::mixed(seed, 120);
+        let mut problem = with_anchor_slips(Instance::generate(&spec).problem, 4e-6, &mut rng);
+        let mut solver = FastPreSlidingSolver::new(120, 8, params);
+        let mut full = FrictionSolution::with_capacity(120);
+        solver.solve(&problem, &mut full).unwrap();
+        problem.deadline = Some(Instant::now());
+        let mut late = FrictionSolution::with_capacity(120);
+        solver.solve(&problem, &mut late).unwrap();
+        assert_admissible(&problem, &late, &format!("{spec:?}"));
+        same += u64::from(late.state == full.state);
+    }
+    println!("{same} of {INSTANCES} warm solves out of time decide as the full solve");
+    assert!(same >= INSTANCES * 9 / 10, "{same}");
+}
