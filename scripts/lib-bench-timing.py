@@ -163,6 +163,7 @@ def daemon_figures(summary):
         "rate_hz": float(summary.get("rate_hz", float("nan"))),
         "tick": summary.get("tick_time_us", {}),
         "telemetry_dropped": summary.get("telemetry_dropped"),
+        "budget_cuts": summary.get("budget_cuts", {}),
     }
     for name, _ in QUANTILES:
         fig[name] = float(lat[name])
@@ -447,6 +448,30 @@ def main():
         line("target_miss_rate_ratio", "incomplete", "")
         line("target_p99_difference", "incomplete", "")
         return 2
+
+    # The daemon's own compute: tick time quantiles (the worst phase's),
+    # misses that woke in time (late through the tick's own work), and what
+    # the rendering budget cut to stay inside its time.
+    def worst(key):
+        values = [float(f["tick"][key]) for f in daemon_phases if key in f["tick"]]
+        return fmt(max(values)) if values else "n/a"
+
+    late = sum(f.get("late_wakeups", 0) for f in daemon_phases)
+    cuts = [f["budget_cuts"] for f in daemon_phases if f["budget_cuts"]]
+    cut_collision = sum(int(c["collision"]) for c in cuts)
+    cut_friction = sum(int(c["friction"]) for c in cuts)
+    unresolved = sum(float(c["mean_unresolved_points"]) * int(c["collision"]) for c in cuts)
+    line("daemon_tick_p99", worst("p99"), "us")
+    line("daemon_tick_p999", worst("p999"), "us")
+    line("daemon_misses_woken_in_time", pooled_d["misses"] - late, "")
+    line("budget_cut_collision_ticks", cut_collision, "")
+    line("budget_cut_friction_ticks", cut_friction, "")
+    line(
+        "budget_cut_mean_unresolved_points",
+        fmt(unresolved / cut_collision) if cut_collision else "0",
+        "",
+    )
+    line("budget_cut_max_unresolved_points", max((int(c["max_unresolved_points"]) for c in cuts), default=0), "")
 
     ratio = smoothed_ratio(pooled_d, pooled_c)
     diff = pooled_d["p99"] - pooled_c["p99"]

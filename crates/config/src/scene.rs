@@ -11,11 +11,12 @@ use haptic_contact::{PenaltyParameters, StiffnessScaling, VirtualCoupling};
 use haptic_devices::ServoRate;
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
-use haptic_render::{FrictionModel, MassProperties, RenderParameters};
+use haptic_render::{CycleBudget, FrictionModel, MassProperties, RenderParameters};
 use haptic_schema::rendering::{Friction, Material, Rendering, SolverChoice};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
 /// A validated scene description: the objects, materials, rendering,
 /// device, threads and telemetry of one config file (see the crate docs),
@@ -279,6 +280,10 @@ impl Scene {
             },
             solver: r.solver,
             budget: defaults.budget,
+            time_budget: Some(CycleBudget {
+                total: Duration::from_secs_f64(r.cycle_budget_us * 1e-6),
+                collision_share: r.collision_budget_share,
+            }),
         }
     }
 }

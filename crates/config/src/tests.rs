@@ -52,6 +52,11 @@ fn empty_tables_take_the_renderer_defaults() {
     assert_eq!(p.static_damping, d.static_damping);
     assert_eq!(p.friction, d.friction);
     assert_eq!(p.solver, d.solver);
+    // The library renders exactly by default; a configured servo has a budget.
+    assert_eq!(d.time_budget, None);
+    let budget = p.time_budget.unwrap();
+    assert_eq!(budget.total, std::time::Duration::from_micros(250));
+    assert_eq!(budget.collision_share, 0.5);
     let wall = config.environment().next().unwrap();
     assert_eq!(config.friction_coefficient(wall), 0.5);
     assert_eq!(config.threads().servo.rate_hz, 1000.0);
@@ -166,6 +171,26 @@ fn invalid_values_name_the_line_and_the_field() {
 
     let text = format!("{MINIMAL}\n[threads.servo]\nrate_hz = 0.0\n");
     error(&text, line_of(&text, "rate_hz"), "threads.servo.rate_hz");
+
+    let text = format!("{MINIMAL}\n[rendering]\ncycle_budget_us = 1000.0\n");
+    let e = error(
+        &text,
+        line_of(&text, "cycle_budget_us"),
+        "rendering.cycle_budget_us",
+    );
+    assert!(e.message.contains("servo period (1000 µs"), "{e}");
+    let text = format!("{MINIMAL}\n[rendering]\ncycle_budget_us = -5.0\n");
+    error(
+        &text,
+        line_of(&text, "cycle_budget_us"),
+        "rendering.cycle_budget_us",
+    );
+    let text = format!("{MINIMAL}\n[rendering]\ncollision_budget_share = 0.0\n");
+    error(
+        &text,
+        line_of(&text, "collision_budget_share"),
+        "rendering.collision_budget_share",
+    );
 
     let text = MINIMAL.replace(
         "shape = { kind = \"box\", half_extents_m = [0.1, 0.1, 0.01] }",

@@ -421,7 +421,25 @@ fn rendering(config: &ConfigFile) -> Check {
     positive(
         field("friction_spring_stiffness_n_per_m"),
         r.friction_spring_stiffness_n_per_m,
-    )
+    )?;
+    positive(field("cycle_budget_us"), r.cycle_budget_us)?;
+    let period_us = 1e6 / config.threads.servo.rate_hz;
+    if r.cycle_budget_us >= period_us {
+        fail(
+            field("cycle_budget_us"),
+            format!(
+                "the rendering budget must be shorter than the servo period ({period_us} µs at threads.servo.rate_hz = {}), not {} µs",
+                config.threads.servo.rate_hz, r.cycle_budget_us
+            ),
+        )?;
+    }
+    if !(r.collision_budget_share > 0.0 && r.collision_budget_share <= 1.0) {
+        fail(
+            field("collision_budget_share"),
+            format!("must lie in (0, 1], not {}", r.collision_budget_share),
+        )?;
+    }
+    Ok(())
 }
 
 fn device(config: &ConfigFile, base: &Path) -> Check {

@@ -133,6 +133,12 @@ impl RunSummary {
                 "static_in_band": s.verdicts.get(FrictionVerdict::StaticInBand),
                 "sliding_in_band": s.verdicts.get(FrictionVerdict::SlidingInBand),
             },
+            "budget_cuts": {
+                "collision": s.budget_cuts.collision,
+                "friction": s.budget_cuts.friction,
+                "mean_unresolved_points": s.budget_cuts.mean_unresolved_points(),
+                "max_unresolved_points": s.budget_cuts.max_unresolved_points,
+            },
             "safety_trips": {
                 "stale": safety.stale, "sample_not_finite": safety.sample_not_finite,
                 "request_not_finite": safety.request_not_finite, "overrun": safety.overrun,
@@ -287,6 +293,15 @@ impl fmt::Display for RunSummary {
             s.verdicts.get(FrictionVerdict::StaticInBand),
             s.verdicts.get(FrictionVerdict::SlidingInBand)
         )?;
+        let cuts = &s.budget_cuts;
+        writeln!(
+            f,
+            "rendering budget cut: collision in {} ticks ({:.0} shell points unresolved on average, {} at most), friction in {} ticks",
+            cuts.collision,
+            cuts.mean_unresolved_points(),
+            cuts.max_unresolved_points,
+            cuts.friction
+        )?;
         if let Some(error) = &self.recording_error {
             writeln!(f, "recording failed: {error}")?;
         }
@@ -354,6 +369,7 @@ impl fmt::Display for RunSummary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use haptic_render::BudgetCut;
     use haptic_servo::TickRecord;
 
     /// A physics world with deformables reports them and their quarantines
@@ -420,6 +436,17 @@ mod tests {
             if let Some(verdict) = record.verdict {
                 servo.faults.count_cycle(verdict, record.quarantined);
             }
+            // Every third tick cut: collision on the odd ones, friction on
+            // the even ones.
+            let cut = BudgetCut {
+                unresolved_points: if record.tick % 3 == 0 && record.tick % 2 == 1 {
+                    record.tick as u32
+                } else {
+                    0
+                },
+                friction_out_of_time: record.tick % 3 == 0 && record.tick % 2 == 0,
+            };
+            servo.budget_cuts.add(&cut);
             servo.verdicts.add(record.verdict);
             servo.ticks += 1;
             telemetry.add(record);
@@ -438,6 +465,18 @@ mod tests {
         assert_eq!(json["faults"]["quarantined"], 3);
         assert_eq!(json["band_decisions"]["static_in_band"], 4);
         assert_eq!(json["band_decisions"]["sliding_in_band"], 2);
+        // Ticks 3, 9, …, 27 cut collision; 0, 6, …, 24 and the last
+        // record's (tick 0) friction.
+        assert_eq!(json["budget_cuts"]["collision"], 5);
+        assert_eq!(json["budget_cuts"]["friction"], 6);
+        assert_eq!(json["budget_cuts"]["max_unresolved_points"], 27);
+        assert_eq!(json["budget_cuts"]["mean_unresolved_points"], 15.0);
+        assert!(
+            summary
+                .to_string()
+                .contains("collision in 5 ticks (15 shell points unresolved on average, 27 at most), friction in 6 ticks"),
+            "{summary}"
+        );
         let expected = [
             ("free", 3),
             ("sliding", 5),

@@ -270,6 +270,10 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
             "quarantined": record.faults.quarantined,
         },
         "band_decisions": record.band_decisions,
+        "budget_cut": {
+            "unresolved_points": record.budget_cut.unresolved_points,
+            "friction_out_of_time": record.budget_cut.friction_out_of_time,
+        },
         "dropped": dropped,
     })
     .to_string()

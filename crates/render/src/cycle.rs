@@ -78,6 +78,42 @@ pub struct RenderParameters {
     pub solver: SolverChoice,
     /// Per-traversal budget of the collision stage. Default unlimited.
     pub budget: TraversalBudget,
+    /// The cycle's compute budget. Default none: every cycle exact,
+    /// however long it takes.
+    pub time_budget: Option<CycleBudget>,
+}
+
+/// A cycle's compute budget, counted from the start of its collision stage
+/// (docs/rendering.md, "The time budget").
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CycleBudget {
+    pub total: Duration,
+    /// The part of `total` the collision stage may use, in (0, 1]: its
+    /// traversals stop at the coarsest level that would not end in time
+    /// ([`ContactScene::evaluate_before`]). The friction solve must end by
+    /// `total` ([`StaticFrictionProblem::deadline`]).
+    pub collision_share: f64,
+}
+
+/// What a cycle's budget cut.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetCut {
+    /// Shell points whose contact state the collision stage left
+    /// unresolved, stood for by coarser tree nodes.
+    pub unresolved_points: u32,
+    /// The friction solver stopped at its deadline and answered from an
+    /// equilibrium short of its optimum.
+    pub friction_out_of_time: bool,
+}
+
+impl BudgetCut {
+    pub fn collision(&self) -> bool {
+        self.unresolved_points > 0
+    }
+
+    pub fn any(&self) -> bool {
+        self.collision() || self.friction_out_of_time
+    }
 }
 
 impl Default for RenderParameters {
@@ -109,6 +145,7 @@ impl Default for RenderParameters {
             },
             solver: SolverChoice::Fast,
             budget: TraversalBudget::default(),
+            time_budget: None,
         }
     }
 }
@@ -280,6 +317,7 @@ pub struct CycleReport {
     /// The tool after the update.
     pub tool_pose: Isometry3<f64>,
     pub timings: StageTimings,
+    pub budget_cut: BudgetCut,
 }
 
 /// The rendering stage: a contact scene, the static coupling and a friction
@@ -406,7 +444,14 @@ impl RenderingCycle {
 
         // Collision: penalty contacts at the current tool pose (eq 1).
         let start = Instant::now();
-        self.scene.evaluate(&self.pose, p.budget);
+        let collision = match p.time_budget {
+            Some(budget) => self.scene.evaluate_before(
+                &self.pose,
+                p.budget,
+                start + budget.total.mul_f64(budget.collision_share),
+            ),
+            None => self.scene.evaluate(&self.pose, p.budget),
+        };
         let contacts = self.scene.contacts().len();
         let collided = Instant::now();
 
@@ -474,6 +519,7 @@ impl RenderingCycle {
             }
         }
         let frictionless = frictionless.unwrap_or_else(Vector6::zeros);
+        self.friction.problem.deadline = p.time_budget.map(|budget| start + budget.total);
         let assembled = Instant::now();
 
         // Friction. The LP (§4): static iff eqs 32–37 are feasible, otherwise
@@ -559,6 +605,12 @@ impl RenderingCycle {
             displacement: dq,
             coupling_wrench,
             tool_pose: self.pose,
+            budget_cut: BudgetCut {
+                unresolved_points: collision.unresolved_points,
+                friction_out_of_time: solved_ok
+                    && !matches!(p.friction, FrictionModel::YamaneSprings { .. })
+                    && self.friction.solution.out_of_time,
+            },
             timings: StageTimings {
                 collision: collided - start,
                 assembly: assembled - collided,

@@ -28,7 +28,7 @@ mod yamane;
 
 pub use contact_friction::ContactFriction;
 pub use cycle::{
-    CycleLayout, CycleReport, FrictionModel, FrictionVerdict, RenderError, RenderParameters,
-    RenderingCycle, RenderingUpdate, SolverChoice, StageTimings,
+    BudgetCut, CycleBudget, CycleLayout, CycleReport, FrictionModel, FrictionVerdict, RenderError,
+    RenderParameters, RenderingCycle, RenderingUpdate, SolverChoice, StageTimings,
 };
 pub use static_problem::{MassProperties, StaticCoupling};

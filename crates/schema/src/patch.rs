@@ -81,4 +81,6 @@ rendering_fields_patch! {
     pre_sliding_displacement_m: f64,
     friction_spring_stiffness_n_per_m: f64,
     solver: SolverChoice,
+    cycle_budget_us: f64,
+    collision_budget_share: f64,
 }

@@ -34,6 +34,15 @@ pub const DEFAULT_STIFFNESS_SCALING_CONTACTS: f64 = 40.0;
 /// `ε`, the pre-sliding displacement static friction allows (m).
 pub const DEFAULT_PRE_SLIDING_DISPLACEMENT_M: f64 = 5e-6;
 
+/// The rendering stage's compute budget per servo tick (µs): a quarter of
+/// the 1 kHz period, leaving the rest to the device, the safety layer and
+/// wake-up jitter.
+pub const DEFAULT_CYCLE_BUDGET_US: f64 = 250.0;
+
+/// The part of the budget the collision stage may use before its point-tree
+/// traversals stop at a coarser level; the friction solve has the rest.
+pub const DEFAULT_COLLISION_BUDGET_SHARE: f64 = 0.5;
+
 /// Which contact gradient to assemble.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -141,6 +150,14 @@ pub struct Rendering {
     pub friction_spring_stiffness_n_per_m: f64,
     /// Default `fast`: allocation-free, for the servo loop.
     pub solver: SolverChoice,
+    /// The rendering stage's compute budget per tick (µs): past it, the
+    /// collision stage answers from a coarser level of the point tree and
+    /// the friction solver from its current equilibrium, each counted
+    /// (docs/rendering.md, "The time budget"). Default 250 µs.
+    pub cycle_budget_us: f64,
+    /// The part of `cycle_budget_us` the collision stage may use, in
+    /// (0, 1]. Default 0.5.
+    pub collision_budget_share: f64,
 }
 
 impl Default for Rendering {
@@ -158,6 +175,8 @@ impl Default for Rendering {
             pre_sliding_displacement_m: DEFAULT_PRE_SLIDING_DISPLACEMENT_M,
             friction_spring_stiffness_n_per_m: DEFAULT_CONTACT_STIFFNESS_N_PER_M,
             solver: SolverChoice::default(),
+            cycle_budget_us: DEFAULT_CYCLE_BUDGET_US,
+            collision_budget_share: DEFAULT_COLLISION_BUDGET_SHARE,
         }
     }
 }

@@ -16,7 +16,7 @@ pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
-    ContactPoint, ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoControl,
-    ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
+    BudgetCuts, ContactPoint, ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels,
+    ServoControl, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
     SCENE_FRAME_CONTACTS,
 };

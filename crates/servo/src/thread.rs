@@ -27,7 +27,7 @@
 //! the request.
 use crate::schedule::ThreadSchedule;
 use crate::stage::{PerStage, Stage};
-use crate::tick::{ServoTick, TickFaults, TickRecord, VerdictCounts};
+use crate::tick::{BudgetCuts, ServoTick, TickFaults, TickRecord, VerdictCounts};
 use haptic_devices::{HapticDevice, SafetyCounters, SafetyState, ServoRate};
 use hdrhistogram::Histogram;
 use std::fmt;
@@ -199,6 +199,8 @@ pub struct ServoStats {
     pub faults: TickFaults,
     /// Ticks per friction verdict.
     pub verdicts: VerdictCounts,
+    /// Ticks the rendering budget cut.
+    pub budget_cuts: BudgetCuts,
     pub safety: SafetyCounters,
     pub telemetry_dropped: u64,
 }
@@ -346,6 +348,7 @@ fn run<D: HapticDevice>(
         stages: StageTimers::default(),
         faults: TickFaults::default(),
         verdicts: VerdictCounts::default(),
+        budget_cuts: BudgetCuts::default(),
         safety: SafetyCounters::default(),
         telemetry_dropped: 0,
     };
@@ -397,6 +400,7 @@ fn run<D: HapticDevice>(
     }
     stats.faults = tick.faults();
     stats.verdicts = tick.verdicts();
+    stats.budget_cuts = tick.budget_cuts();
     stats.safety = tick.safety().counters();
     stats.telemetry_dropped = tick.telemetry_dropped();
     (stats, tick)

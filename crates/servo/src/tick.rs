@@ -8,7 +8,9 @@ use haptic_friction::FrictionState;
 use haptic_handoff::{
     mailbox, Latest, LatestReader, LatestWriter, MailboxReceiver, MailboxSender, TickProducer,
 };
-use haptic_render::{CycleLayout, FrictionVerdict, RenderError, RenderingCycle, RenderingUpdate};
+use haptic_render::{
+    BudgetCut, CycleLayout, FrictionVerdict, RenderError, RenderingCycle, RenderingUpdate,
+};
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
 
@@ -339,6 +341,42 @@ pub struct TickRecord {
     /// The rendering parameters' generation in force: 0 as started, then
     /// that of the last [`ParameterUpdate`] applied.
     pub generation: u64,
+    /// What the rendering budget cut this tick.
+    pub budget_cut: BudgetCut,
+    /// What it cut so far, this tick included.
+    pub budget_cuts: BudgetCuts,
+}
+
+/// Ticks the rendering budget cut, counted by the servo: the companion of
+/// [`VerdictCounts`] for the cycles that ran out of time.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BudgetCuts {
+    /// Ticks whose collision stage stopped at a coarser tree level.
+    pub collision: u64,
+    /// Ticks whose friction solve stopped at its deadline.
+    pub friction: u64,
+    /// Shell points left unresolved, summed over the ticks.
+    pub unresolved_points: u64,
+    /// The most shell points one tick left unresolved.
+    pub max_unresolved_points: u32,
+}
+
+impl BudgetCuts {
+    pub fn add(&mut self, cut: &BudgetCut) {
+        self.collision += u64::from(cut.collision());
+        self.friction += u64::from(cut.friction_out_of_time);
+        self.unresolved_points += u64::from(cut.unresolved_points);
+        self.max_unresolved_points = self.max_unresolved_points.max(cut.unresolved_points);
+    }
+
+    /// Shell points left unresolved per collision-cut tick.
+    pub fn mean_unresolved_points(&self) -> f64 {
+        if self.collision == 0 {
+            0.0
+        } else {
+            self.unresolved_points as f64 / self.collision as f64
+        }
+    }
 }
 
 /// Faults seen by the tick, each counted once per tick.
@@ -494,6 +532,7 @@ pub struct ServoTick<D: HapticDevice> {
     ticks: u64,
     faults: TickFaults,
     verdicts: VerdictCounts,
+    budget_cuts: BudgetCuts,
     ended: bool,
     /// The previous tick's scheduled time.
     last_time: Option<Duration>,
@@ -539,6 +578,7 @@ impl<D: HapticDevice> ServoTick<D> {
             ticks: 0,
             faults: TickFaults::default(),
             verdicts: VerdictCounts::default(),
+            budget_cuts: BudgetCuts::default(),
             ended: false,
             last_time: None,
             contact_wrenches: vec![Vector6::zeros(); objects],
@@ -619,6 +659,8 @@ impl<D: HapticDevice> ServoTick<D> {
                 record.verdict = Some(report.verdict);
                 record.quarantined = report.quarantined;
                 self.faults.count_cycle(report.verdict, report.quarantined);
+                record.budget_cut = report.budget_cut;
+                self.budget_cuts.add(&report.budget_cut);
                 let timings = &report.timings;
                 record.stage_ns[Stage::Collision] = nanos(timings.collision);
                 record.stage_ns[Stage::Assembly] = nanos(timings.assembly);
@@ -661,6 +703,7 @@ impl<D: HapticDevice> ServoTick<D> {
         self.verdicts.add(record.verdict);
         record.faults = self.faults;
         record.band_decisions = self.verdicts.band_decisions();
+        record.budget_cuts = self.budget_cuts;
         record.last_trip = self.device.last_trip().map(|trip| trip.cause);
         record.safety_state = self.device.state();
         let tool_pose = *self.cycle.tool_pose();
@@ -730,6 +773,11 @@ impl<D: HapticDevice> ServoTick<D> {
     /// Ticks per friction verdict so far.
     pub fn verdicts(&self) -> VerdictCounts {
         self.verdicts
+    }
+
+    /// What the rendering budget cut so far.
+    pub fn budget_cuts(&self) -> BudgetCuts {
+        self.budget_cuts
     }
 
     /// Whether a device read has reported [`DeviceError::EndOfRecording`]
