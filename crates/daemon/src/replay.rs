@@ -34,6 +34,9 @@ pub struct ReplayReport {
 /// trajectory ends, recording every tick to `out`.
 pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport, RunError> {
     let mut scene = BuiltScene::build(config)?;
+    // Every tick exact, so that a replay is deterministic: the budget is
+    // the servo's, against the wall clock.
+    scene.cycle.set_time_budget(None);
     let rate = config.servo_rate();
     let period = rate.period();
     let safety = device::open(config, Pacing::Stepped { period }, AtEnd::Error)?;

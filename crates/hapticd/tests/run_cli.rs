@@ -951,3 +951,49 @@ fn a_rendered_torque_turns_the_emulated_handle() {
         last.rendered.torque.z
     );
 }
+
+/// A budget far below what the default scene's cycles take: every cycle in
+/// contact is cut, and the cuts are counted, not turned into overruns,
+/// faults or a lost contact.
+#[test]
+fn a_tight_rendering_budget_cuts_every_contact_cycle_and_counts_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = std::fs::read_to_string(repo().join("config/default.toml")).unwrap();
+    let tight = text.replace("cycle_budget_us = 250.0", "cycle_budget_us = 2.0");
+    assert_ne!(tight, text, "config/default.toml sets cycle_budget_us");
+    let config = dir.path().join("tight.toml");
+    std::fs::write(&config, tight).unwrap();
+    let summary = dir.path().join("summary.json");
+    let daemon = Daemon::start(&[
+        "--config",
+        config.to_str().unwrap(),
+        "--duration",
+        "3",
+        "--summary-json",
+        summary.to_str().unwrap(),
+    ]);
+    let (status, stdout, stderr) = daemon.finish(Duration::from_secs(120));
+    assert_eq!(status.code(), Some(0), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("rendering budget cut: collision in"),
+        "{stdout}"
+    );
+    let summary = read_summary(&summary);
+    let cuts = &summary["budget_cuts"];
+    let collision = cuts["collision"].as_u64().unwrap();
+    // The default motion reaches the floor within about a second and stays.
+    assert!(collision > 500, "{summary}");
+    assert!(cuts["friction"].as_u64().unwrap() > 0, "{summary}");
+    assert!(
+        cuts["mean_unresolved_points"].as_f64().unwrap() > 0.0,
+        "{summary}"
+    );
+    let faults = &summary["faults"];
+    for key in ["render", "solver_failed", "quarantined"] {
+        assert_eq!(faults[key], 0, "{summary}");
+    }
+    // Coarse contacts still hold the cube on the floor and against the wall.
+    assert!(summary["max_contacts"].as_u64().unwrap() > 10, "{summary}");
+    let force = summary["max_force_n"].as_f64().unwrap();
+    assert!(force > 0.5 && force < 20.0, "{summary}");
+}

@@ -411,6 +411,12 @@ impl RenderingCycle {
         Ok(())
     }
 
+    /// Replaces the cycle's compute budget from the next
+    /// [`step`](Self::step) on; `None` renders every cycle exactly.
+    pub fn set_time_budget(&mut self, budget: Option<CycleBudget>) {
+        self.parameters.time_budget = budget;
+    }
+
     /// Per contact of [`scene`](Self::scene), in its order, the friction
     /// of the last step.
     pub fn contact_friction(&self) -> &[ContactFriction] {
