@@ -174,43 +174,39 @@ pub struct ContactScene {
     cost: CollisionCost,
 }
 
-/// What the collision stage costs on this machine and scene, learned from
-/// its own evaluations: nanoseconds per unit of work, a unit being a tree
-/// lookup and a contact [`CONTACT_UNITS`] of them (its gradient lookup and
-/// penalty terms). It rises at once to a dearer evaluation and decays
-/// slowly, so that a deadline is kept after the cache went cold rather
-/// than learnt from the overrun.
+/// What the collision stage costs on this machine and scene, learnt from
+/// its own evaluations: nanoseconds per tree lookup, the contacts' gradient
+/// lookups and penalty terms folded in (their share of the lookups changes
+/// little from one cycle to the next). A running mean that follows a dearer
+/// evaluation quickly and a cheaper one slowly, so that a cold cache is met
+/// with an earlier stop, and that takes no single evaluation above four
+/// times the mean at its word: a stall of the whole machine in the middle
+/// of one says nothing about the next.
 #[derive(Clone, Copy, Debug)]
 struct CollisionCost {
-    ns_per_unit: f64,
+    ns_per_lookup: f64,
 }
 
-/// Work units of one contact in [`CollisionCost`].
-const CONTACT_UNITS: f64 = 2.0;
-
 impl CollisionCost {
-    /// Before any evaluation: a cold random lookup in a large dense field.
-    const INITIAL_NS_PER_UNIT: f64 = 150.0;
-    /// The weight of a cheaper evaluation in the running cost.
+    /// Before any evaluation: a cold random lookup in a large dense field
+    /// and its contact.
+    const INITIAL_NS_PER_LOOKUP: f64 = 300.0;
+    const RISE: f64 = 1.0 / 4.0;
     const DECAY: f64 = 1.0 / 64.0;
+    /// The most one evaluation may count for, in running means.
+    const OUTLIER: f64 = 4.0;
 
-    /// The predicted cost of a candidate node: its lookup, and its contact
-    /// if it becomes one.
-    fn per_lookup_ns(&self) -> f64 {
-        self.ns_per_unit * (1.0 + CONTACT_UNITS)
-    }
-
-    fn learn(&mut self, elapsed_ns: f64, lookups: u32, contacts: usize) {
-        let units = f64::from(lookups) + CONTACT_UNITS * contacts as f64;
-        if units < 1.0 || !elapsed_ns.is_finite() {
+    fn learn(&mut self, elapsed_ns: f64, lookups: u32) {
+        if lookups == 0 || !elapsed_ns.is_finite() {
             return;
         }
-        let measured = elapsed_ns / units;
-        self.ns_per_unit = if measured > self.ns_per_unit {
-            measured
+        let measured = (elapsed_ns / f64::from(lookups)).min(Self::OUTLIER * self.ns_per_lookup);
+        let rate = if measured > self.ns_per_lookup {
+            Self::RISE
         } else {
-            self.ns_per_unit + (measured - self.ns_per_unit) * Self::DECAY
+            Self::DECAY
         };
+        self.ns_per_lookup += (measured - self.ns_per_lookup) * rate;
     }
 }
 
@@ -259,7 +255,7 @@ impl ContactScene {
             contacts: Vec::new(),
             pose: Isometry3::identity(),
             cost: CollisionCost {
-                ns_per_unit: CollisionCost::INITIAL_NS_PER_UNIT,
+                ns_per_lookup: CollisionCost::INITIAL_NS_PER_LOOKUP,
             },
         };
         scene.contacts.reserve_exact(scene.max_contacts());
@@ -287,11 +283,11 @@ impl ContactScene {
         let start = Instant::now();
         budget.deadline = Some(LookupDeadline {
             at: deadline,
-            per_lookup_ns: self.cost.per_lookup_ns(),
+            per_lookup_ns: self.cost.ns_per_lookup,
         });
         let stats = self.evaluate_with(pose, budget);
         let elapsed = start.elapsed().as_nanos() as f64;
-        self.cost.learn(elapsed, stats.lookups, self.contacts.len());
+        self.cost.learn(elapsed, stats.lookups);
         stats
     }
 
