@@ -840,14 +840,23 @@ mod tests {
         );
     }
 
-    #[test]
-    fn lookup_cap_stops_between_levels() {
-        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
+    /// A 3,000-point sphere shell, 7 levels, 10 mm into the floor `z = 0`.
+    fn sphere_10_mm_into_a_floor() -> (Setup, HalfSpaceField, Isometry3<f64>) {
+        let setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
         let plane = HalfSpaceField {
             normal: Vector3::z(),
             offset: 0.0,
         };
-        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        (
+            setup,
+            plane,
+            Isometry3::translation(0.0, 0.0, RADIUS - 0.01),
+        )
+    }
+
+    #[test]
+    fn lookup_cap_stops_between_levels() {
+        let (mut setup, plane, pose) = sphere_10_mm_into_a_floor();
         let (exact, full) = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
         for cap in [0, 1, 10, 50, 100, 200, full.lookups - 1, full.lookups] {
             let budget = TraversalBudget {
@@ -878,12 +887,7 @@ mod tests {
     /// at: every exact contact is one of them or stood for by a contact.
     #[test]
     fn an_early_stop_counts_the_points_it_did_not_resolve() {
-        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
-        let plane = HalfSpaceField {
-            normal: Vector3::z(),
-            offset: 0.0,
-        };
-        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        let (mut setup, plane, pose) = sphere_10_mm_into_a_floor();
         let (exact, full) = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
         assert_eq!(full.unresolved_points, 0);
         let mut previous = u32::MAX;
@@ -910,12 +914,7 @@ mod tests {
 
     #[test]
     fn a_deadline_stops_before_the_first_costly_level_and_a_far_one_changes_nothing() {
-        let mut setup = Setup::new(&icosphere(RADIUS, 4), 3000, 7);
-        let plane = HalfSpaceField {
-            normal: Vector3::z(),
-            offset: 0.0,
-        };
-        let pose = Isometry3::translation(0.0, 0.0, RADIUS - 0.01);
+        let (mut setup, plane, pose) = sphere_10_mm_into_a_floor();
         let exact = setup.tree_contacts(&plane, &pose, TraversalBudget::default());
         let at = |from_now| LookupDeadline {
             at: Instant::now() + from_now,
