@@ -134,8 +134,9 @@ pub struct Overrides {
 }
 
 /// The scene alone, `rounds` runs of `duration` seconds of `step`-second
-/// steps, at [`super::scenes::fig2_tuned`] with `overrides`; the headline
-/// `fig2_jellies_step_median` over the pooled rounds.
+/// steps, at the scene's own parameters ([`Fig2Spec::solver_parameters`])
+/// with `overrides`; the headline `fig2_jellies_step_median` over the
+/// pooled rounds.
 pub fn fig2(rounds: usize, duration: f64, step: f64, overrides: Overrides) -> Result<(), String> {
     if !(step.is_finite() && step > 0.0) {
         return Err(format!("--step {step} s: must be finite and positive"));
@@ -146,7 +147,7 @@ pub fn fig2(rounds: usize, duration: f64, step: f64, overrides: Overrides) -> Re
         ));
     }
     let spec = Fig2Spec::default();
-    let mut parameters = super::scenes::fig2_tuned();
+    let mut parameters = Fig2Spec::solver_parameters();
     parameters.substeps = overrides.substeps.unwrap_or(parameters.substeps);
     parameters.elastic_passes = overrides
         .elastic_passes

@@ -114,14 +114,6 @@ fn jelly_tuned() -> SolverParameters {
     }
 }
 
-/// Our solver for the Fig. 2 scene, the scene's own
-/// ([`Fig2Spec::solver_parameters`]): two substeps, in which every jelly
-/// stands with its resting nodes held on their contact planes in its own
-/// solve (crates/deformable/tests/fig2.rs).
-pub(crate) fn fig2_tuned() -> SolverParameters {
-    Fig2Spec::solver_parameters()
-}
-
 /// The jelly's set-ups: ours, and rapier with its default substeps.
 fn jelly_contenders(scene: &JellyScene) -> Vec<Contender<'_>> {
     let defaults = RapierSoftSettings::default().awake();
@@ -219,7 +211,7 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
     }
 
     print_fig2_scene(&fig2, jelly_args.jelly_step, fig2_duration);
-    let fig2_parameters = fig2_tuned();
+    let fig2_parameters = Fig2Spec::solver_parameters();
     println!(
         "ours: {} substep(s), {} elastic pass(es), {} iterations, {} projection passes",
         fig2_parameters.substeps,
