@@ -77,6 +77,10 @@ pub enum DeviceError {
     Hid(String),
     #[error("the recording has ended")]
     EndOfRecording,
+    /// The device was lost and is configured not to be waited for: like
+    /// the end of a recording, it ends the run.
+    #[error("the device was lost and the run stops")]
+    Lost,
     /// A call into a vendor's driver library failed; the library's own
     /// error text, held inline so that a failing tick allocates nothing.
     #[error("{call} failed: {message}")]

@@ -23,7 +23,9 @@
 //! The end of a recording ([`DeviceError::EndOfRecording`]) is not a fault:
 //! `read` passes it through without tripping and the output stays as it
 //! was; the servo answers it with [`SafetyLayer::shutdown`], the same ramp
-//! as a stop request.
+//! as a stop request. So is [`DeviceError::Lost`], a lost device that is
+//! not to be waited for; it reports `Disconnected` first (a counted trip,
+//! zero output), so the ramp starts from zero.
 //!
 //! Each trip episode (from the moment its condition appears until it
 //! clears) counts once in [`SafetyCounters`] and sets
@@ -479,7 +481,7 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
         }
         let sample = match self.device.read() {
             Ok(sample) => sample,
-            Err(DeviceError::EndOfRecording) => return Err(DeviceError::EndOfRecording),
+            Err(e @ (DeviceError::EndOfRecording | DeviceError::Lost)) => return Err(e),
             Err(DeviceError::Disconnected) => {
                 self.lose();
                 return Err(DeviceError::Disconnected);

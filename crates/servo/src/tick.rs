@@ -601,7 +601,8 @@ impl<D: HapticDevice> ServoTick<D> {
     /// the scene, render, write the wrench through the safety layer, publish
     /// the tool state, the [`SceneFrame`] and the record (dropped and
     /// counted when telemetry is full). A failed read writes zero and publishes zero contact wrenches.
-    /// The end of the device's recording is no fault: it starts the safety
+    /// The end of the device's recording, or a lost device not to be
+    /// waited for ([`DeviceError::Lost`]), is no fault: it starts the safety
     /// layer's shutdown ramp from the last commanded wrench, as a stop
     /// request does, and sets [`ServoTick::device_ended`]. `time` is
     /// expected not to decrease from tick to tick. Never allocates, locks
@@ -677,7 +678,7 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 wrench
             }
-            Err(DeviceError::EndOfRecording) => {
+            Err(DeviceError::EndOfRecording | DeviceError::Lost) => {
                 self.ended = true;
                 // Idempotent: the ramp starts once; the request is ignored.
                 self.device.shutdown();
@@ -781,7 +782,7 @@ impl<D: HapticDevice> ServoTick<D> {
     }
 
     /// Whether a device read has reported [`DeviceError::EndOfRecording`]
-    /// (which started the shutdown ramp).
+    /// or [`DeviceError::Lost`] (which started the shutdown ramp).
     pub fn device_ended(&self) -> bool {
         self.ended
     }
