@@ -43,7 +43,8 @@ pub use locate::Location;
 pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig, ObjectConfig,
+    DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig, HaplyConfig,
+    HaplyOnDisconnect, ObjectConfig,
     ObjectRole, OpenHapticsConfig, ServerSettings, Shape, Telemetry, Thread, Threads,
     DEFAULT_DENSITY_KG_M3,
 };

@@ -306,6 +306,8 @@ pub struct DeviceConfig {
     pub falcon: FalconConfig,
     /// `kind = "openhaptics"`: libHD and the device it opens.
     pub openhaptics: OpenHapticsConfig,
+    /// `kind = "haply"`: the Inverse Service and the devices it serves.
+    pub haply: HaplyConfig,
 }
 
 impl Default for DeviceConfig {
@@ -325,8 +327,83 @@ impl Default for DeviceConfig {
             forcedim: ForceDimensionConfig::default(),
             falcon: FalconConfig::default(),
             openhaptics: OpenHapticsConfig::default(),
+            haply: HaplyConfig::default(),
         }
     }
+}
+
+/// `[device.haply]`: a Haply Inverse3, and the VerseGrip on it, through
+/// the Haply Inverse Service's WebSocket simulation channel
+/// (docs/devices.md, "Haply Inverse3"). The device frame maps into the
+/// scene through the `[device]` workspace keys.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct HaplyConfig {
+    /// The service's simulation channel. Default `ws://127.0.0.1:10001`,
+    /// where the service listens on the same machine.
+    pub url: String,
+    /// Which Inverse3: its `device_id` or its serial port, as `hapticd
+    /// devices` lists them. Default none: the first the service lists.
+    pub inverse3: Option<String>,
+    /// Read a VerseGrip's orientation and buttons. Default `true` (with
+    /// none connected the handle reads 3 DoF).
+    pub use_verse_grip: bool,
+    /// Which VerseGrip, wired or wireless: its `device_id` or port.
+    /// Default none: the first listed, if any.
+    pub verse_grip: Option<String>,
+    /// Where the device frame's origin sits in the service's frame (m: x
+    /// right, y away from the user, z up, from the mounting plate).
+    /// Default `[0, 0, 0]`.
+    pub centre_m: [f64; 3],
+    /// Largest force (N). Default 3: conservative for a desk-top arm.
+    pub max_force_n: f64,
+    /// Commands sent, and state updates received, per second. Default
+    /// 1000, the servo's rate.
+    pub exchange_rate_hz: f64,
+    /// A sample older than this is stale: zero force until fresh ones
+    /// come (ms). Default 20.
+    pub stale_after_ms: f64,
+    /// No reply for this long and the connection is taken as lost (ms).
+    /// Default 500.
+    pub lost_after_ms: f64,
+    /// Connecting, and the first message, each within this (ms). Default
+    /// 1000.
+    pub connect_timeout_ms: f64,
+    /// What a lost connection does: `"wait"` (zero force, reconnect every
+    /// `reconnect_interval_ms`, soft start when back) or `"stop"` (zero
+    /// force, and the run ends). Default `"wait"`.
+    pub on_disconnect: HaplyOnDisconnect,
+    /// Between two attempts to reconnect (ms). Default 500.
+    pub reconnect_interval_ms: f64,
+}
+
+impl Default for HaplyConfig {
+    fn default() -> Self {
+        Self {
+            url: "ws://127.0.0.1:10001".to_owned(),
+            inverse3: None,
+            use_verse_grip: true,
+            verse_grip: None,
+            centre_m: [0.0; 3],
+            max_force_n: 3.0,
+            exchange_rate_hz: 1000.0,
+            stale_after_ms: 20.0,
+            lost_after_ms: 500.0,
+            connect_timeout_ms: 1000.0,
+            on_disconnect: HaplyOnDisconnect::Wait,
+            reconnect_interval_ms: 500.0,
+        }
+    }
+}
+
+/// `[device.haply] on_disconnect`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HaplyOnDisconnect {
+    /// Zero force and reconnect until the service is back.
+    Wait,
+    /// Zero force and end the run.
+    Stop,
 }
 
 /// `[device.openhaptics]`: a 3D Systems Touch, Touch X or Phantom through
@@ -556,6 +633,9 @@ pub enum DeviceKind {
     /// (`[device.openhaptics]`).
     #[serde(rename = "openhaptics")]
     OpenHaptics,
+    /// A Haply Inverse3 (and VerseGrip) through the Inverse Service
+    /// (`[device.haply]`).
+    Haply,
 }
 
 /// The daemon's threads. Each table may give any of its fields; the rest

@@ -557,6 +557,52 @@ fn openhaptics_settings_are_read_and_checked() {
 }
 
 #[test]
+fn haply_settings_are_read_and_checked() {
+    let config = parse(MINIMAL).unwrap();
+    assert_eq!(config.device().haply, HaplyConfig::default());
+    assert_eq!(config.device().haply.url, "ws://127.0.0.1:10001");
+    let haply = MINIMAL.replace("[device]\n", "[device]\nkind = \"haply\"\n");
+    let text = format!(
+        "{haply}\n[device.haply]\nurl = \"ws://localhost:10001\"\ninverse3 = \"COM12\"\n\
+         verse_grip = \"61548\"\ncentre_m = [0.0, -0.12, 0.15]\non_disconnect = \"stop\"\n\
+         stale_after_ms = 5.0\n"
+    );
+    let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.device().kind, DeviceKind::Haply);
+    let h = &scene.device().haply;
+    assert_eq!(
+        (h.inverse3.as_deref(), h.verse_grip.as_deref()),
+        (Some("COM12"), Some("61548"))
+    );
+    assert_eq!(h.centre_m, [0.0, -0.12, 0.15]);
+    assert_eq!(h.on_disconnect, HaplyOnDisconnect::Stop);
+    assert_eq!(h.stale_after_ms, 5.0);
+    for (line, field, message) in [
+        ("url = \"http://localhost:10001\"", "device.haply.url", "ws://HOST:PORT"),
+        ("url = \"ws://\"", "device.haply.url", "plain WebSocket URL"),
+        ("inverse3 = \"\"", "device.haply.inverse3", "device_id or a serial port"),
+        ("centre_m = [0.0, nan, 0.0]", "device.haply.centre_m", "finite"),
+        ("max_force_n = -1.0", "device.haply.max_force_n", "positive"),
+        ("exchange_rate_hz = 50.0", "device.haply.exchange_rate_hz", "between 100"),
+        ("stale_after_ms = 0.5", "device.haply.stale_after_ms", "shorter than one exchange"),
+        ("lost_after_ms = 10.0", "device.haply.lost_after_ms", "must exceed `stale_after_ms`"),
+        ("reconnect_interval_ms = 0.0", "device.haply.reconnect_interval_ms", "positive"),
+        ("connect_timeout_ms = 90000.0", "device.haply.connect_timeout_ms", "at most 60000"),
+        ("on_disconnect = \"retry\"", "device.haply.on_disconnect", "wait"),
+        ("port = 10001", "device.haply.port", "unknown field"),
+    ] {
+        let text = format!("{haply}\n[device.haply]\n{line}\n");
+        let e = error(&text, line_of(&text, line), field);
+        assert!(e.message.contains(message), "{e}");
+    }
+    let text = format!(
+        "{haply}\n[device.haply]\nuse_verse_grip = false\nverse_grip = \"A1\"\n"
+    );
+    let e = error(&text, line_of(&text, "verse_grip = \"A1\""), "device.haply.verse_grip");
+    assert!(e.message.contains("use_verse_grip = false"), "{e}");
+}
+
+#[test]
 fn the_emulator_handle_turns_by_default_and_its_rotation_is_checked() {
     use haptic_devices::{EmulatorMode, RotationParams};
     let hand = |text: &str| match parse(text).unwrap().device().emulator.mode() {

@@ -458,6 +458,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
     }
     forcedim(&d.forcedim, d.kind == DeviceKind::ForceDimension, base)?;
     openhaptics(&d.openhaptics, d.kind == DeviceKind::OpenHaptics, base)?;
+    haply(&d.haply)?;
     let e = &d.emulator;
     positive(field("emulator.handle_mass_kg"), e.handle_mass_kg)?;
     positive(
@@ -512,7 +513,7 @@ fn device(config: &ConfigFile, base: &Path) -> Check {
             Some(file) => file_exists(field("trajectory_file"), base, file),
             None => fail(field("kind"), "an emulator needs `trajectory_file`"),
         },
-        DeviceKind::ForceDimension | DeviceKind::OpenHaptics => Ok(()),
+        DeviceKind::ForceDimension | DeviceKind::OpenHaptics | DeviceKind::Haply => Ok(()),
         DeviceKind::Falcon => falcon(&d.falcon, base),
         DeviceKind::Hid => {
             // Without a profile the daemon picks the one connected device
@@ -600,6 +601,78 @@ fn openhaptics(o: &OpenHapticsConfig, in_use: bool, base: &Path) -> Check {
         ),
         _ => Ok(()),
     }
+}
+
+/// Checks `[device.haply]`: a plain `ws://HOST[:PORT]` URL, names that
+/// are not empty, a grip named only when grips are read, a finite
+/// centre, and timing that fits together (a sample may go stale only
+/// after one exchange period, the link may be lost only after going
+/// stale).
+fn haply(h: &crate::schema::HaplyConfig) -> Check {
+    let field = |name: &str| format!("device.haply.{name}");
+    match h.url.strip_prefix("ws://") {
+        Some(rest) if !rest.is_empty() && !rest.starts_with([':', '/']) => {}
+        _ => fail(
+            field("url"),
+            format!(
+                "must be a plain WebSocket URL `ws://HOST:PORT` (the service's simulation channel, `ws://127.0.0.1:10001`), not {:?}",
+                h.url
+            ),
+        )?,
+    }
+    for (name, value) in [("inverse3", &h.inverse3), ("verse_grip", &h.verse_grip)] {
+        if value.as_deref().is_some_and(|v| v.trim().is_empty()) {
+            fail(
+                field(name),
+                "must name a device_id or a serial port (`hapticd devices` lists them), or be left out for the first",
+            )?;
+        }
+    }
+    if h.verse_grip.is_some() && !h.use_verse_grip {
+        fail(
+            field("verse_grip"),
+            "names a grip while `use_verse_grip = false`",
+        )?;
+    }
+    finite(field("centre_m"), &h.centre_m)?;
+    positive(field("max_force_n"), h.max_force_n)?;
+    if !(100.0..=10_000.0).contains(&h.exchange_rate_hz) {
+        fail(
+            field("exchange_rate_hz"),
+            format!("must be between 100 and 10000 Hz, not {}", h.exchange_rate_hz),
+        )?;
+    }
+    positive(field("stale_after_ms"), h.stale_after_ms)?;
+    let period_ms = 1000.0 / h.exchange_rate_hz;
+    if h.stale_after_ms < period_ms {
+        fail(
+            field("stale_after_ms"),
+            format!(
+                "{} ms is shorter than one exchange ({period_ms} ms at {} Hz): every sample would be stale",
+                h.stale_after_ms, h.exchange_rate_hz
+            ),
+        )?;
+    }
+    positive(field("lost_after_ms"), h.lost_after_ms)?;
+    if h.lost_after_ms <= h.stale_after_ms {
+        fail(
+            field("lost_after_ms"),
+            format!(
+                "must exceed `stale_after_ms` ({} ms), not {}",
+                h.stale_after_ms, h.lost_after_ms
+            ),
+        )?;
+    }
+    for (name, value) in [
+        ("connect_timeout_ms", h.connect_timeout_ms),
+        ("reconnect_interval_ms", h.reconnect_interval_ms),
+    ] {
+        positive(field(name), value)?;
+        if value > 60_000.0 {
+            fail(field(name), format!("must be at most 60000 ms, not {value}"))?;
+        }
+    }
+    Ok(())
 }
 
 /// The Falcon's largest force (N): Novint's 2 lbf.
