@@ -3,6 +3,7 @@
 use haptic_config::{DeviceConfig, DeviceKind, Scene};
 use haptic_device_falcon::{FalconDevice, FalconError, FalconSettings};
 use haptic_device_forcedim::ForceDimensionDevice;
+use haptic_device_haply::{HaplyDevice, HaplySettings, OnDisconnect};
 use haptic_device_openhaptics::OpenHapticsDevice;
 use haptic_devices::{
     list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
@@ -27,6 +28,9 @@ pub enum AnyDevice {
     /// The HD scheduler keeps running while it is lost, and its samples
     /// return with it.
     OpenHaptics(Box<OpenHapticsDevice>),
+    /// A Haply Inverse3 (and VerseGrip) through the Inverse Service; its
+    /// I/O thread reconnects, or gives the run up, as configured.
+    Haply(Box<HaplyDevice>),
 }
 
 impl HapticDevice for AnyDevice {
@@ -38,6 +42,7 @@ impl HapticDevice for AnyDevice {
             Self::ForceDimension(d) => d.capabilities(),
             Self::Falcon(d) => d.capabilities(),
             Self::OpenHaptics(d) => d.capabilities(),
+            Self::Haply(d) => d.capabilities(),
         }
     }
 
@@ -49,6 +54,7 @@ impl HapticDevice for AnyDevice {
             Self::ForceDimension(d) => d.read(),
             Self::Falcon(d) => d.read(),
             Self::OpenHaptics(d) => d.read(),
+            Self::Haply(d) => d.read(),
         }
     }
 
@@ -60,6 +66,7 @@ impl HapticDevice for AnyDevice {
             Self::ForceDimension(d) => d.write(wrench),
             Self::Falcon(d) => d.write(wrench),
             Self::OpenHaptics(d) => d.write(wrench),
+            Self::Haply(d) => d.write(wrench),
         }
     }
 }
@@ -94,6 +101,8 @@ pub enum OpenError {
     Falcon(#[from] FalconError),
     #[error("opening the OpenHaptics device: {0}")]
     OpenHaptics(#[from] haptic_device_openhaptics::OpenError),
+    #[error("opening the Haply Inverse3: {0}")]
+    Haply(#[from] haptic_device_haply::HaplyError),
     #[error("{0}")]
     Config(String),
 }
@@ -246,9 +255,34 @@ pub fn open(
                 },
             )?))
         }
+        DeviceKind::Haply => AnyDevice::Haply(Box::new(HaplyDevice::open(&haply_settings(d))?)),
     };
     let limits = SafetyLimits::from_capabilities(device.capabilities(), scene.servo_rate());
     Ok(SafetyLayer::new(device).with_limits(limits))
+}
+
+/// `[device.haply]` as the backend's settings; the validation has checked
+/// the ranges.
+fn haply_settings(d: &DeviceConfig) -> HaplySettings {
+    let h = &d.haply;
+    let ms = |ms: f64| Duration::from_secs_f64(ms / 1e3);
+    HaplySettings {
+        url: h.url.clone(),
+        inverse3: h.inverse3.clone(),
+        use_verse_grip: h.use_verse_grip,
+        verse_grip: h.verse_grip.clone(),
+        centre_m: h.centre_m,
+        max_force_n: h.max_force_n,
+        exchange_rate_hz: h.exchange_rate_hz,
+        stale_after: ms(h.stale_after_ms),
+        lost_after: ms(h.lost_after_ms),
+        connect_timeout: ms(h.connect_timeout_ms),
+        on_disconnect: match h.on_disconnect {
+            haptic_config::HaplyOnDisconnect::Wait => OnDisconnect::Wait,
+            haptic_config::HaplyOnDisconnect::Stop => OnDisconnect::Stop,
+        },
+        reconnect_interval: ms(h.reconnect_interval_ms),
+    }
 }
 
 /// The Falcon's settings from `[device.falcon]`, its firmware path resolved

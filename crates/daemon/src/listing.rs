@@ -22,6 +22,8 @@ pub struct ListOptions {
     pub openhaptics_library: Option<PathBuf>,
     /// The OpenHaptics device's configuration name.
     pub openhaptics_device: String,
+    /// The Haply Inverse Service's simulation channel (`ws://HOST:PORT`).
+    pub haply_url: String,
     /// The device the running scene holds, not to be opened again.
     pub in_use: Option<InUse>,
 }
@@ -93,6 +95,12 @@ pub const ENUMERATORS: &[Enumerator] = &[
         opens_devices: true,
         list: openhaptics,
     },
+    Enumerator {
+        backend: "haply",
+        name: "Haply",
+        opens_devices: false,
+        list: haply,
+    },
 ];
 
 /// What every backend of [`ENUMERATORS`] finds. A backend's failure (its
@@ -145,6 +153,7 @@ pub fn scene_options(scene: &ServoScene, device_name: &str) -> ListOptions {
         forcedim_library: d.forcedim.library.as_ref().map(|l| base.join(l)),
         openhaptics_library: d.openhaptics.library.as_ref().map(|l| base.join(l)),
         openhaptics_device: d.openhaptics.device_name.clone(),
+        haply_url: d.haply.url.clone(),
         in_use: match d.kind {
             DeviceKind::ForceDimension => in_use("forcedim", d.forcedim.device_index.to_string()),
             DeviceKind::OpenHaptics => in_use("openhaptics", d.openhaptics.device_name.clone()),
@@ -359,5 +368,53 @@ fn listed_device(id: String, name: String, detail: String, error: Option<String>
         profile: None,
         error,
         hid: None,
+    }
+}
+
+/// How long the listing waits for the Haply Inverse Service.
+const HAPLY_TIMEOUT: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// The Inverse3s and VerseGrips the Haply Inverse Service reports in its
+/// first message, each by the id `[device.haply]` picks it by; or where
+/// the service was looked for and why nothing was found.
+fn haply(options: &ListOptions) -> Found {
+    let url = &options.haply_url;
+    let inventory = match haptic_device_haply::list_devices(url, HAPLY_TIMEOUT) {
+        Ok(inventory) => inventory,
+        Err(error) => return Found::failed(error),
+    };
+    let port = |p: &Option<String>| p.clone().unwrap_or_else(|| "an unreported port".into());
+    let inverse3 = inventory.inverse3.iter().map(|d| DeviceInfo {
+        id: d.device_id.clone(),
+        name: "Inverse3".to_owned(),
+        detail: format!(
+            "{} on {}",
+            d.model.as_deref().unwrap_or("inverse3"),
+            port(&d.port)
+        ),
+        profile: None,
+        error: None,
+        hid: None,
+    });
+    let grips = inventory.grips.iter().map(|g| DeviceInfo {
+        id: g.device_id.clone(),
+        name: "VerseGrip".to_owned(),
+        detail: format!(
+            "{} on {}",
+            if g.wireless { "wireless" } else { "wired" },
+            port(&g.port)
+        ),
+        profile: None,
+        error: None,
+        hid: None,
+    });
+    Found {
+        source: Some(format!(
+            "Haply Inverse Service at {url}: {} Inverse3, {} VerseGrip",
+            inventory.inverse3.len(),
+            inventory.grips.len()
+        )),
+        error: None,
+        devices: inverse3.chain(grips).collect(),
     }
 }

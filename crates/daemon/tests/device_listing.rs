@@ -1,8 +1,10 @@
 //! What every device backend lists (`haptic_daemon::listing`), against the
-//! simulated Force Dimension SDK and libHD: each backend in its place, the
+//! simulated Force Dimension SDK and libHD and the simulated Haply Inverse
+//! Service: each backend in its place, the
 //! simulated devices described, a missing library as its backend's error,
 //! and the running scene's device reported as in use, not opened again.
 
+use haply_sim::{SimConfig, SimService};
 use haptic_daemon::listing::{list_devices, InUse, ListOptions, ENUMERATORS};
 use haptic_server::DeviceInfo;
 use haptic_testkit::vendor_library::{find, SimulatedLibrary};
@@ -22,6 +24,8 @@ fn options() -> ListOptions {
         forcedim_library: Some(find(FORCEDIM).unwrap()),
         openhaptics_library: Some(find(OPENHAPTICS).unwrap()),
         openhaptics_device: "Default Device".to_owned(),
+        // Nothing listens on port 9 of loopback: see `haply_url` below.
+        haply_url: "ws://127.0.0.1:9".to_owned(),
         in_use: None,
     }
 }
@@ -49,11 +53,15 @@ fn force_output_disables(libhd: &SimulatedLibrary) -> u32 {
 #[test]
 fn every_backend_lists_what_the_simulated_libraries_hold() {
     let (_guard, libhd) = SimulatedLibrary::lock(OPENHAPTICS, "ohsim_reset\0");
-    let listing = list_devices(&options());
+    let service = SimService::start(SimConfig::default()).unwrap();
+    let listing = list_devices(&ListOptions {
+        haply_url: service.url(),
+        ..options()
+    });
     let backends: Vec<&str> = listing.iter().map(|b| b.backend.as_str()).collect();
-    assert_eq!(backends, ["hid", "forcedim", "falcon", "openhaptics"]);
+    assert_eq!(backends, ["hid", "forcedim", "falcon", "openhaptics", "haply"]);
     assert_eq!(listing.len(), ENUMERATORS.len());
-    let [hid, forcedim, _, openhaptics] = &listing[..] else {
+    let [hid, forcedim, _, openhaptics, haply] = &listing[..] else {
         unreachable!()
     };
     let expected = format!("14 profiles from {}", profiles().display());
@@ -92,6 +100,20 @@ fn every_backend_lists_what_the_simulated_libraries_hold() {
         )]
     );
     assert!(force_output_disables(&libhd) > 0);
+    assert_eq!(
+        haply.source,
+        Some(format!(
+            "Haply Inverse Service at {}: 1 Inverse3, 1 VerseGrip",
+            service.url()
+        ))
+    );
+    assert_eq!(
+        haply.devices,
+        [
+            device("049D", "Inverse3", "inverse3 on COM12", None),
+            device("61548", "VerseGrip", "wired on COM3", None)
+        ]
+    );
 }
 
 #[test]
@@ -115,6 +137,11 @@ fn a_missing_library_is_its_backend_s_error_and_the_device_in_use_is_not_opened(
     assert_eq!(
         (forcedim.source.as_ref(), forcedim.devices.len()),
         (None, 0)
+    );
+    let haply = listing[4].error.as_deref().unwrap();
+    assert!(
+        haply.starts_with("cannot connect to the Haply Inverse Service at ws://127.0.0.1:9: "),
+        "{haply}"
     );
     let openhaptics = &listing[3];
     assert_eq!(openhaptics.source, None);

@@ -1,7 +1,8 @@
 //! `hapticd devices`: what every device backend finds
 //! (`haptic_daemon::listing`, in its order: HID devices and the profile
 //! each matches, the Force Dimension SDK's devices, connected Novint
-//! Falcons, OpenHaptics' libHD and the device it opens), one line each.
+//! Falcons, OpenHaptics' libHD and the device it opens, the Inverse3s and
+//! VerseGrips the Haply Inverse Service reports), one line each.
 
 use crate::output::Stdout;
 use haptic_daemon::listing::{list_devices, ListOptions};
@@ -25,6 +26,9 @@ pub struct DevicesArgs {
     /// The OpenHaptics device's configuration name.
     #[arg(long, value_name = "NAME", default_value = haptic_device_openhaptics::DEFAULT_DEVICE)]
     openhaptics_device: String,
+    /// The Haply Inverse Service's simulation channel.
+    #[arg(long, value_name = "URL", default_value = haptic_device_haply::DEFAULT_URL)]
+    haply_url: String,
 }
 
 /// Per backend: what it loaded, why it found nothing (`NAME: error`) or
@@ -39,6 +43,7 @@ pub fn run(args: &DevicesArgs) -> anyhow::Result<()> {
         forcedim_library: args.forcedim_library.clone(),
         openhaptics_library: args.openhaptics_library.clone(),
         openhaptics_device: args.openhaptics_device.clone(),
+        haply_url: args.haply_url.clone(),
         in_use: None,
     });
     let mut out = Stdout::lock();

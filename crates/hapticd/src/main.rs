@@ -1,6 +1,6 @@
 //! `hapticd`: the haptic rendering server and its tools.
 //!
-//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim|falcon|openhaptics]
+//! - `hapticd run [--config FILE] [--device simulated|emulator|hid|forcedim|falcon|openhaptics|haply]
 //!   [--trajectory FILE] [--until-end] [--record FILE] [--duration S]
 //!   [--summary-json FILE] [--log-format human|json] [--listen ADDR]
 //!   [--unix-socket PATH] [--no-server] [--port-file FILE]`: the server, on
@@ -27,11 +27,14 @@
 //!   rendering cycle, writes its trace and prints a summary;
 //!   `hapticd scenario --list` names them.
 //! - `hapticd devices [--profiles DIR] [--forcedim-library PATH]
-//!   [--openhaptics-library PATH] [--openhaptics-device NAME]`: lists
+//!   [--openhaptics-library PATH] [--openhaptics-device NAME]
+//!   [--haply-url URL]`: lists
 //!   connected HID devices and the device profile each matches, then the
 //!   Force Dimension devices the vendor's SDK sees (or where it looked),
 //!   then connected Novint Falcons, then where libHD was found and the
-//!   device it opens (or where it looked).
+//!   device it opens (or where it looked), then the Inverse3s and
+//!   VerseGrips the Haply Inverse Service reports (or where it looked and
+//!   why nothing was found).
 //! - `hapticd check-config FILE...`: loads and validates configuration
 //!   files, printing `ok: FILE` or the error (file, line, field) for each.
 //!

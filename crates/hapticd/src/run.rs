@@ -26,6 +26,9 @@ enum DeviceChoice {
     /// A Touch, Touch X or Phantom through the OpenHaptics HD API
     /// (`[device.openhaptics]`).
     Openhaptics,
+    /// A Haply Inverse3 (and VerseGrip) through the Haply Inverse Service
+    /// (`[device.haply]`).
+    Haply,
 }
 
 #[derive(clap::Args)]
@@ -100,6 +103,7 @@ fn overrides(args: &RunArgs) -> anyhow::Result<Overrides> {
             DeviceChoice::Forcedim => DeviceKind::ForceDimension,
             DeviceChoice::Falcon => DeviceKind::Falcon,
             DeviceChoice::Openhaptics => DeviceKind::OpenHaptics,
+            DeviceChoice::Haply => DeviceKind::Haply,
         }),
         servo_cpu: args.servo_cpu,
         servo_priority: args.servo_priority,
