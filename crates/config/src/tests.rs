@@ -578,27 +578,65 @@ fn haply_settings_are_read_and_checked() {
     assert_eq!(h.on_disconnect, HaplyOnDisconnect::Stop);
     assert_eq!(h.stale_after_ms, 5.0);
     for (line, field, message) in [
-        ("url = \"http://localhost:10001\"", "device.haply.url", "ws://HOST:PORT"),
+        (
+            "url = \"http://localhost:10001\"",
+            "device.haply.url",
+            "ws://HOST:PORT",
+        ),
         ("url = \"ws://\"", "device.haply.url", "plain WebSocket URL"),
-        ("inverse3 = \"\"", "device.haply.inverse3", "device_id or a serial port"),
-        ("centre_m = [0.0, nan, 0.0]", "device.haply.centre_m", "finite"),
+        (
+            "inverse3 = \"\"",
+            "device.haply.inverse3",
+            "device_id or a serial port",
+        ),
+        (
+            "centre_m = [0.0, nan, 0.0]",
+            "device.haply.centre_m",
+            "finite",
+        ),
         ("max_force_n = -1.0", "device.haply.max_force_n", "positive"),
-        ("exchange_rate_hz = 50.0", "device.haply.exchange_rate_hz", "between 100"),
-        ("stale_after_ms = 0.5", "device.haply.stale_after_ms", "shorter than one exchange"),
-        ("lost_after_ms = 10.0", "device.haply.lost_after_ms", "must exceed `stale_after_ms`"),
-        ("reconnect_interval_ms = 0.0", "device.haply.reconnect_interval_ms", "positive"),
-        ("connect_timeout_ms = 90000.0", "device.haply.connect_timeout_ms", "at most 60000"),
-        ("on_disconnect = \"retry\"", "device.haply.on_disconnect", "wait"),
+        (
+            "exchange_rate_hz = 50.0",
+            "device.haply.exchange_rate_hz",
+            "between 100",
+        ),
+        (
+            "stale_after_ms = 0.5",
+            "device.haply.stale_after_ms",
+            "shorter than one exchange",
+        ),
+        (
+            "lost_after_ms = 10.0",
+            "device.haply.lost_after_ms",
+            "must exceed `stale_after_ms`",
+        ),
+        (
+            "reconnect_interval_ms = 0.0",
+            "device.haply.reconnect_interval_ms",
+            "positive",
+        ),
+        (
+            "connect_timeout_ms = 90000.0",
+            "device.haply.connect_timeout_ms",
+            "at most 60000",
+        ),
+        (
+            "on_disconnect = \"retry\"",
+            "device.haply.on_disconnect",
+            "wait",
+        ),
         ("port = 10001", "device.haply.port", "unknown field"),
     ] {
         let text = format!("{haply}\n[device.haply]\n{line}\n");
         let e = error(&text, line_of(&text, line), field);
         assert!(e.message.contains(message), "{e}");
     }
-    let text = format!(
-        "{haply}\n[device.haply]\nuse_verse_grip = false\nverse_grip = \"A1\"\n"
+    let text = format!("{haply}\n[device.haply]\nuse_verse_grip = false\nverse_grip = \"A1\"\n");
+    let e = error(
+        &text,
+        line_of(&text, "verse_grip = \"A1\""),
+        "device.haply.verse_grip",
     );
-    let e = error(&text, line_of(&text, "verse_grip = \"A1\""), "device.haply.verse_grip");
     assert!(e.message.contains("use_verse_grip = false"), "{e}");
 }
 

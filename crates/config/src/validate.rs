@@ -639,7 +639,10 @@ fn haply(h: &crate::schema::HaplyConfig) -> Check {
     if !(100.0..=10_000.0).contains(&h.exchange_rate_hz) {
         fail(
             field("exchange_rate_hz"),
-            format!("must be between 100 and 10000 Hz, not {}", h.exchange_rate_hz),
+            format!(
+                "must be between 100 and 10000 Hz, not {}",
+                h.exchange_rate_hz
+            ),
         )?;
     }
     positive(field("stale_after_ms"), h.stale_after_ms)?;
@@ -669,7 +672,10 @@ fn haply(h: &crate::schema::HaplyConfig) -> Check {
     ] {
         positive(field(name), value)?;
         if value > 60_000.0 {
-            fail(field(name), format!("must be at most 60000 ms, not {value}"))?;
+            fail(
+                field(name),
+                format!("must be at most 60000 ms, not {value}"),
+            )?;
         }
     }
     Ok(())
