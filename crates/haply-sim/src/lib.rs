@@ -220,13 +220,13 @@ impl Handle {
         while left > 0.0 {
             let dt = left.min(MAX_STEP);
             left -= dt;
-            for i in 0..3 {
-                let a = (-config.stiffness_n_per_m * (self.x[i] - config.rest_m[i])
-                    - config.damping_n_s_per_m * self.v[i]
-                    + force[i])
+            let axes = self.x.iter_mut().zip(&mut self.v);
+            for ((x, v), (rest, f)) in axes.zip(config.rest_m.iter().zip(force)) {
+                let a = (-config.stiffness_n_per_m * (*x - rest) - config.damping_n_s_per_m * *v
+                    + f)
                     / config.mass_kg;
-                self.v[i] += a * dt;
-                self.x[i] += self.v[i] * dt;
+                *v += a * dt;
+                *x += *v * dt;
             }
         }
     }
