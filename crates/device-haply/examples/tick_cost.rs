@@ -17,6 +17,7 @@
 use haply_sim::{SimConfig, SimService};
 use haptic_device_haply::{HaplyDevice, HaplySettings, Session};
 use haptic_devices::{HapticDevice, Motion, SimulatedClock, SimulatedDevice, Wrench};
+use haptic_testkit::vendor_library::median_tick;
 use nalgebra::Vector3;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -36,24 +37,10 @@ fn per_tick(device: &mut impl HapticDevice) -> Duration {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::zeros(),
     };
-    let mut tick = || {
+    median_tick(TICKS, ROUNDS, || {
         let _ = black_box(device.read());
         let _ = black_box(device.write(black_box(&request)));
-    };
-    for _ in 0..TICKS / 4 {
-        tick();
-    }
-    let mut rounds: Vec<Duration> = (0..ROUNDS)
-        .map(|_| {
-            let start = Instant::now();
-            for _ in 0..TICKS {
-                tick();
-            }
-            start.elapsed() / TICKS as u32
-        })
-        .collect();
-    rounds.sort();
-    rounds[ROUNDS / 2]
+    })
 }
 
 fn open(sim: &SimService, rate_hz: f64) -> HaplyDevice {
