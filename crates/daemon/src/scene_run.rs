@@ -446,8 +446,12 @@ impl<'a> RunningScene<'a> {
         };
         let physics = physics.stop();
         let telemetry = telemetry.stop();
-        let (stats, _) = servo?;
+        let (stats, tick) = servo?;
         let (physics, telemetry) = (physics?, telemetry?);
+        let reason = match reason {
+            Some(EndReason::DeviceEnded) if tick.device_lost() => Some(EndReason::DeviceLost),
+            reason => reason,
+        };
         let Some(reason) = reason else {
             return Err(RunError::ThreadEnded(ended));
         };

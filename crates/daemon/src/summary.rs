@@ -20,6 +20,8 @@ pub enum EndReason {
     Aborted(i32),
     /// The recorded trajectory ended.
     DeviceEnded,
+    /// The device was lost and configured not to be waited for.
+    DeviceLost,
     /// The requested duration passed.
     Duration,
     /// The control API loaded another scene.
@@ -32,6 +34,7 @@ impl fmt::Display for EndReason {
             Self::Signal(s) => write!(f, "{}", signal_name(*s)),
             Self::Aborted(s) => write!(f, "second signal ({})", signal_name(*s)),
             Self::DeviceEnded => write!(f, "end of recording"),
+            Self::DeviceLost => write!(f, "device lost"),
             Self::Duration => write!(f, "duration reached"),
             Self::SceneReplaced => write!(f, "scene replaced"),
         }
@@ -89,10 +92,12 @@ impl RunSummary {
     }
 
     /// Exit code of the process: 0 after a clean stop, 128 + the signal
-    /// after an abort (the shell's convention), 1 if the recording failed.
+    /// after an abort (the shell's convention), 1 if the recording failed
+    /// or the device was lost.
     pub fn exit_code(&self) -> u8 {
         match self.reason {
             EndReason::Aborted(signal) => (128 + signal).clamp(0, 255) as u8,
+            EndReason::DeviceLost => 1,
             _ if self.recording_error.is_some() => 1,
             _ => 0,
         }

@@ -2,7 +2,8 @@
 //! Service (`haply-sim`, on 127.0.0.1 at a port of its own): `hapticd
 //! devices` lists what it reports, `hapticd run --device haply` runs the
 //! default scene on it, ending with zero force, through a lost
-//! connection it waits for or, with `on_disconnect = "stop"`, stops on.
+//! connection it waits for or, with `on_disconnect = "stop"`, stops on
+//! (reason `device lost`, exit code 1).
 
 use haply_sim::{SimConfig, SimService};
 use serde_json::Value;
@@ -159,7 +160,6 @@ fn run_through_a_drop(
     sim.drop_connection();
     let output = child.wait_with_output().unwrap();
     let after = dropped.elapsed();
-    assert!(output.status.success(), "{output:?}");
     (output, summary(&summary_path), after)
 }
 
@@ -176,7 +176,8 @@ fn a_lost_service_is_waited_for_or_stops_the_run_as_configured() {
             "reconnect_interval_ms = 100.0",
         )],
     );
-    let (_, s, _) = run_through_a_drop(&sim, &config_wait, "2.5");
+    let (output, s, _) = run_through_a_drop(&sim, &config_wait, "2.5");
+    assert!(output.status.success(), "{output:?}");
     assert_eq!(s["safety_trips"]["disconnected"], 1, "{s}");
     assert_eq!(s["reason"], "duration reached", "{s}");
     assert_eq!(sim.connections(), 2, "one reconnection");
@@ -193,6 +194,8 @@ fn a_lost_service_is_waited_for_or_stops_the_run_as_configured() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(after < Duration::from_secs(10), "{after:?}: {stderr}");
     assert!(stderr.contains("on_disconnect"), "{stderr}");
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert_eq!(s["reason"], "device lost", "{s}");
     assert_eq!(s["safety_trips"]["disconnected"], 1, "{s}");
     assert_eq!(sim.connections(), 1, "no reconnection");
 }

@@ -534,6 +534,8 @@ pub struct ServoTick<D: HapticDevice> {
     verdicts: VerdictCounts,
     budget_cuts: BudgetCuts,
     ended: bool,
+    /// The device reported [`DeviceError::Lost`].
+    lost: bool,
     /// The previous tick's scheduled time.
     last_time: Option<Duration>,
     /// This tick's [`ToolState::contact_wrenches`].
@@ -580,6 +582,7 @@ impl<D: HapticDevice> ServoTick<D> {
             verdicts: VerdictCounts::default(),
             budget_cuts: BudgetCuts::default(),
             ended: false,
+            lost: false,
             last_time: None,
             contact_wrenches: vec![Vector6::zeros(); objects],
             contact_impulses: vec![Vector6::zeros(); objects],
@@ -678,8 +681,9 @@ impl<D: HapticDevice> ServoTick<D> {
                 }
                 wrench
             }
-            Err(DeviceError::EndOfRecording | DeviceError::Lost) => {
+            Err(e @ (DeviceError::EndOfRecording | DeviceError::Lost)) => {
                 self.ended = true;
+                self.lost |= e == DeviceError::Lost;
                 // Idempotent: the ramp starts once; the request is ignored.
                 self.device.shutdown();
                 Wrench::ZERO
@@ -785,6 +789,12 @@ impl<D: HapticDevice> ServoTick<D> {
     /// or [`DeviceError::Lost`] (which started the shutdown ramp).
     pub fn device_ended(&self) -> bool {
         self.ended
+    }
+
+    /// Whether the device ended the run because it was lost
+    /// ([`DeviceError::Lost`]) rather than at the end of a recording.
+    pub fn device_lost(&self) -> bool {
+        self.lost
     }
 
     /// Records dropped because telemetry was full.
