@@ -29,25 +29,35 @@ pub fn guarded(device: HaplyDevice) -> SafetyLayer<HaplyDevice> {
     SafetyLayer::new(device).with_limits(limits)
 }
 
-/// Runs `tick` every millisecond for `duration`, as a 1 kHz servo would,
-/// and returns how many ticks ran and the longest one took.
-pub fn at_1khz(duration: Duration, mut tick: impl FnMut(u32)) -> (u32, Duration) {
+/// What [`at_1khz`] saw.
+pub struct Paced {
+    /// Ticks run.
+    pub ticks: u32,
+    /// Ticks that took longer than the 1 ms period.
+    pub slow: u32,
+}
+
+/// Runs `tick` every millisecond for `duration`, as a 1 kHz servo would
+/// (late ticks run back to back to catch up), counting the ticks and
+/// those that took longer than the period. Allocates nothing.
+pub fn at_1khz(duration: Duration, mut tick: impl FnMut(u32)) -> Paced {
     let start = Instant::now();
     let mut next = start;
-    let mut n = 0;
-    let mut longest = Duration::ZERO;
+    let mut paced = Paced { ticks: 0, slow: 0 };
     while start.elapsed() < duration {
         let began = Instant::now();
-        tick(n);
-        longest = longest.max(began.elapsed());
-        n += 1;
+        tick(paced.ticks);
+        if began.elapsed() > Duration::from_millis(1) {
+            paced.slow += 1;
+        }
+        paced.ticks += 1;
         next += Duration::from_millis(1);
         let now = Instant::now();
         if next > now {
             std::thread::sleep(next - now);
         }
     }
-    (n, longest)
+    paced
 }
 
 /// Waits up to 2 s for `done`, polling every millisecond.
