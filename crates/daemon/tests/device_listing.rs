@@ -59,7 +59,10 @@ fn every_backend_lists_what_the_simulated_libraries_hold() {
         ..options()
     });
     let backends: Vec<&str> = listing.iter().map(|b| b.backend.as_str()).collect();
-    assert_eq!(backends, ["hid", "forcedim", "falcon", "openhaptics", "haply"]);
+    assert_eq!(
+        backends,
+        ["hid", "forcedim", "falcon", "openhaptics", "haply"]
+    );
     assert_eq!(listing.len(), ENUMERATORS.len());
     let [hid, forcedim, _, openhaptics, haply] = &listing[..] else {
         unreachable!()
