@@ -37,6 +37,34 @@ fn every_example_passes() {
     }
 }
 
+/// config/bench/heavy-scene.toml names its meshes under `test-data/`,
+/// which scripts/bench-heavy-scene links to the fetched test data: so
+/// linked, it passes.
+#[test]
+fn the_heavy_scene_passes_beside_the_test_data() {
+    let data = std::env::var_os("HAPTICD_TEST_DATA")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(std::env::var_os("HOME").expect("HOME")).join(".cache/hapticd/test-data")
+        });
+    assert!(
+        data.join("meshes").is_dir(),
+        "no test data in {} (scripts/fetch-test-data fetches it)",
+        data.display()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(&data, dir.path().join("test-data")).unwrap();
+    let config = dir.path().join("heavy-scene.toml");
+    std::fs::copy(workspace().join("config/bench/heavy-scene.toml"), &config).unwrap();
+    let output = check(&[config]);
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
 const GOOD: &str = r#"[[objects]]
 name = "cube"
 shape = { kind = "box", half_extents_m = [0.025, 0.025, 0.025] }
