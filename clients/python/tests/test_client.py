@@ -118,6 +118,8 @@ PARAMETERS = {
         "pre_sliding_displacement_m": 5e-6,
         "friction_spring_stiffness_n_per_m": 200,
         "solver": "fast",
+        "cycle_budget_us": 250.0,
+        "collision_budget_share": 0.5,
         "a_field_from_a_newer_daemon": 1,
     },
 }
@@ -234,6 +236,8 @@ EXPECTED = {
             pre_sliding_displacement_m=5e-6,
             friction_spring_stiffness_n_per_m=200.0,
             solver=Solver.FAST,
+            cycle_budget_us=250.0,
+            collision_budget_share=0.5,
         ),
     ),
     "scene": SceneInfo(

@@ -169,6 +169,10 @@ class RenderingParameters:
     pre_sliding_displacement_m: float
     friction_spring_stiffness_n_per_m: float
     solver: Solver
+    #: The rendering stage's compute budget per tick (µs).
+    cycle_budget_us: float
+    #: The part of the budget the collision stage may use.
+    collision_budget_share: float
 
 
 @dataclass(frozen=True)
