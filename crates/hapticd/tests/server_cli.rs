@@ -294,7 +294,10 @@ fn the_device_listing_holds_every_backend_s_devices() {
         .iter()
         .map(|b| b["backend"].as_str().unwrap())
         .collect();
-    assert_eq!(backends, ["hid", "forcedim", "falcon", "openhaptics", "haply"]);
+    assert_eq!(
+        backends,
+        ["hid", "forcedim", "falcon", "openhaptics", "haply"]
+    );
     let hid = listing[0]["source"].as_str().unwrap();
     assert!(
         hid.starts_with("14 profiles from ") && hid.ends_with("device-profiles"),
