@@ -92,7 +92,14 @@ impl Cell {
     }
 }
 
-fn matrix(friction: FrictionModel) -> Vec<Cell> {
+/// The cells of `friction` over `mus` × `directions` (degrees) for every
+/// tool in both roles, with `stalls` as in [`Breakaway::stalls`].
+fn matrix_of(
+    friction: FrictionModel,
+    mus: &[f64],
+    directions: &[f64],
+    stalls: Option<usize>,
+) -> Vec<Cell> {
     let beds: Vec<FlatBed> = tools()
         .into_iter()
         .flat_map(|t| [ToolRole::Shell, ToolRole::Field].map(|r| (t.clone(), r)))
@@ -103,8 +110,8 @@ fn matrix(friction: FrictionModel) -> Vec<Cell> {
     let cases: Vec<(&FlatBed, f64, f64)> = beds
         .iter()
         .flat_map(|b| {
-            MUS.iter()
-                .flat_map(move |&mu| DIRECTIONS.iter().map(move |&d| (b, mu, d)))
+            mus.iter()
+                .flat_map(move |&mu| directions.iter().map(move |&d| (b, mu, d)))
         })
         .collect();
     cases
@@ -118,6 +125,7 @@ fn matrix(friction: FrictionModel) -> Vec<Cell> {
                 friction,
                 ramp_ratio: 1.3 * limit + 0.05,
                 ramp_cycles: 1500,
+                stalls,
             });
             Cell {
                 tool: bed.tool.name.clone(),
@@ -133,9 +141,14 @@ fn matrix(friction: FrictionModel) -> Vec<Cell> {
         .collect()
 }
 
-fn print(cells: &[Cell], model: &str) {
-    println!("{model}: peak F_t/F_n / μ at 0°, 30°, 45° (tipping ratio d/h in brackets)");
-    for chunk in cells.chunks(DIRECTIONS.len()) {
+fn matrix(friction: FrictionModel) -> Vec<Cell> {
+    matrix_of(friction, &MUS, &DIRECTIONS, None)
+}
+
+/// The cells as a table, `directions` cells to a row.
+fn print(cells: &[Cell], model: &str, directions: usize) {
+    println!("{model}: peak F_t/F_n / μ per direction (tipping ratio d/h in brackets)");
+    for chunk in cells.chunks(directions) {
         let c = &chunk[0];
         let ratios: Vec<String> = chunk
             .iter()
@@ -153,12 +166,10 @@ fn print(cells: &[Cell], model: &str) {
     }
 }
 
-#[test]
-fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
-    let cells = matrix(FrictionModel::PreSliding { displacement: 5e-6 });
-    print(&cells, "pre-sliding");
+/// The cells outside their window, or that did not break away.
+fn outside_window(cells: &[Cell]) -> Vec<String> {
     let mut failures = Vec::new();
-    for c in &cells {
+    for c in cells {
         let (low, high) = c.window();
         let broke = c.tips_first() || c.moved > 2e-5;
         if !(low..=high).contains(&c.peak) || !broke {
@@ -168,6 +179,14 @@ fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
             ));
         }
     }
+    failures
+}
+
+#[test]
+fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
+    let cells = matrix(FrictionModel::PreSliding { displacement: 5e-6 });
+    print(&cells, "pre-sliding", DIRECTIONS.len());
+    let failures = outside_window(&cells);
     let coulomb = cells.iter().filter(|c| !c.tips_first()).count();
     println!(
         "{} cells, {coulomb} in the Coulomb regime; {} outside their window",
@@ -177,16 +196,47 @@ fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
+/// Host stalls: one ramp cycle in 7 starts with its time budget spent, so
+/// its collision stops at coarse tree levels (a different, smaller contact
+/// set) and its friction solve answers from the warm start without an
+/// iteration. Such a cycle cannot certify its decision, and must not break
+/// a static contact: the breakaway stays in its window and does not come
+/// more than 3 % before the unstalled one.
+#[test]
+fn host_stalls_do_not_move_the_breakaway() {
+    let friction = FrictionModel::PreSliding { displacement: 5e-6 };
+    let (mus, directions) = ([0.3, 1.0], [30.0]);
+    let stalled = matrix_of(friction, &mus, &directions, Some(7));
+    let steady = matrix_of(friction, &mus, &directions, None);
+    print(
+        &stalled,
+        "pre-sliding with a stall every 7 cycles",
+        directions.len(),
+    );
+    let mut failures = outside_window(&stalled);
+    for (s, c) in stalled.iter().zip(&steady) {
+        if s.peak < 0.97 * c.peak {
+            failures.push(format!(
+                "{} {:?} μ {}: stalled peak {:.4} against {:.4}",
+                c.tool, c.role, c.mu, s.peak, c.peak
+            ));
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
 #[test]
 #[ignore = "a comparison table for docs/rendering.md, about two minutes"]
 fn the_lp_and_yamane_springs_on_the_same_matrix() {
     print(
         &matrix(FrictionModel::StaticLp),
         "the static-friction LP (Zhao et al.)",
+        DIRECTIONS.len(),
     );
     print(
         &matrix(FrictionModel::YamaneSprings { stiffness: 200.0 }),
         "Yamane's springs (k_f = 200 N/m per contact)",
+        DIRECTIONS.len(),
     );
 }
 
@@ -219,6 +269,7 @@ fn figure_traces_of_the_mug_breakaway() {
             friction,
             ramp_ratio: 0.75,
             ramp_cycles: 3000,
+            stalls: None,
         });
         let path = dir.join(format!("breakaway-mug-{name}.csv"));
         r.trace.write_csv(&path).unwrap();

@@ -239,7 +239,7 @@ impl Crate {
         for _ in 0..16 {
             let module_len = (0..=path.len())
                 .rev()
-                .find(|&k| self.modules.contains(&path[..k].to_vec()))
+                .find(|&k| self.modules.contains(&path[..k]))
                 .unwrap_or(0);
             let module = path[..module_len].to_vec();
             let Some(name) = path.get(module_len) else {

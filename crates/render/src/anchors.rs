@@ -57,6 +57,25 @@ impl ContactAnchors {
         self.cycle += 1;
     }
 
+    /// `contact`'s anchor for the tool at `pose` in a cycle whose contacts
+    /// stand for coarser tree levels than the full evaluation's (a budget
+    /// cut): the anchor of the last full cycle, or one at the contact
+    /// point now. It neither places nor keeps anything, and such a cycle
+    /// calls no [`next_cycle`](Self::next_cycle), so the next full cycle
+    /// finds the anchors of the last as if the cut cycle had not been.
+    pub(crate) fn peek(&self, contact: &PenaltyContact, pose: &Isometry3<f64>) -> Anchor {
+        let anchor = self.anchors[self.base[contact.environment as usize] + contact.point as usize];
+        if anchor.seen == self.cycle {
+            anchor
+        } else {
+            Anchor {
+                world: pose.translation.vector + contact.handle,
+                body: pose.rotation.inverse_transform_vector(&contact.handle),
+                seen: anchor.seen,
+            }
+        }
+    }
+
     /// `contact`'s anchor for the tool at `pose`, placed at the
     /// contact point if the contact was missing in the previous cycle.
     pub(crate) fn anchor(

@@ -95,6 +95,12 @@ pub struct CycleBudget {
     pub collision_share: f64,
 }
 
+/// The most consecutive cycles that hold a static contact through a cut
+/// they could not decide: a host stall passes in far fewer, while a scene
+/// that overruns its budget every cycle decides in the band after them
+/// rather than stick beyond `μ`.
+pub const MAX_HELD_CYCLES: u32 = 8;
+
 /// What a cycle's budget cut.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BudgetCut {
@@ -335,6 +341,10 @@ pub struct RenderingCycle {
     /// The pre-sliding model's stick anchors.
     anchors: ContactAnchors,
     pose: Isometry3<f64>,
+    /// The last cycle's friction state.
+    last_state: FrictionState,
+    /// Consecutive cycles that held a static contact through a cut.
+    held_cycles: u32,
 }
 
 impl RenderingCycle {
@@ -361,6 +371,8 @@ impl RenderingCycle {
             springs,
             anchors,
             pose,
+            last_state: FrictionState::Free,
+            held_cycles: 0,
         })
     }
 
@@ -459,6 +471,9 @@ impl RenderingCycle {
             None => self.scene.evaluate(&self.pose, p.budget),
         };
         let contacts = self.scene.contacts().len();
+        // Coarse contacts stand for a cut's unresolved points: they read the
+        // stick anchors and place none.
+        let coarse = collision.unresolved_points > 0;
         let collided = Instant::now();
 
         // Assembly: f, H, M̄ and the friction contacts (eqs 2–9, 27).
@@ -473,14 +488,20 @@ impl RenderingCycle {
         let frictionless;
         match p.friction {
             FrictionModel::PreSliding { .. } => {
-                self.anchors.next_cycle();
+                if !coarse {
+                    self.anchors.next_cycle();
+                }
                 for (contact, friction) in self
                     .scene
                     .contacts()
                     .iter()
                     .zip(&mut self.friction.problem.contacts)
                 {
-                    let anchor = self.anchors.anchor(contact, &self.pose);
+                    let anchor = if coarse {
+                        self.anchors.peek(contact, &self.pose)
+                    } else {
+                        *self.anchors.anchor(contact, &self.pose)
+                    };
                     let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
                     // The pyramid about the surface's normal, its size μ
                     // times the penalty force's push against the surface.
@@ -520,6 +541,7 @@ impl RenderingCycle {
                     stiffness,
                     &mut self.friction.problem,
                     &mut self.contact_friction,
+                    coarse,
                 );
                 frictionless = self.friction.problem.frictionless_displacement();
             }
@@ -540,7 +562,7 @@ impl RenderingCycle {
                 .solve(&self.friction.problem, &mut self.friction.solution),
         };
         let solved_ok = solved.is_ok();
-        let (verdict, mut dq, iterations) = match (p.friction, solved) {
+        let (mut verdict, mut dq, iterations) = match (p.friction, solved) {
             (FrictionModel::YamaneSprings { .. }, _) => {
                 let verdict = if contacts == 0 {
                     FrictionVerdict::Free
@@ -568,6 +590,23 @@ impl RenderingCycle {
                 self.friction.solution.iterations,
             ),
         };
+        // A cycle cut short of its decision does not break a static
+        // contact: the tool holds its pose and anchors, and the next
+        // cycle's warm solve decides (docs/rendering.md, "The time budget").
+        let uncertain = solved_ok
+            && self.friction.solution.out_of_time
+            && verdict == FrictionVerdict::SlidingInBand;
+        if uncertain
+            && self.last_state == FrictionState::Static
+            && self.held_cycles < MAX_HELD_CYCLES
+        {
+            verdict = FrictionVerdict::StaticInBand;
+            dq = Vector6::zeros();
+            self.held_cycles += 1;
+        } else {
+            self.held_cycles = 0;
+        }
+        self.last_state = verdict.state();
         // Sliding re-anchors every contact; so does a cycle in which
         // friction holds the object in place: its contacts stick where they
         // are, and slip accumulates only over an uninterrupted run of cycles

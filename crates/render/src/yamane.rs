@@ -60,20 +60,31 @@ impl YamaneSprings {
     /// adds the springs' wrench to `problem.wrench` and their gradient to
     /// `problem.stiffness`, and each spring's force to `contact_friction`.
     /// `problem` must have just been assembled from `scene` (its contacts
-    /// carry the normal forces and `μ`).
+    /// carry the normal forces and `μ`). A `coarse` scene (a budget cut)
+    /// reads the anchors of the last full cycle and moves none
+    /// ([`ContactAnchors::peek`]).
     pub(crate) fn add_to(
         &mut self,
         scene: &ContactScene,
         stiffness: f64,
         problem: &mut StaticFrictionProblem,
         contact_friction: &mut Vec<ContactFriction>,
+        coarse: bool,
     ) {
-        self.anchors.next_cycle();
+        if !coarse {
+            self.anchors.next_cycle();
+        }
         self.sliding = 0;
         let pose = scene.pose();
         let (x, rotation) = (pose.translation.vector, pose.rotation);
         for (contact, friction) in scene.contacts().iter().zip(&problem.contacts) {
-            let anchor = self.anchors.anchor(contact, pose);
+            let mut peeked;
+            let anchor = if coarse {
+                peeked = self.anchors.peek(contact, pose);
+                &mut peeked
+            } else {
+                self.anchors.anchor(contact, pose)
+            };
 
             let n = contact.normal;
             let projector = Matrix3::identity() - n * n.transpose();

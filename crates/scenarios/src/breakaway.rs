@@ -20,7 +20,7 @@
 //! its face tips first when `μ` exceeds `d/h`, `d` the face's extent from
 //! below the centroid along the push ([`FlatTool::tipping_ratio`]).
 
-use crate::scenario::{run, Path, Scenario, SceneSetup, Segment, Trace};
+use crate::scenario::{run, run_with_stalls, Path, Scenario, SceneSetup, Segment, Stalls, Trace};
 use haptic_contact::{
     EnvironmentGeometry, EnvironmentObject, SharedField, ShellTree, ToolGeometry,
 };
@@ -162,6 +162,9 @@ pub struct Breakaway {
     pub ramp_ratio: f64,
     /// Cycles of the sideways ramp.
     pub ramp_cycles: usize,
+    /// Host stalls during the ramp (segment 2): cycles whose time budget
+    /// is spent before they start.
+    pub stalls: Option<usize>,
 }
 
 /// What a [`Breakaway`] measured.
@@ -328,7 +331,12 @@ impl FlatBed {
             to: Vector3::new(load * cos, load * sin, 0.0),
             cycles: b.ramp_cycles,
         };
-        let trace = run(&self.scenario(b.mu, b.friction, vec![ramp])).expect("a valid scene");
+        let stalls = b.stalls.map(|period| Stalls {
+            period,
+            from_segment: 2,
+        });
+        let trace = run_with_stalls(&self.scenario(b.mu, b.friction, vec![ramp]), stalls)
+            .expect("a valid scene");
         let settled = trace.segment(1).last().expect("a settle segment");
         let home = settled.simulation;
         let contacts = settled.contacts;

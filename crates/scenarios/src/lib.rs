@@ -8,6 +8,6 @@ pub mod breakaway;
 mod scenario;
 
 pub use scenario::{
-    box_lift, cube_corner, cube_corner_from_meshes, peg_in_hole, run, slide, Path, Scenario,
-    SceneSetup, Trace, TraceRow,
+    box_lift, cube_corner, cube_corner_from_meshes, peg_in_hole, run, run_with_stalls, slide, Path,
+    Scenario, SceneSetup, Stalls, Trace, TraceRow,
 };

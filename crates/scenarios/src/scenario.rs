@@ -15,7 +15,8 @@ use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::{sample_point_shell, spacing_for_count};
 use haptic_render::MassProperties;
 use haptic_render::{
-    FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle, StageTimings,
+    CycleBudget, FrictionModel, FrictionVerdict, RenderError, RenderParameters, RenderingCycle,
+    StageTimings,
 };
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use nalgebra::{Isometry3, Matrix3, Translation3, Vector3};
@@ -186,6 +187,20 @@ pub struct TraceRow {
     pub timings: StageTimings,
 }
 
+/// Host stalls for [`run_with_stalls`]: from segment `from_segment` on,
+/// one cycle in every `period` starts with its time budget already spent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stalls {
+    pub period: usize,
+    pub from_segment: usize,
+}
+
+impl Stalls {
+    fn stalls(&self, cycle: usize, segment: usize) -> bool {
+        segment >= self.from_segment && cycle % self.period == self.period - 1
+    }
+}
+
 /// A scenario's record, one row per cycle.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Trace {
@@ -194,6 +209,20 @@ pub struct Trace {
 
 /// Runs every cycle of `scenario`'s path.
 pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
+    run_with_stalls(scenario, None)
+}
+
+/// A cycle budget spent before the cycle starts, as after a host stall:
+/// collision affords only its always-afforded coarse levels and friction
+/// answers from its warm start.
+const SPENT: CycleBudget = CycleBudget {
+    total: Duration::ZERO,
+    collision_share: 0.5,
+};
+
+/// Runs every cycle of `scenario`'s path as [`run`] does, except that each
+/// of `stalls`' cycles starts with its time budget already spent.
+pub fn run_with_stalls(scenario: &Scenario, stalls: Option<Stalls>) -> Result<Trace, RenderError> {
     let setup = scenario.scene.clone();
     let p = scenario.parameters;
     let mut cycle = RenderingCycle::new(setup.moving, setup.environment, p, setup.initial_pose)?;
@@ -202,7 +231,14 @@ pub fn run(scenario: &Scenario) -> Result<Trace, RenderError> {
         .iter()
         .enumerate()
         .map(|(i, (manipulandum, segment))| {
+            let stalled = stalls.is_some_and(|s| s.stalls(i, *segment));
+            if stalled {
+                cycle.set_time_budget(Some(SPENT));
+            }
             let report = cycle.step(manipulandum);
+            if stalled {
+                cycle.set_time_budget(p.time_budget);
+            }
             let w = report.coupling_wrench;
             TraceRow {
                 cycle: i,

@@ -6,7 +6,7 @@ recordings (`read_recording`) and the daemon as a subprocess (`Daemon`,
 
 from .client import DEFAULT_URL, ApiError, AsyncClient, Client, friction_patch
 from .daemon import Daemon, DaemonError, find_hapticd, run_hapticd
-from .recording import COLUMNS, RecordingError, breakaway_force, read_recording
+from .recording import COLUMNS, RecordingError, breakaway_force, breakaway_ratio, read_recording
 from .replies import (
     BackendDevices,
     ClientStatus,
@@ -113,6 +113,7 @@ __all__ = [
     "Tick",
     "TripCause",
     "breakaway_force",
+    "breakaway_ratio",
     "decode",
     "decode_geometry",
     "decode_surface",

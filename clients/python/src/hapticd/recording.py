@@ -153,16 +153,17 @@ def read_recording(path: os.PathLike | str) -> dict[str, np.ndarray]:
     return _read_csv(path)
 
 
-def breakaway_force(
-    recording: dict[str, np.ndarray], normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
-) -> float:
-    """The breakaway force of a push (N): the largest tangential part (across
-    `normal`, device frame) of the rendered force while the tool is static,
-    before it first slides. Raises ValueError if it is never static."""
+def _before_first_slide(
+    recording: dict[str, np.ndarray], normal: tuple[float, float, float]
+) -> tuple[np.ndarray, np.ndarray]:
+    """The rendered force's tangential part (across `normal`) and the size
+    of its normal part, over the ticks where the tool is static before it
+    first slides."""
     n = np.asarray(normal, dtype=float)
     n = n / np.linalg.norm(n)
     force = np.stack([recording["rendered_fx"], recording["rendered_fy"], recording["rendered_fz"]], axis=1)
-    tangential = np.linalg.norm(force - np.outer(force @ n, n), axis=1)
+    along = force @ n
+    tangential = np.linalg.norm(force - np.outer(along, n), axis=1)
     state = recording["state"]
     static = np.flatnonzero(state == STATIC)
     if static.size == 0:
@@ -170,4 +171,29 @@ def breakaway_force(
     sliding = np.flatnonzero((state == SLIDING) & (np.arange(state.size) > static[0]))
     end = sliding[0] if sliding.size else state.size
     before = state[:end] == STATIC
-    return float(np.max(tangential[:end][before]))
+    return tangential[:end][before], np.abs(along[:end][before])
+
+
+def breakaway_force(
+    recording: dict[str, np.ndarray], normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+) -> float:
+    """The breakaway force of a push (N): the largest tangential part (across
+    `normal`, device frame) of the rendered force while the tool is static,
+    before it first slides. Raises ValueError if it is never static."""
+    tangential, _ = _before_first_slide(recording, normal)
+    return float(np.max(tangential))
+
+
+def breakaway_ratio(
+    recording: dict[str, np.ndarray], normal: tuple[float, float, float] = (0.0, 0.0, 1.0)
+) -> float:
+    """The breakaway ratio of a push, Coulomb's `F_t / F_n`: the largest
+    ratio of the rendered force's tangential part to its part along
+    `normal` while the tool is static, before it first slides. Unlike
+    [breakaway_force] it holds whatever the press was. Raises ValueError
+    if it is never static."""
+    tangential, pressed = _before_first_slide(recording, normal)
+    loaded = pressed > 0.0
+    if not loaded.any():
+        raise ValueError("the tool is never pressed while static")
+    return float(np.max(tangential[loaded] / pressed[loaded]))
