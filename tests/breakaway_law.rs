@@ -1,22 +1,24 @@
 //! Coulomb's breakaway on flat contact, as a matrix: a generated box and
-//! cylinder and three real meshes of the test data (pybullet's prism at half
-//! size, metaworld's mug and plug), each resting on its largest flat face
-//! and turned by a yaw of 0.37 rad, in both contact roles, at μ ∈ {0.1, 0.3,
-//! 0.5, 1.0, 2.0}, pushed at 0°, 30° and 45° in the floor plane
-//! (`haptic_scenarios::breakaway`).
+//! cylinder and four real meshes of the test data (pybullet's prism at half
+//! size, metaworld's mug, plug and assembly ring, a machined nut), each
+//! resting on its largest flat face and turned by a yaw of 0.37 rad, in both
+//! contact roles, at μ ∈ {0.05, 0.1, 0.3, 0.5, 1.0, 2.0}, pushed at 0°, 30°
+//! and 45° in the floor plane (`haptic_scenarios::breakaway`).
 //!
 //! Static friction with bounded pre-sliding (the default model) must break
 //! away at a peak `F_t/F_n` in `[μ, μ/cos(π/ℓ)]` within 5 %, where the tool
 //! does not tip first (`μ/cos(π/ℓ)` below its tipping ratio `d/h`). Where it
 //! may tip first, the coupling's torsional stiffness holds it up, and the
 //! peak lies between `min(μ, d/h)` and the friction limit, within 5 %.
-//! In role A the penalty force of Zhao, Li & Barbič acts along the tool's own shell
-//! normals, which turn with it: a tool tilted by `θ` on its contacts feels
-//! normal forces tilted by `θ`, whose sideways part `±θ F_n` widens the
-//! window by `θ` (at the peak; 0.001–0.04 rad here). `--ignored` prints the
-//! same matrix for their LP and for Yamane's springs beside it.
+//! In role A the penalty forces act along the floor field's gradient (the
+//! default `ForceDirection`), normal to the floor however the tool tilts.
+//! Along the tool's own turned shell normals instead (Zhao, Li & Barbič's
+//! eq 1), a tool tilted by `θ` feels normal forces tilted by `θ`, whose
+//! sideways part `±θ F_n` moves the peak by up to `θ`: `--ignored` prints
+//! that matrix, and the LP's and Yamane's springs', beside it.
 
 use haptic_acceptance::mesh_path;
+use haptic_contact::ForceDirection;
 use haptic_mesh::shapes::{box_mesh, cylinder};
 use haptic_mesh::{load_mesh, LoadOptions, TriangleMesh};
 use haptic_render::FrictionModel;
@@ -24,7 +26,7 @@ use haptic_scenarios::breakaway::{Breakaway, FlatBed, FlatTool, ToolRole};
 use nalgebra::Vector3;
 use rayon::prelude::*;
 
-const MUS: [f64; 5] = [0.1, 0.3, 0.5, 1.0, 2.0];
+const MUS: [f64; 6] = [0.05, 0.1, 0.3, 0.5, 1.0, 2.0];
 const DIRECTIONS: [f64; 3] = [0.0, 30.0, 45.0];
 const YAW: f64 = 0.37;
 const SIDES: f64 = 8.0;
@@ -52,6 +54,11 @@ fn tools() -> Vec<FlatTool> {
         FlatTool::new("pybullet prism ×0.5", &real("pybullet-prism.obj", 0.5), YAW),
         FlatTool::new("metaworld mug", &real("metaworld-mug.stl", 1.0), YAW),
         FlatTool::new("metaworld plug", &real("metaworld-plug.stl", 1.0), YAW),
+        FlatTool::new(
+            "metaworld assembly ring",
+            &real("metaworld-assembly-peg-ring.stl", 1.0),
+            YAW,
+        ),
     ]
 }
 
@@ -84,11 +91,7 @@ impl Cell {
         } else {
             self.mu
         };
-        let (low, high) = (0.95 * floor, 1.05 * self.friction_limit());
-        match self.role {
-            ToolRole::Field => (low, high),
-            ToolRole::Shell => (low - self.tilt, high + self.tilt),
-        }
+        (0.95 * floor, 1.05 * self.friction_limit())
     }
 }
 
@@ -96,6 +99,7 @@ impl Cell {
 /// tool in both roles, with `stalls` as in [`Breakaway::stalls`].
 fn matrix_of(
     friction: FrictionModel,
+    force_direction: ForceDirection,
     mus: &[f64],
     directions: &[f64],
     stalls: Option<usize>,
@@ -123,6 +127,7 @@ fn matrix_of(
                 mu,
                 direction,
                 friction,
+                force_direction,
                 ramp_ratio: 1.3 * limit + 0.05,
                 ramp_cycles: 1500,
                 stalls,
@@ -141,8 +146,8 @@ fn matrix_of(
         .collect()
 }
 
-fn matrix(friction: FrictionModel) -> Vec<Cell> {
-    matrix_of(friction, &MUS, &DIRECTIONS, None)
+fn matrix(friction: FrictionModel, direction: ForceDirection) -> Vec<Cell> {
+    matrix_of(friction, direction, &MUS, &DIRECTIONS, None)
 }
 
 /// The cells as a table, `directions` cells to a row.
@@ -174,8 +179,8 @@ fn outside_window(cells: &[Cell]) -> Vec<String> {
         let broke = c.tips_first() || c.moved > 2e-5;
         if !(low..=high).contains(&c.peak) || !broke {
             failures.push(format!(
-                "{} {:?} μ {} at {}°: peak {:.4} outside [{low:.4}, {high:.4}] or moved only {:.2e} m",
-                c.tool, c.role, c.mu, c.degrees, c.peak, c.moved
+                "{} {:?} μ {} at {}°: peak {:.4} outside [{low:.4}, {high:.4}] or moved only {:.2e} m (tilt {:.4} rad)",
+                c.tool, c.role, c.mu, c.degrees, c.peak, c.moved, c.tilt
             ));
         }
     }
@@ -184,7 +189,10 @@ fn outside_window(cells: &[Cell]) -> Vec<String> {
 
 #[test]
 fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
-    let cells = matrix(FrictionModel::PreSliding { displacement: 5e-6 });
+    let cells = matrix(
+        FrictionModel::PreSliding { displacement: 5e-6 },
+        ForceDirection::FieldGradient,
+    );
     print(&cells, "pre-sliding", DIRECTIONS.len());
     let failures = outside_window(&cells);
     let coulomb = cells.iter().filter(|c| !c.tips_first()).count();
@@ -206,8 +214,9 @@ fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
 fn host_stalls_do_not_move_the_breakaway() {
     let friction = FrictionModel::PreSliding { displacement: 5e-6 };
     let (mus, directions) = ([0.3, 1.0], [30.0]);
-    let stalled = matrix_of(friction, &mus, &directions, Some(7));
-    let steady = matrix_of(friction, &mus, &directions, None);
+    let along = ForceDirection::default();
+    let stalled = matrix_of(friction, along, &mus, &directions, Some(7));
+    let steady = matrix_of(friction, along, &mus, &directions, None);
     print(
         &stalled,
         "pre-sliding with a stall every 7 cycles",
@@ -226,15 +235,30 @@ fn host_stalls_do_not_move_the_breakaway() {
 }
 
 #[test]
-#[ignore = "a comparison table for docs/rendering.md, about two minutes"]
-fn the_lp_and_yamane_springs_on_the_same_matrix() {
+#[ignore = "a comparison table for docs/rendering.md, about three minutes"]
+fn the_shell_normal_direction_the_lp_and_yamane_springs_on_the_same_matrix() {
+    let pre_sliding = FrictionModel::PreSliding { displacement: 5e-6 };
+    let shell_normal = matrix(pre_sliding, ForceDirection::ShellNormal);
     print(
-        &matrix(FrictionModel::StaticLp),
+        &shell_normal,
+        "pre-sliding, forces along the turned shell normals (eq 1)",
+        DIRECTIONS.len(),
+    );
+    println!(
+        "{} of {} cells outside their window",
+        outside_window(&shell_normal).len(),
+        shell_normal.len()
+    );
+    print(
+        &matrix(FrictionModel::StaticLp, ForceDirection::default()),
         "the static-friction LP (Zhao et al.)",
         DIRECTIONS.len(),
     );
     print(
-        &matrix(FrictionModel::YamaneSprings { stiffness: 200.0 }),
+        &matrix(
+            FrictionModel::YamaneSprings { stiffness: 200.0 },
+            ForceDirection::default(),
+        ),
         "Yamane's springs (k_f = 200 N/m per contact)",
         DIRECTIONS.len(),
     );
@@ -267,6 +291,7 @@ fn figure_traces_of_the_mug_breakaway() {
             mu: 0.5,
             direction: 30f64.to_radians(),
             friction,
+            force_direction: ForceDirection::default(),
             ramp_ratio: 0.75,
             ramp_cycles: 3000,
             stalls: None,

@@ -259,6 +259,7 @@ impl Scene {
                 scaling: StiffnessScaling {
                     reference_contacts: r.stiffness_scaling_contacts,
                 },
+                direction: r.force_direction,
             },
             coupling: VirtualCoupling {
                 translational_stiffness: r.coupling_stiffness_n_per_m,

@@ -2,7 +2,7 @@ use super::*;
 use crate::validate::MAX_PYRAMID_SIDES;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
-use haptic_schema::rendering::{Friction, GradientModel, SolverChoice};
+use haptic_schema::rendering::{ForceDirection, Friction, GradientModel, SolverChoice};
 use nalgebra::{Matrix3, Vector3};
 use std::path::Path;
 
@@ -1016,8 +1016,26 @@ fn patches_refuse_unknown_fields_and_use_the_file_s_names() {
     let everything: RenderingPatch = serde_json::from_value(tunable).unwrap();
     assert_eq!(everything.rendering.gradient, Some(GradientModel::Exact));
     assert_eq!(
+        everything.rendering.force_direction,
+        Some(ForceDirection::FieldGradient)
+    );
+    assert_eq!(
         scene.patched(&everything).unwrap().tunable(),
         scene.tunable()
+    );
+}
+
+#[test]
+fn the_force_direction_reaches_the_penalty_parameters_and_a_wrong_one_is_named() {
+    let text = format!("{MINIMAL}\n[rendering]\nforce_direction = \"shell_normal\"\n");
+    let config = parse(&text).unwrap();
+    let p = config.render_parameters(config.tool().mass_properties(None));
+    assert_eq!(p.penalty.direction, ForceDirection::ShellNormal);
+    let text = format!("{MINIMAL}\n[rendering]\nforce_direction = \"along_x\"\n");
+    let message = parse(&text).unwrap_err().to_string();
+    assert!(
+        message.contains("force_direction") && message.contains("field_gradient"),
+        "{message}"
     );
 }
 

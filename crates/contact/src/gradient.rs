@@ -7,11 +7,16 @@
 //! `±(δx − [r]× δθ)`, so in both roles `δd = aᵀ δx − aᵀ [r]× δθ` and
 //!
 //! ```text
-//! ∂F/∂x = −k N aᵀ
-//! ∂F/∂θ = −(∂F/∂x) [r]×  (+ k d [N]×   role A: N = −R n rotates, δN = −[N]× δθ)
+//! ∂F/∂x = −k N aᵀ         (− k d ∂N/∂P  role A along the field's gradient)
+//! ∂F/∂θ = −(∂F/∂x) [r]×  (+ k d [N]×   role A, eq 1: N = −R n rotates, δN = −[N]× δθ)
 //! ∂τ/∂x = [r]× ∂F/∂x     (+ [F]×       role B: r = P − x with P fixed, δr = −δx)
 //! ∂τ/∂θ = [r]× ∂F/∂θ     (+ [F]× [r]×  role A: r = R p rotates, δr = −[r]× δθ)
 //! ```
+//!
+//! Along the environment field's gradient ([`ForceDirection::FieldGradient`])
+//! `N` is a function of the contact point, which moves by `δx − [r]× δθ`,
+//! so `∂N/∂P = (I − NNᵀ) ∇²φ / ‖∇φ‖` ([`PenaltyContact::normal_derivative`])
+//! joins `∂F/∂x` and, through `−(∂F/∂x) [r]×`, `∂F/∂θ`.
 //!
 //! Zhao, Li & Barbič's eqs 2–3 ([`GradientModel::NormalDirection`]) take `a = N` and
 //! keep `N` fixed. Its eq 3 puts `[F]×` in `∂τ/∂x`: that is role B's handle
@@ -20,7 +25,7 @@
 //! model uses each role's own handle term, so it equals the exact gradient
 //! whenever `a = N` and the normals do not rotate.
 
-use crate::penalty::{PenaltyContact, Role};
+use crate::penalty::{ForceDirection, PenaltyContact, Role};
 use haptic_core::{skew, Matrix6};
 
 use nalgebra::Matrix3;
@@ -36,12 +41,16 @@ pub fn contact_stiffness(contact: &PenaltyContact, model: GradientModel) -> Matr
     };
     let r = skew(&contact.handle);
     let force = skew(&contact.force());
-    let df_dx: Matrix3<f64> = n * a.transpose() * (-k);
+    let exact = model == GradientModel::Exact;
+    let mut df_dx: Matrix3<f64> = n * a.transpose() * (-k);
+    if exact && contact.direction == ForceDirection::FieldGradient {
+        df_dx -= contact.normal_derivative * (k * d);
+    }
     let mut df_dtheta = -df_dx * r;
     let mut dtau_dx = r * df_dx;
     let dtau_dtheta = match contact.role {
         Role::MovingShell => {
-            if model == GradientModel::Exact {
+            if exact && contact.direction == ForceDirection::ShellNormal {
                 df_dtheta += skew(&n) * (k * d);
             }
             r * df_dtheta + force * r

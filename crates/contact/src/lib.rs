@@ -33,7 +33,7 @@ mod stiffness_scaling;
 
 pub use coupling::VirtualCoupling;
 pub use gradient::{contact_stiffness, total_stiffness, GradientModel};
-pub use penalty::{total_wrench, PenaltyContact, Role};
+pub use penalty::{total_wrench, ForceDirection, PenaltyContact, Role, MIN_GRADIENT_NORM};
 pub use scene::{
     check_friction_coefficient, ContactScene, CycleStats, EnvironmentGeometry, EnvironmentObject,
     PenaltyParameters, SceneError, SharedField, ShellTree, ToolGeometry,

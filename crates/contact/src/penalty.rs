@@ -10,12 +10,17 @@
 //! | point shell on | the tool (`p`, `n` in its frame) | an environment object (fixed in the world) |
 //! | `P` | `x + R p` | the environment point |
 //! | `d` | environment field at `P` | moving field at `Rᵀ(P − x)` |
-//! | `N` (force direction on the tool) | `−R n` | the environment normal `n_e` |
+//! | `N` (force direction on the tool) | `∇φ_env/‖∇φ_env‖` at `P`, or eq 1's `−R n` ([`ForceDirection`]) | the environment normal `n_e` |
 //! | `∂d/∂x` | `∇φ_env(P)` | `−R ∇φ_moving` |
 //!
 //! Shell normals `n` are outward. In role A, `R n` points out of the moving
-//! object into the environment it penetrates, so the environment pushes the
-//! tool along `N = −R n`. In role B, the environment point sits
+//! object into the environment it penetrates, so eq 1 has the environment
+//! push the tool along `N = −R n`; a tool tilted by `θ` then feels normal
+//! forces tilted by `θ`. Along the environment field's gradient instead,
+//! `N` is the surface's normal whatever the tilt, and moves with `P` by
+//! `∂N/∂P = (I − NNᵀ) ∇²φ_env / ‖∇φ_env‖`. Where the gradient is shorter
+//! than [`MIN_GRADIENT_NORM`] (a field's medial surface) the contact falls
+//! back to eq 1's direction. In role B, the environment point sits
 //! inside the tool; the force on the environment point is
 //! `k d n_e` (along `−n_e`, into the environment) and its reaction on the
 //! tool, applied at `P`, is `F = −k d n_e`, out of the environment.
@@ -24,7 +29,14 @@
 
 use haptic_core::Vector6;
 use haptic_sdf::DistanceField;
-use nalgebra::{Isometry3, Point3, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+
+pub use haptic_schema::rendering::ForceDirection;
+
+/// The shortest field gradient a contact takes its force's direction from
+/// ([`ForceDirection::FieldGradient`]); a distance field's is 1 but on its
+/// medial surface, where it vanishes.
+pub const MIN_GRADIENT_NORM: f64 = 0.5;
 
 /// Which of the two objects carries the point shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -55,6 +67,13 @@ pub struct PenaltyContact {
     pub handle: Vector3<f64>,
     /// Unit direction `N` of the force on the tool.
     pub normal: Vector3<f64>,
+    /// What `N` follows: in role A the environment field's gradient or the
+    /// tool's turned shell normal; in role B it is always
+    /// [`ForceDirection::ShellNormal`], the environment's own, fixed.
+    pub direction: ForceDirection,
+    /// `∂N/∂P` (1/m) along the field's gradient: `(I − NNᵀ) ∇²φ / ‖∇φ‖`;
+    /// zero otherwise.
+    pub normal_derivative: Matrix3<f64>,
     /// Signed distance `d` (m), negative in contact.
     pub distance: f64,
     /// `∂d/∂x`: the change of `d` per unit translation of the tool,
@@ -69,7 +88,8 @@ pub struct PenaltyContact {
 impl PenaltyContact {
     /// Role A: shell point `point` (`p`, outward normal `n`, moving frame)
     /// of the tool at `pose`, against `field` placed in the world
-    /// by `field_pose`. `field_from_shell` is `field_pose⁻¹ · pose`.
+    /// by `field_pose`, pushing along `direction`. `field_from_shell` is
+    /// `field_pose⁻¹ · pose`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn moving_shell<F: DistanceField + ?Sized>(
         environment: u32,
@@ -81,19 +101,48 @@ impl PenaltyContact {
         field: &F,
         field_pose: &Isometry3<f64>,
         field_from_shell: &Isometry3<f64>,
+        direction: ForceDirection,
     ) -> Self {
-        let (distance, local_gradient) = field.value_gradient(&(field_from_shell * p));
-        Self {
+        let at = field_from_shell * p;
+        let mut contact = Self {
             role: Role::MovingShell,
             environment,
             point,
             weight,
             handle: pose.rotation * p.coords,
             normal: -(pose.rotation * n),
-            distance,
-            distance_gradient: field_pose.rotation * local_gradient,
+            direction: ForceDirection::ShellNormal,
+            normal_derivative: Matrix3::zeros(),
+            distance: 0.0,
+            distance_gradient: Vector3::zeros(),
             stiffness: 0.0,
+        };
+        let rotation = field_pose.rotation;
+        match direction {
+            ForceDirection::ShellNormal => {
+                let (distance, local_gradient) = field.value_gradient(&at);
+                contact.distance = distance;
+                contact.distance_gradient = rotation * local_gradient;
+            }
+            ForceDirection::FieldGradient => {
+                let (distance, local_gradient, local_hessian) = field.value_gradient_hessian(&at);
+                let gradient = rotation * local_gradient;
+                contact.distance = distance;
+                contact.distance_gradient = gradient;
+                let length = gradient.norm();
+                if length >= MIN_GRADIENT_NORM {
+                    let normal = gradient / length;
+                    let hessian = rotation.to_rotation_matrix()
+                        * local_hessian
+                        * rotation.to_rotation_matrix().transpose();
+                    contact.normal = normal;
+                    contact.direction = ForceDirection::FieldGradient;
+                    contact.normal_derivative =
+                        (Matrix3::identity() - normal * normal.transpose()) * hessian / length;
+                }
+            }
         }
+        contact
     }
 
     /// Role B: environment shell point `point` (`p`, outward normal `n`, in
@@ -120,6 +169,8 @@ impl PenaltyContact {
             weight,
             handle: (shell_pose * p).coords - pose.translation.vector,
             normal: shell_pose.rotation * n,
+            direction: ForceDirection::ShellNormal,
+            normal_derivative: Matrix3::zeros(),
             distance,
             distance_gradient: -(pose.rotation * local_gradient),
             stiffness: 0.0,

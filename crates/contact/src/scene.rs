@@ -2,7 +2,7 @@
 //! (environment object, role) pair is queried through its nested point tree,
 //! with every buffer sized when the scene is built.
 
-use crate::penalty::{PenaltyContact, Role};
+use crate::penalty::{ForceDirection, PenaltyContact, Role};
 use crate::stiffness_scaling::StiffnessScaling;
 use haptic_pointshell::{
     Contact, LookupDeadline, NestedPointTree, PointShell, PointTreeTraversal, TraversalBudget,
@@ -90,6 +90,8 @@ pub struct PenaltyParameters {
     /// `k_n` per finest-level shell point (N/m).
     pub stiffness: f64,
     pub scaling: StiffnessScaling,
+    /// The force's direction in role A.
+    pub direction: ForceDirection,
 }
 
 impl PenaltyParameters {
@@ -315,6 +317,7 @@ impl ContactScene {
             stats.stopped_early |= traversal.stopped_early;
             stats.unresolved_points += traversal.unresolved_points;
             let field = pair.field.as_ref();
+            let direction = self.parameters.direction;
             self.contacts.extend(self.found.iter().map(|c| {
                 let (p, n) = (
                     &shell.points[c.point as usize],
@@ -331,6 +334,7 @@ impl ContactScene {
                         field,
                         env_pose,
                         &field_from_shell,
+                        direction,
                     ),
                     Role::MovingField => PenaltyContact::moving_field(
                         pair.environment,

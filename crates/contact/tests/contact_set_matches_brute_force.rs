@@ -1,7 +1,7 @@
 //! The tree traversals find exactly the shell points a point-by-point test
 //! finds, for every (environment object, role) pair at once.
 
-use haptic_contact::{total_wrench, EnvironmentGeometry, Role, StiffnessScaling};
+use haptic_contact::{total_wrench, EnvironmentGeometry, ForceDirection, Role, StiffnessScaling};
 use haptic_pointshell::{contacts_brute_force, TraversalBudget};
 use haptic_testkit::scenes::*;
 use rand::{Rng, SeedableRng};
@@ -18,7 +18,13 @@ fn tree_contacts_equal_brute_force_contacts_in_both_roles() {
     for _ in 0..20 {
         let pose = random_pose(&mut rng);
         let depth = rng.gen_range(0.0005..0.004);
-        let mut scene = mixed_scene(&pose, depth, StiffnessScaling::NONE, &mut rng);
+        let mut scene = mixed_scene(
+            &pose,
+            depth,
+            StiffnessScaling::NONE,
+            ForceDirection::default(),
+            &mut rng,
+        );
         scene.evaluate(&pose, TraversalBudget::default());
         let mut from_tree: Vec<_> = scene
             .contacts()
@@ -62,7 +68,13 @@ fn coarse_contacts_carry_the_stiffness_of_their_leaves() {
     let mut rng = Pcg64::seed_from_u64(12);
     for _ in 0..5 {
         let pose = random_pose(&mut rng);
-        let mut scene = mixed_scene(&pose, 0.004, StiffnessScaling::NONE, &mut rng);
+        let mut scene = mixed_scene(
+            &pose,
+            0.004,
+            StiffnessScaling::NONE,
+            ForceDirection::default(),
+            &mut rng,
+        );
         let exact = scene.evaluate(&pose, TraversalBudget::default());
         let force = total_wrench(scene.contacts())
             .fixed_rows::<3>(0)
@@ -100,7 +112,13 @@ fn a_deadline_cuts_the_traversals_and_counts_what_they_left() {
     let mut rng = Pcg64::seed_from_u64(13);
     for _ in 0..5 {
         let pose = random_pose(&mut rng);
-        let mut scene = mixed_scene(&pose, 0.004, StiffnessScaling::NONE, &mut rng);
+        let mut scene = mixed_scene(
+            &pose,
+            0.004,
+            StiffnessScaling::NONE,
+            ForceDirection::default(),
+            &mut rng,
+        );
         let exact = scene.evaluate(&pose, TraversalBudget::default());
         let exact_contacts = scene.contacts().to_vec();
         let far = Instant::now() + Duration::from_secs(3600);

@@ -3,8 +3,8 @@
 //! on a fixed contact set.
 
 use haptic_contact::{
-    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
+    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, ForceDirection,
+    GradientModel, PenaltyParameters, Role, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_core::{skew, Matrix6};
 use haptic_testkit::jacobian_check::{stiffness_errors, STIFFNESS_BLOCKS};
@@ -30,14 +30,33 @@ fn worst_stiffness_errors(
     model: GradientModel,
     make: impl Fn(&Isometry3<f64>, &mut Pcg64) -> ContactScene,
 ) -> [f64; 4] {
+    worst_stiffness_errors_in_cells(seed, poses, model, make, None)
+}
+
+/// As [`worst_stiffness_errors`], but with `cells`, only stencils that keep
+/// every role A contact in its cell of that field: a trilinear field's
+/// gradient jumps across cell faces, and so does a force along it.
+fn worst_stiffness_errors_in_cells(
+    seed: u64,
+    poses: usize,
+    model: GradientModel,
+    make: impl Fn(&Isometry3<f64>, &mut Pcg64) -> ContactScene,
+    cells: Option<&DenseField>,
+) -> [f64; 4] {
     let mut rng = Pcg64::seed_from_u64(seed);
     let mut worst = [0.0f64; 4];
     let (mut checked, mut contacts, mut roles) = (0, 0, [0usize; 2]);
     while checked < poses {
         let pose = random_pose(&mut rng);
         let mut scene = make(&pose, &mut rng);
-        let Some((analytic, fd)) = finite_difference_check(&mut scene, &pose, model, H_X, H_THETA)
-        else {
+        let checked_pair = match cells {
+            None => finite_difference_check(&mut scene, &pose, model, H_X, H_THETA),
+            Some(field) => finite_difference_stiffness(&mut scene, &pose, H_X, H_THETA, |s| {
+                contact_cells(s, field)
+            })
+            .map(|fd| (total_stiffness(scene.contacts(), model), fd)),
+        };
+        let Some((analytic, fd)) = checked_pair else {
             continue;
         };
         for (w, e) in worst.iter_mut().zip(stiffness_errors(&analytic, &fd)) {
@@ -61,30 +80,96 @@ fn worst_stiffness_errors(
     worst
 }
 
+const DIRECTIONS: [ForceDirection; 2] =
+    [ForceDirection::FieldGradient, ForceDirection::ShellNormal];
+
+/// Along the field's gradient (the ball's curvature in `∂N/∂P`) and along
+/// the turned shell normals.
 #[test]
 fn exact_gradient_matches_finite_differences_on_analytic_fields() {
     let scaling = StiffnessScaling {
         reference_contacts: 50.0,
     };
-    let worst = worst_stiffness_errors(1, 12, GradientModel::Exact, |pose, rng| {
-        mixed_scene(pose, rng.gen_range(0.001..0.003), scaling, rng)
-    });
-    assert!(worst.iter().all(|&e| e < 1e-5), "{worst:?}");
+    for direction in DIRECTIONS {
+        println!("{direction:?}");
+        let worst = worst_stiffness_errors(1, 12, GradientModel::Exact, |pose, rng| {
+            mixed_scene(pose, rng.gen_range(0.001..0.003), scaling, direction, rng)
+        });
+        assert!(worst.iter().all(|&e| e < 1e-5), "{direction:?}: {worst:?}");
+    }
 }
 
 #[test]
 fn normal_direction_gradient_is_only_an_approximation() {
-    let worst = worst_stiffness_errors(2, 4, GradientModel::NormalDirection, |pose, rng| {
-        mixed_scene(pose, 0.002, StiffnessScaling::NONE, rng)
-    });
-    assert!(worst.iter().any(|&e| e > 1e-2), "{worst:?}");
+    for direction in DIRECTIONS {
+        let worst = worst_stiffness_errors(2, 4, GradientModel::NormalDirection, |pose, rng| {
+            mixed_scene(pose, 0.002, StiffnessScaling::NONE, direction, rng)
+        });
+        assert!(worst.iter().any(|&e| e > 1e-2), "{direction:?}: {worst:?}");
+    }
+}
+
+/// Along the field's gradient the force is normal to the surface whatever
+/// the tool's turn: on a half-space every contact pushes along its normal.
+#[test]
+fn along_the_field_gradient_a_tilted_tool_is_pushed_along_the_surface_normal() {
+    let mut rng = Pcg64::seed_from_u64(5);
+    for _ in 0..5 {
+        let pose = random_pose(&mut rng);
+        let mut scene = mixed_scene(
+            &pose,
+            0.002,
+            StiffnessScaling::NONE,
+            ForceDirection::FieldGradient,
+            &mut rng,
+        );
+        scene.evaluate(&pose, TraversalBudget::default());
+        let half_space = scene.environment()[0].pose.rotation * Vector3::z();
+        let on_plane: Vec<_> = scene
+            .contacts()
+            .iter()
+            .filter(|c| c.environment == 0)
+            .collect();
+        assert!(!on_plane.is_empty());
+        for c in on_plane {
+            assert_eq!(c.direction, ForceDirection::FieldGradient);
+            assert!((c.normal - half_space).norm() < 1e-12, "{:?}", c.normal);
+            assert!(c.force().cross(&half_space).norm() < 1e-12 * c.force().norm());
+        }
+    }
+}
+
+/// Each contact's identity and, in role A, the cell of `field` its point
+/// lies in.
+fn contact_cells(scene: &ContactScene, field: &DenseField) -> Vec<(u32, u32, [u32; 3])> {
+    let pose = scene.pose();
+    scene
+        .contacts()
+        .iter()
+        .map(|c| {
+            let cell = match c.role {
+                Role::MovingShell => {
+                    let environment = &scene.environment()[c.environment as usize];
+                    let point = Point3::from(pose.translation.vector + c.handle);
+                    field
+                        .grid()
+                        .locate(&environment.pose.inverse_transform_point(&point))
+                        .0
+                }
+                Role::MovingField => [0; 3],
+            };
+            (c.environment, c.point, cell)
+        })
+        .collect()
 }
 
 /// Trilinear fields: the interpolant's gradient is exact inside a cell, but a
 /// stencil that crosses a cell face sees a kink, so the bound is looser.
+/// Along the field's gradient the force itself jumps there, so stencils that
+/// move a role A contact to another cell are skipped.
 #[test]
 fn exact_gradient_matches_finite_differences_on_dense_fields() {
-    let dense = |mesh: &haptic_mesh::TriangleMesh| -> SharedField {
+    let dense = |mesh: &haptic_mesh::TriangleMesh| {
         Arc::new(DenseField::build(
             mesh,
             &DenseOptions {
@@ -94,48 +179,53 @@ fn exact_gradient_matches_finite_differences_on_dense_fields() {
             &NoProgress,
         ))
     };
-    let moving_field = dense(&torus(MAJOR, MINOR, 96, 48));
-    let ball_field = dense(&icosphere(0.03, 4));
+    let moving_field: SharedField = dense(&torus(MAJOR, MINOR, 96, 48));
+    let ball = dense(&icosphere(0.03, 4));
+    let ball_field: SharedField = ball.clone();
     let ball_shell = mesh_shell(&icosphere(0.025, 4), 3000, 6);
     let moving_shell = moving_torus().shell;
-    let worst = worst_stiffness_errors(3, 8, GradientModel::Exact, |pose, rng| {
-        let depth = rng.gen_range(0.001..0.003);
-        let mut place = |around: f64, tube: f64, radius: f64| {
-            let (s, n) = torus_anchor(
-                around + rng.gen_range(-0.3..0.3),
-                tube + rng.gen_range(-0.3..0.3),
-            );
-            let (s, n) = (pose * s, pose.rotation * n);
-            Isometry3::from_parts(
-                Translation3::from(s.coords + n * (radius - depth)),
-                random_rotation(rng),
+    for direction in DIRECTIONS {
+        let make = |pose: &Isometry3<f64>, rng: &mut Pcg64| {
+            let depth = rng.gen_range(0.001..0.003);
+            let mut place = |around: f64, tube: f64, radius: f64| {
+                let (s, n) = torus_anchor(
+                    around + rng.gen_range(-0.3..0.3),
+                    tube + rng.gen_range(-0.3..0.3),
+                );
+                let (s, n) = (pose * s, pose.rotation * n);
+                Isometry3::from_parts(
+                    Translation3::from(s.coords + n * (radius - depth)),
+                    random_rotation(rng),
+                )
+            };
+            ContactScene::new(
+                ToolGeometry {
+                    shell: moving_shell.clone(),
+                    field: Some(moving_field.clone()),
+                },
+                vec![
+                    EnvironmentObject {
+                        pose: place(0.5, 0.3, 0.03),
+                        geometry: EnvironmentGeometry::Field(ball_field.clone()),
+                        friction_coefficient: 0.5,
+                    },
+                    EnvironmentObject {
+                        pose: place(3.5, -0.9, 0.025),
+                        geometry: EnvironmentGeometry::Shell(ball_shell.clone()),
+                        friction_coefficient: 0.5,
+                    },
+                ],
+                PenaltyParameters {
+                    stiffness: 2000.0,
+                    scaling: StiffnessScaling::NONE,
+                    direction,
+                },
             )
+            .unwrap()
         };
-        ContactScene::new(
-            ToolGeometry {
-                shell: moving_shell.clone(),
-                field: Some(moving_field.clone()),
-            },
-            vec![
-                EnvironmentObject {
-                    pose: place(0.5, 0.3, 0.03),
-                    geometry: EnvironmentGeometry::Field(ball_field.clone()),
-                    friction_coefficient: 0.5,
-                },
-                EnvironmentObject {
-                    pose: place(3.5, -0.9, 0.025),
-                    geometry: EnvironmentGeometry::Shell(ball_shell.clone()),
-                    friction_coefficient: 0.5,
-                },
-            ],
-            PenaltyParameters {
-                stiffness: 2000.0,
-                scaling: StiffnessScaling::NONE,
-            },
-        )
-        .unwrap()
-    });
-    assert!(worst.iter().all(|&e| e < 1e-2), "{worst:?}");
+        let worst = worst_stiffness_errors_in_cells(3, 8, GradientModel::Exact, make, Some(&ball));
+        assert!(worst.iter().all(|&e| e < 1e-2), "{direction:?}: {worst:?}");
+    }
 }
 
 /// A flat patch of points against a half-space whose gradient is the patch
@@ -200,6 +290,7 @@ fn flat_contact_scene(role: Role, pose: &Isometry3<f64>, rng: &mut Pcg64) -> Con
         PenaltyParameters {
             stiffness: 1000.0,
             scaling: StiffnessScaling::NONE,
+            direction: ForceDirection::ShellNormal,
         },
     )
     .unwrap()

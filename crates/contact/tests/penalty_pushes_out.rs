@@ -1,8 +1,8 @@
 //! Force and torque directions of eq 1 (Zhao, Li & Barbič) in both roles.
 
 use haptic_contact::{
-    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, PenaltyParameters,
-    ShellTree, StiffnessScaling, ToolGeometry,
+    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, ForceDirection,
+    PenaltyParameters, ShellTree, StiffnessScaling, ToolGeometry,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_pointshell::TraversalBudget;
@@ -19,6 +19,7 @@ fn parameters() -> PenaltyParameters {
     PenaltyParameters {
         stiffness: 500.0,
         scaling: StiffnessScaling::NONE,
+        direction: ForceDirection::default(),
     }
 }
 

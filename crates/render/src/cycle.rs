@@ -6,8 +6,9 @@ use crate::contact_friction::ContactFriction;
 use crate::yamane::YamaneSprings;
 use crate::{MassProperties, StaticCoupling};
 use haptic_contact::{
-    check_friction_coefficient, ContactScene, EnvironmentObject, GradientModel, PenaltyContact,
-    PenaltyParameters, Role, SceneError, StiffnessScaling, ToolGeometry, VirtualCoupling,
+    check_friction_coefficient, ContactScene, EnvironmentObject, ForceDirection, GradientModel,
+    PenaltyContact, PenaltyParameters, Role, SceneError, StiffnessScaling, ToolGeometry,
+    VirtualCoupling,
 };
 use haptic_core::{displaced, Vector6};
 use haptic_friction::{
@@ -133,6 +134,7 @@ impl Default for RenderParameters {
                 scaling: StiffnessScaling {
                     reference_contacts: defaults::DEFAULT_STIFFNESS_SCALING_CONTACTS,
                 },
+                direction: ForceDirection::default(),
             },
             coupling: VirtualCoupling {
                 translational_stiffness: defaults::DEFAULT_COUPLING_STIFFNESS_N_PER_M,

@@ -3,8 +3,8 @@
 //! contact force balances the coupling force.
 
 use haptic_contact::{
-    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel,
-    PenaltyParameters, StiffnessScaling, ToolGeometry, VirtualCoupling,
+    total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject, ForceDirection,
+    GradientModel, PenaltyParameters, StiffnessScaling, ToolGeometry, VirtualCoupling,
 };
 use haptic_core::displaced;
 use haptic_mesh::shapes::{box_mesh, icosphere};
@@ -30,6 +30,7 @@ fn scene(setup: Setup, scaling: StiffnessScaling) -> ContactScene {
     let parameters = PenaltyParameters {
         stiffness: K_N,
         scaling,
+        direction: ForceDirection::default(),
     };
     match setup {
         Setup::BallShellOnFloorField => ContactScene::new(

@@ -4,7 +4,7 @@
 
 use haptic_alloc_counter::{allocations, CountingAllocator};
 use haptic_contact::{
-    total_stiffness, total_wrench, GradientModel, StiffnessScaling, VirtualCoupling,
+    total_stiffness, total_wrench, ForceDirection, GradientModel, StiffnessScaling, VirtualCoupling,
 };
 use haptic_core::{displaced, Vector6};
 use haptic_pointshell::TraversalBudget;
@@ -29,6 +29,7 @@ fn a_cycle_does_not_allocate() {
         StiffnessScaling {
             reference_contacts: 100.0,
         },
+        ForceDirection::default(),
         &mut Pcg64::seed_from_u64(1),
     );
     let coupling = StaticCoupling {

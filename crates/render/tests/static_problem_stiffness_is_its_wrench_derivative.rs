@@ -1,7 +1,7 @@
 //! One cycle's friction problem holds the coupling plus the contacts, and its
 //! stiffness is the derivative of its wrench.
 
-use haptic_contact::{GradientModel, StiffnessScaling, VirtualCoupling};
+use haptic_contact::{ForceDirection, GradientModel, StiffnessScaling, VirtualCoupling};
 use haptic_render::{MassProperties, StaticCoupling};
 use haptic_testkit::jacobian_check::{pose_jacobian, stiffness_errors};
 use haptic_testkit::scenes::*;
@@ -15,7 +15,13 @@ use rand_pcg::Pcg64;
 fn assembled_problem_is_coupling_plus_contacts_with_a_consistent_stiffness() {
     let mut rng = Pcg64::seed_from_u64(21);
     let pose = random_pose(&mut rng);
-    let mut scene = mixed_scene(&pose, 0.002, StiffnessScaling::NONE, &mut rng);
+    let mut scene = mixed_scene(
+        &pose,
+        0.002,
+        StiffnessScaling::NONE,
+        ForceDirection::default(),
+        &mut rng,
+    );
     let coupling = StaticCoupling {
         coupling: VirtualCoupling {
             translational_stiffness: 1500.0,

@@ -22,7 +22,8 @@
 
 use crate::scenario::{run, run_with_stalls, Path, Scenario, SceneSetup, Segment, Stalls, Trace};
 use haptic_contact::{
-    EnvironmentGeometry, EnvironmentObject, SharedField, ShellTree, ToolGeometry,
+    EnvironmentGeometry, EnvironmentObject, ForceDirection, PenaltyParameters, SharedField,
+    ShellTree, ToolGeometry,
 };
 use haptic_mesh::shapes::box_mesh;
 use haptic_mesh::TriangleMesh;
@@ -158,6 +159,8 @@ pub struct Breakaway {
     /// Push direction in the floor plane (rad).
     pub direction: f64,
     pub friction: FrictionModel,
+    /// The penalty force's direction in role A.
+    pub force_direction: ForceDirection,
     /// The sideways load ramps to this times [`NORMAL_FORCE`].
     pub ramp_ratio: f64,
     /// Cycles of the sideways ramp.
@@ -296,7 +299,13 @@ impl FlatBed {
         Self { tool, role, scene }
     }
 
-    fn scenario(&self, mu: f64, friction: FrictionModel, segments: Vec<Segment>) -> Scenario {
+    fn scenario(
+        &self,
+        mu: f64,
+        friction: FrictionModel,
+        direction: ForceDirection,
+        segments: Vec<Segment>,
+    ) -> Scenario {
         let mut scene = self.scene.clone();
         scene.environment[0].friction_coefficient = mu;
         let start = scene.initial_pose * Translation3::new(0.0, 0.0, -3e-4);
@@ -312,6 +321,10 @@ impl FlatBed {
             parameters: RenderParameters {
                 friction,
                 mass: self.tool.mass,
+                penalty: PenaltyParameters {
+                    direction,
+                    ..RenderParameters::default().penalty
+                },
                 ..RenderParameters::default()
             },
         }
@@ -335,8 +348,11 @@ impl FlatBed {
             period,
             from_segment: 2,
         });
-        let trace = run_with_stalls(&self.scenario(b.mu, b.friction, vec![ramp]), stalls)
-            .expect("a valid scene");
+        let trace = run_with_stalls(
+            &self.scenario(b.mu, b.friction, b.force_direction, vec![ramp]),
+            stalls,
+        )
+        .expect("a valid scene");
         let settled = trace.segment(1).last().expect("a settle segment");
         let home = settled.simulation;
         let contacts = settled.contacts;
@@ -404,7 +420,8 @@ impl FlatBed {
                 segments.push(Segment::Hold { cycles: 200 });
             }
         }
-        let trace = run(&self.scenario(mu, friction, segments)).expect("a valid scene");
+        let trace = run(&self.scenario(mu, friction, ForceDirection::default(), segments))
+            .expect("a valid scene");
         let per_swing = if tremor > 0.0 { 3 } else { 1 };
         let rows: Vec<_> = (3..trace.rows.last().expect("rows").segment + 1)
             .filter(|s| (s - 3) % per_swing == per_swing - 1)

@@ -2,7 +2,9 @@
 //! file's `[materials]` and `[rendering]`, with the file's field names,
 //! as the control API takes them.
 
-use crate::rendering::{Friction, GradientModel, Material, Rendering, SolverChoice};
+use crate::rendering::{
+    ForceDirection, Friction, GradientModel, Material, Rendering, SolverChoice,
+};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use utoipa::ToSchema;
@@ -77,6 +79,7 @@ rendering_fields_patch! {
     stiffness_scaling_contacts: f64,
     anti_stickiness: bool,
     gradient: GradientModel,
+    force_direction: ForceDirection,
     friction: Friction,
     pre_sliding_displacement_m: f64,
     friction_spring_stiffness_n_per_m: f64,

@@ -43,6 +43,22 @@ pub const DEFAULT_CYCLE_BUDGET_US: f64 = 250.0;
 /// traversals stop at a coarser level; the friction solve has the rest.
 pub const DEFAULT_COLLISION_BUDGET_SHARE: f64 = 0.5;
 
+/// Along which direction a penalty contact pushes the tool in role A (the
+/// tool's point shell in an environment field); role B always pushes along
+/// the environment shell's normal.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ForceDirection {
+    /// The environment field's normalised gradient at the contact: the
+    /// surface's normal, whatever the tool's tilt; its gradient carries the
+    /// field's Hessian.
+    #[default]
+    FieldGradient,
+    /// Zhao et al. eq 1: the tool's own shell normal, turned with it
+    /// (`N = −R n`).
+    ShellNormal,
+}
+
 /// Which contact gradient to assemble.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, ToSchema)]
 #[serde(rename_all = "snake_case")]
@@ -136,6 +152,12 @@ pub struct Rendering {
     pub anti_stickiness: bool,
     /// Default `exact`: the true gradient, stable at larger stiffness.
     pub gradient: GradientModel,
+    /// Default `field_gradient`: in role A the penalty force acts along the
+    /// environment field's gradient, normal to the surface however the
+    /// tool is tilted; `shell_normal` is Zhao et al.'s eq 1, along the
+    /// tool's turned shell normals (docs/rendering.md, "The force's
+    /// direction").
+    pub force_direction: ForceDirection,
     /// Default `pre_sliding`: static friction with bounded pre-sliding,
     /// which renders Coulomb's breakaway on real contact
     /// (docs/rendering.md). `static_lp` is Zhao et al.'s LP as stated,
@@ -171,6 +193,7 @@ impl Default for Rendering {
             stiffness_scaling_contacts: DEFAULT_STIFFNESS_SCALING_CONTACTS,
             anti_stickiness: true,
             gradient: GradientModel::default(),
+            force_direction: ForceDirection::default(),
             friction: Friction::PreSliding,
             pre_sliding_displacement_m: DEFAULT_PRE_SLIDING_DISPLACEMENT_M,
             friction_spring_stiffness_n_per_m: DEFAULT_CONTACT_STIFFNESS_N_PER_M,

@@ -1,12 +1,14 @@
 //! Dense grids of exact signed distance.
 
 use crate::bvh::{MeshBvh, Nearest};
-use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
+use crate::grid::{
+    cell_gradient_bound, query_with_conservative_outside, trilinear, trilinear_hessian, GridSpec,
+};
 use crate::sign::BlockSigner;
 use crate::triangle_queries::same_side_of_surface;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
 use rayon::prelude::*;
 
 /// Nodes per block edge when signing; blocks are signed independently.
@@ -176,6 +178,19 @@ impl DenseField {
     /// Value and gradient inside the grid box.
     #[inline]
     pub(crate) fn interpolate(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+        let (corners, t) = self.cell(p);
+        trilinear(&corners, &t, self.grid.voxel_size)
+    }
+
+    /// The Hessian of the interpolant inside the grid box.
+    pub(crate) fn hessian(&self, p: &Point3<f64>) -> Matrix3<f64> {
+        let (corners, t) = self.cell(p);
+        trilinear_hessian(&corners, &t, self.grid.voxel_size)
+    }
+
+    /// The corner values of the cell holding `p` and `p`'s place in it.
+    #[inline]
+    fn cell(&self, p: &Point3<f64>) -> ([f32; 8], Vector3<f64>) {
         let ([i, j, k], t) = self.grid.locate(p);
         let base = self.grid.index(i, j, k);
         let sx = 1;
@@ -192,7 +207,7 @@ impl DenseField {
             v[base + sy + sz],
             v[base + sx + sy + sz],
         ];
-        trilinear(&corners, &t, self.grid.voxel_size)
+        (corners, t)
     }
 }
 
@@ -209,6 +224,17 @@ impl DistanceField for DenseField {
         query_with_conservative_outside(&self.grid_bounds, &self.mesh_bounds, p, |q| {
             self.interpolate(q)
         })
+    }
+
+    /// The interpolant's own Hessian inside the grid; beyond it, zero.
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        let (value, gradient) = self.value_gradient(p);
+        let hessian = if self.grid_bounds.contains(p) {
+            self.hessian(p)
+        } else {
+            Matrix3::zeros()
+        };
+        (value, gradient, hessian)
     }
 
     fn bounds(&self) -> Aabb {

@@ -1,7 +1,7 @@
 //! Regular grids of samples and trilinear interpolation with its exact gradient.
 
 use haptic_mesh::Aabb;
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
 
 /// A regular lattice of nodes: node `(i, j, k)` sits at
 /// `origin + voxel_size · (i, j, k)`, for `i < dims[0]` and so on.
@@ -147,6 +147,24 @@ pub fn trilinear(c: &[f32; 8], t: &Vector3<f64>, h: f64) -> (f64, Vector3<f64>) 
     (value, Vector3::new(dvdx, dvdy, dvdz) * (1.0 / h))
 }
 
+/// The Hessian of the trilinear interpolant of [`trilinear`] at `t`, in world
+/// units (divided by `h²`): inside a cell it is linear along each axis, so
+/// only the mixed second derivatives are non-zero.
+#[inline]
+pub fn trilinear_hessian(c: &[f32; 8], t: &Vector3<f64>, h: f64) -> Matrix3<f64> {
+    let v = c.map(f64::from);
+    let (x, y, z) = (t.x, t.y, t.z);
+    // Each mixed derivative is the blend, along the third axis, of the
+    // two faces' cross differences.
+    let xy = |a: usize| v[a + 3] - v[a + 2] - v[a + 1] + v[a];
+    let dxy = xy(0) + (xy(4) - xy(0)) * z;
+    let xz = |b: usize| v[b + 5] - v[b + 4] - v[b + 1] + v[b];
+    let dxz = xz(0) + (xz(2) - xz(0)) * y;
+    let yz = |a: usize| v[a + 6] - v[a + 4] - v[a + 2] + v[a];
+    let dyz = yz(0) + (yz(1) - yz(0)) * x;
+    Matrix3::new(0.0, dxy, dxz, dxy, 0.0, dyz, dxz, dyz, 0.0) * (1.0 / (h * h))
+}
+
 /// An upper bound on the gradient norm of the trilinear interpolant inside a
 /// cell: each gradient component is a blend of that axis' four edge differences.
 pub fn cell_gradient_bound(c: &[f32; 8], h: f64) -> f64 {
@@ -226,6 +244,29 @@ mod tests {
             floor: 1.0,
         };
         compare(&analytic, &fd, (1, 1), relative).assert_passes("trilinear gradient");
+    }
+
+    #[test]
+    fn hessian_matches_central_differences_of_the_gradient_inside_a_cell() {
+        let corners = [0.1f32, -0.4, 0.7, 0.2, -0.3, 0.9, 0.5, -0.8];
+        let h = 0.01;
+        for t in [Vector3::new(0.42, 0.37, 0.61), Vector3::new(0.05, 0.9, 0.3)] {
+            let fd = central_differences(&[1e-6; 3], |dt| {
+                let at = t + Vector3::new(dt[0], dt[1], dt[2]);
+                let g = trilinear(&corners, &at, h).1;
+                Some(DVector::from_column_slice(g.as_slice()))
+            })
+            .unwrap()
+                / h;
+            let hessian = trilinear_hessian(&corners, &t, h);
+            let analytic = DMatrix::from_column_slice(3, 3, hessian.as_slice());
+            let relative = Tolerance::Relative {
+                bound: 1e-6,
+                floor: 1.0 / h,
+            };
+            compare(&analytic, &fd, (3, 3), relative).assert_passes("trilinear Hessian");
+            assert!(hessian.diagonal().iter().all(|&v| v == 0.0));
+        }
     }
 
     #[test]

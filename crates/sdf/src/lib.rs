@@ -30,7 +30,11 @@ pub use sparse::{
 };
 
 use haptic_mesh::Aabb;
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
+
+/// The step (m) of [`DistanceField::value_gradient_hessian`]'s default
+/// central differences.
+pub const HESSIAN_STEP: f64 = 1e-6;
 
 /// A signed distance field queried in its own frame.
 pub trait DistanceField {
@@ -40,6 +44,23 @@ pub trait DistanceField {
     /// Signed distance at `p` and its analytic gradient (the gradient of the
     /// interpolant, not a finite difference).
     fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>);
+
+    /// Signed distance at `p`, its gradient and its Hessian `∂²d/∂p²`. By
+    /// default the Hessian is the central difference of
+    /// [`value_gradient`](Self::value_gradient) over `HESSIAN_STEP`; the
+    /// grid fields give their interpolant's own.
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        let (value, gradient) = self.value_gradient(p);
+        let mut hessian = Matrix3::zeros();
+        for axis in 0..3 {
+            let mut step = Vector3::zeros();
+            step[axis] = HESSIAN_STEP;
+            let ahead = self.value_gradient(&(p + step)).1;
+            let behind = self.value_gradient(&(p - step)).1;
+            hessian.set_column(axis, &((ahead - behind) / (2.0 * HESSIAN_STEP)));
+        }
+        (value, gradient, (hessian + hessian.transpose()) * 0.5)
+    }
 
     /// The region where the field holds samples; outside it the answer is a
     /// conservative bound (never larger than the true distance).
@@ -78,6 +99,14 @@ impl DistanceField for Field {
         match self {
             Field::Dense(f) => f.value_gradient(p),
             Field::Sparse(f) => f.value_gradient(p),
+        }
+    }
+
+    #[inline]
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        match self {
+            Field::Dense(f) => f.value_gradient_hessian(p),
+            Field::Sparse(f) => f.value_gradient_hessian(p),
         }
     }
 

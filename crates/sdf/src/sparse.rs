@@ -11,12 +11,14 @@
 
 use crate::bvh::MeshBvh;
 use crate::dense::{DenseField, InvalidField, PLANE_TOLERANCE_VOXELS};
-use crate::grid::{cell_gradient_bound, query_with_conservative_outside, trilinear, GridSpec};
+use crate::grid::{
+    cell_gradient_bound, query_with_conservative_outside, trilinear, trilinear_hessian, GridSpec,
+};
 use crate::sign::BlockSigner;
 use crate::triangle_queries::same_side_of_surface;
 use crate::{BuildProgress, DistanceField, Slab};
 use haptic_mesh::{Aabb, TriangleMesh};
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
 use rayon::prelude::*;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -267,14 +269,9 @@ impl SparseField {
     /// Interpolates inside the grid box.
     #[inline]
     fn interpolate(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
-        let ([i, j, k], t) = self.grid.locate(p);
-        let b = [i / BRICK_CELLS, j / BRICK_CELLS, k / BRICK_CELLS];
-        let cell = b[0] as usize
-            + self.brick_dims[0] as usize
-                * (b[1] as usize + self.brick_dims[1] as usize * b[2] as usize);
-        match self.brick_index[cell] {
-            entry @ (EMPTY_OUTSIDE | EMPTY_INSIDE) => {
-                let side = if entry == EMPTY_INSIDE { -1.0 } else { 1.0 };
+        match self.sample(p) {
+            Sample::Brick(corners, t) => trilinear(&corners, &t, self.grid.voxel_size),
+            Sample::Coarse { side } => {
                 let (coarse_value, coarse_gradient) = self.coarse.interpolate(p);
                 let clearance = coarse_value.abs() - self.coarse_error();
                 if clearance > self.band_half_width {
@@ -286,6 +283,37 @@ impl SparseField {
                     (side * self.band_half_width, Vector3::zeros())
                 }
             }
+        }
+    }
+
+    /// The Hessian of [`interpolate`](Self::interpolate) inside the grid box.
+    fn hessian(&self, p: &Point3<f64>) -> Matrix3<f64> {
+        match self.sample(p) {
+            Sample::Brick(corners, t) => trilinear_hessian(&corners, &t, self.grid.voxel_size),
+            Sample::Coarse { side } => {
+                let coarse_value = self.coarse.interpolate(p).0;
+                if coarse_value.abs() - self.coarse_error() > self.band_half_width {
+                    self.coarse.hessian(p) * (side * coarse_value.signum())
+                } else {
+                    Matrix3::zeros()
+                }
+            }
+        }
+    }
+
+    /// Where the interpolant at `p` comes from: its brick's cell, or the
+    /// coarse field in an empty brick.
+    #[inline]
+    fn sample(&self, p: &Point3<f64>) -> Sample {
+        let ([i, j, k], t) = self.grid.locate(p);
+        let b = [i / BRICK_CELLS, j / BRICK_CELLS, k / BRICK_CELLS];
+        let cell = b[0] as usize
+            + self.brick_dims[0] as usize
+                * (b[1] as usize + self.brick_dims[1] as usize * b[2] as usize);
+        match self.brick_index[cell] {
+            entry @ (EMPTY_OUTSIDE | EMPTY_INSIDE) => Sample::Coarse {
+                side: if entry == EMPTY_INSIDE { -1.0 } else { 1.0 },
+            },
             brick => {
                 let local = [i % BRICK_CELLS, j % BRICK_CELLS, k % BRICK_CELLS].map(|x| x as usize);
                 let base = brick as usize * BRICK_VOLUME
@@ -297,7 +325,7 @@ impl SparseField {
                 let step = (self.grid.voxel_size / STEPS_PER_VOXEL) as f32;
                 let corners = [0, 1, SY, SY + 1, SZ, SZ + 1, SZ + SY, SZ + SY + 1]
                     .map(|offset| f32::from(v[offset]) * step);
-                trilinear(&corners, &t, self.grid.voxel_size)
+                Sample::Brick(corners, t)
             }
         }
     }
@@ -307,6 +335,14 @@ impl SparseField {
     fn coarse_error(&self) -> f64 {
         0.5 * 3f64.sqrt() * self.coarse.grid().voxel_size
     }
+}
+
+/// Where a sparse field's interpolant at a point comes from.
+enum Sample {
+    /// A brick's cell: its corner values and the point's place in it.
+    Brick([f32; 8], Vector3<f64>),
+    /// The coarse field, in an empty brick inside (`side` −1) or outside (+1).
+    Coarse { side: f64 },
 }
 
 impl DistanceField for SparseField {
@@ -320,6 +356,18 @@ impl DistanceField for SparseField {
         query_with_conservative_outside(&self.grid_bounds, &self.coarse.mesh_bounds(), p, |q| {
             self.interpolate(q)
         })
+    }
+
+    /// The interpolant's own Hessian inside the grid (the coarse field's
+    /// in an empty brick, zero in its flat band); beyond the grid, zero.
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        let (value, gradient) = self.value_gradient(p);
+        let hessian = if self.grid_bounds.contains(p) {
+            self.hessian(p)
+        } else {
+            Matrix3::zeros()
+        };
+        (value, gradient, hessian)
     }
 
     fn bounds(&self) -> Aabb {

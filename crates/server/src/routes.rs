@@ -471,7 +471,7 @@ impl Modify for CommonReplies {
                        SceneInfo, SceneObject, BackendDevices, DeviceInfo, HidIds, StatusReply, ServerStatus, Listening,
                        ClientStatus, PathRequest, TextFrame, Hello, ClientTick, TickFrame, Pose,
                        ContactPoint, EventFrame, Event, HelloObject, HelloDeformable, ClientMessage, haptic_schema::patch::MaterialPatch,
-                       haptic_schema::patch::RenderingFieldsPatch, haptic_schema::rendering::GradientModel,
+                       haptic_schema::patch::RenderingFieldsPatch, haptic_schema::rendering::GradientModel, haptic_schema::rendering::ForceDirection,
                        haptic_schema::rendering::Friction, haptic_schema::rendering::SolverChoice)),
     modifiers(&BearerToken, &CommonReplies),
     // The token is required only when `server.token` is set.

@@ -3,7 +3,7 @@
 
 use haptic_mesh::Aabb;
 use haptic_sdf::DistanceField;
-use nalgebra::{Point3, Vector3};
+use nalgebra::{Matrix3, Point3, Vector3};
 
 /// A solid ball.
 #[derive(Clone, Copy, Debug)]
@@ -23,6 +23,18 @@ impl DistanceField for SphereField {
         let norm = d.norm();
         let gradient = if norm > 0.0 { d / norm } else { Vector3::z() };
         (norm - self.radius, gradient)
+    }
+
+    /// `(I − ĝĝᵀ) / ‖p − c‖`, the curvature of the spheres about the centre.
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        let (value, gradient) = self.value_gradient(p);
+        let norm = (p - self.center).norm();
+        let hessian = if norm > 0.0 {
+            (Matrix3::identity() - gradient * gradient.transpose()) / norm
+        } else {
+            Matrix3::zeros()
+        };
+        (value, gradient, hessian)
     }
 
     fn bounds(&self) -> Aabb {
@@ -53,6 +65,10 @@ impl DistanceField for HalfSpaceField {
 
     fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
         (self.value(p), self.normal)
+    }
+
+    fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        (self.value(p), self.normal, Matrix3::zeros())
     }
 
     /// Exact everywhere, so the bounds are all of space.

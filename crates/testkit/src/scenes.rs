@@ -6,7 +6,8 @@ use crate::fields::{HalfSpaceField, SphereField};
 use crate::jacobian_check::pose_jacobian;
 use haptic_contact::{
     total_stiffness, total_wrench, ContactScene, EnvironmentGeometry, EnvironmentObject,
-    GradientModel, PenaltyParameters, SharedField, ShellTree, StiffnessScaling, ToolGeometry,
+    ForceDirection, GradientModel, PenaltyParameters, SharedField, ShellTree, StiffnessScaling,
+    ToolGeometry,
 };
 use haptic_core::Matrix6;
 use haptic_mesh::shapes::{box_mesh, icosphere, torus};
@@ -130,11 +131,12 @@ pub fn torus_anchor(around: f64, tube: f64) -> (Point3<f64>, Vector3<f64>) {
 /// A moving torus (point shell and analytic field) at `pose`, touching four
 /// environment objects at once, each by about `depth`: a half-space and a
 /// ball field (role A), a ball point shell and a slab point shell (role B),
-/// at places and turns drawn from `rng`.
+/// at places and turns drawn from `rng`, role A's forces along `direction`.
 pub fn mixed_scene(
     pose: &Isometry3<f64>,
     depth: f64,
     scaling: StiffnessScaling,
+    direction: ForceDirection,
     rng: &mut Pcg64,
 ) -> ContactScene {
     let mut anchor = |around: f64, tube: f64| {
@@ -203,6 +205,7 @@ pub fn mixed_scene(
         PenaltyParameters {
             stiffness: 2000.0,
             scaling,
+            direction,
         },
     )
     .unwrap()

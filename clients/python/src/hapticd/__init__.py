@@ -50,6 +50,7 @@ from .stream import (
 from .vocabulary import (
     ErrorCode,
     EventKind,
+    ForceDirection,
     Friction,
     FrictionState,
     FrictionVerdict,
@@ -79,6 +80,7 @@ __all__ = [
     "EventKind",
     "EventsOmitted",
     "Faults",
+    "ForceDirection",
     "Friction",
     "FrictionState",
     "FrictionVerdict",

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .vocabulary import Friction, FrictionState, FrictionVerdict, Gradient, ObjectRole, Solver
+from .vocabulary import ForceDirection, Friction, FrictionState, FrictionVerdict, Gradient, ObjectRole, Solver
 
 
 @dataclass(frozen=True)
@@ -165,6 +165,7 @@ class RenderingParameters:
     stiffness_scaling_contacts: float | None
     anti_stickiness: bool
     gradient: Gradient
+    force_direction: ForceDirection
     friction: Friction
     pre_sliding_displacement_m: float
     friction_spring_stiffness_n_per_m: float

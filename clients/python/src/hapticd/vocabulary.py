@@ -101,6 +101,14 @@ class Gradient(WireName):
     NORMAL_DIRECTION = "normal_direction"
 
 
+class ForceDirection(WireName):
+    """`rendering.force_direction`: along which direction a penalty
+    contact pushes the tool when its point shell meets a field."""
+
+    FIELD_GRADIENT = "field_gradient"
+    SHELL_NORMAL = "shell_normal"
+
+
 class Friction(WireName):
     """`rendering.friction`: how friction enters the cycle."""
 
