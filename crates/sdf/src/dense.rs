@@ -182,10 +182,12 @@ impl DenseField {
         trilinear(&corners, &t, self.grid.voxel_size)
     }
 
-    /// The Hessian of the interpolant inside the grid box.
-    pub(crate) fn hessian(&self, p: &Point3<f64>) -> Matrix3<f64> {
+    /// Value, gradient and Hessian of the interpolant inside the grid box.
+    pub(crate) fn interpolate_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
         let (corners, t) = self.cell(p);
-        trilinear_hessian(&corners, &t, self.grid.voxel_size)
+        let h = self.grid.voxel_size;
+        let (value, gradient) = trilinear(&corners, &t, h);
+        (value, gradient, trilinear_hessian(&corners, &t, h))
     }
 
     /// The corner values of the cell holding `p` and `p`'s place in it.
@@ -228,13 +230,11 @@ impl DistanceField for DenseField {
 
     /// The interpolant's own Hessian inside the grid; beyond it, zero.
     fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        if self.grid_bounds.contains(p) {
+            return self.interpolate_hessian(p);
+        }
         let (value, gradient) = self.value_gradient(p);
-        let hessian = if self.grid_bounds.contains(p) {
-            self.hessian(p)
-        } else {
-            Matrix3::zeros()
-        };
-        (value, gradient, hessian)
+        (value, gradient, Matrix3::zeros())
     }
 
     fn bounds(&self) -> Aabb {

@@ -286,16 +286,31 @@ impl SparseField {
         }
     }
 
-    /// The Hessian of [`interpolate`](Self::interpolate) inside the grid box.
-    fn hessian(&self, p: &Point3<f64>) -> Matrix3<f64> {
+    /// [`interpolate`](Self::interpolate) with its Hessian.
+    fn interpolate_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
         match self.sample(p) {
-            Sample::Brick(corners, t) => trilinear_hessian(&corners, &t, self.grid.voxel_size),
+            Sample::Brick(corners, t) => {
+                let h = self.grid.voxel_size;
+                let (value, gradient) = trilinear(&corners, &t, h);
+                (value, gradient, trilinear_hessian(&corners, &t, h))
+            }
             Sample::Coarse { side } => {
-                let coarse_value = self.coarse.interpolate(p).0;
-                if coarse_value.abs() - self.coarse_error() > self.band_half_width {
-                    self.coarse.hessian(p) * (side * coarse_value.signum())
+                let (coarse_value, coarse_gradient, coarse_hessian) =
+                    self.coarse.interpolate_hessian(p);
+                let clearance = coarse_value.abs() - self.coarse_error();
+                if clearance > self.band_half_width {
+                    let sign = side * coarse_value.signum();
+                    (
+                        side * clearance,
+                        coarse_gradient * sign,
+                        coarse_hessian * sign,
+                    )
                 } else {
-                    Matrix3::zeros()
+                    (
+                        side * self.band_half_width,
+                        Vector3::zeros(),
+                        Matrix3::zeros(),
+                    )
                 }
             }
         }
@@ -361,13 +376,11 @@ impl DistanceField for SparseField {
     /// The interpolant's own Hessian inside the grid (the coarse field's
     /// in an empty brick, zero in its flat band); beyond the grid, zero.
     fn value_gradient_hessian(&self, p: &Point3<f64>) -> (f64, Vector3<f64>, Matrix3<f64>) {
+        if self.grid_bounds.contains(p) {
+            return self.interpolate_hessian(p);
+        }
         let (value, gradient) = self.value_gradient(p);
-        let hessian = if self.grid_bounds.contains(p) {
-            self.hessian(p)
-        } else {
-            Matrix3::zeros()
-        };
-        (value, gradient, hessian)
+        (value, gradient, Matrix3::zeros())
     }
 
     fn bounds(&self) -> Aabb {

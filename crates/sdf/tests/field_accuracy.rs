@@ -1,5 +1,6 @@
 //! Dense and sparse fields against brute-force exact signed distance on
-//! generated shapes, and their gradients against central differences.
+//! generated shapes, and their gradients and Hessians against central
+//! differences.
 
 use haptic_mesh::shapes::{box_mesh, torus};
 use haptic_mesh::TriangleMesh;
@@ -86,6 +87,8 @@ fn sign_survives_a_hole_and_flipped_triangles() {
     assert!(field.value(&Point3::new(0.03, 0.0, 0.0)) < -0.005);
 }
 
+/// The gradient against differences of the value, and the Hessian against
+/// differences of the gradient.
 #[test]
 fn gradients_match_central_differences_away_from_voxel_faces() {
     let mesh = torus(0.05, 0.015, 48, 24);
@@ -132,6 +135,22 @@ fn check_gradients(field: &impl DistanceField, voxel: f64, origin: Point3<f64>) 
             floor: 1e-3,
         };
         compare(&analytic, &fd, (1, 3), relative).assert_passes(&format!("{p}: {gradient}"));
+
+        let (value, same_gradient, hessian) = field.value_gradient_hessian(&p);
+        assert_eq!((value, same_gradient), field.value_gradient(&p));
+        let fd = central_differences(&[1e-4 * voxel; 3], |d| {
+            let at = p + Vector3::new(d[0], d[1], d[2]);
+            Some(DVector::from_column_slice(
+                field.value_gradient(&at).1.as_slice(),
+            ))
+        })
+        .unwrap();
+        let analytic = DMatrix::from_column_slice(3, 3, hessian.as_slice());
+        let relative = Tolerance::Relative {
+            bound: 1e-3,
+            floor: 1e-3 / voxel,
+        };
+        compare(&analytic, &fd, (3, 3), relative).assert_passes(&format!("{p}: {hessian}"));
         checked += 1;
     }
 }
