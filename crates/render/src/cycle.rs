@@ -705,12 +705,13 @@ impl RenderingCycle {
 /// The normal of the surface a contact slides on, about which the
 /// pre-sliding model takes its friction pyramid and slip, sized by the
 /// penalty force's component along it. Role B: the environment shell's
-/// normal `N`. Role A: the environment field's gradient `∂d/∂x`, where
-/// Zhao et al. rotate the moving shell's own normal (`N = −R n`, which the
-/// penalty force keeps): along a tool's edge the shell's points carry their
-/// side faces' normals, and a cone about such a normal lets the tool walk
-/// along a floor it leans on. `N` where the gradient vanishes (a field's
-/// medial axis).
+/// normal `N`. Role A: the environment field's gradient `∂d/∂x` (the
+/// penalty force's own direction by default), where Zhao et al. rotate the
+/// moving shell's own normal (`N = −R n`, which the penalty force keeps with
+/// `ForceDirection::ShellNormal`): along a tool's edge the shell's points
+/// carry their side faces' normals, and a cone about such a normal lets the
+/// tool walk along a floor it leans on. `N` where the gradient vanishes (a
+/// field's medial axis).
 fn surface_normal(contact: &PenaltyContact) -> Vector3<f64> {
     match contact.role {
         Role::MovingShell => contact
