@@ -29,7 +29,7 @@
 
 use haptic_core::Vector6;
 use haptic_sdf::DistanceField;
-use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Vector3};
 
 pub use haptic_schema::rendering::ForceDirection;
 
@@ -87,9 +87,9 @@ pub struct PenaltyContact {
 
 impl PenaltyContact {
     /// Role A: shell point `point` (`p`, outward normal `n`, moving frame)
-    /// of the tool at `pose`, against `field` placed in the world
-    /// by `field_pose`, pushing along `direction`. `field_from_shell` is
-    /// `field_pose⁻¹ · pose`.
+    /// of the tool at `pose`, against `field` turned into the world by
+    /// `field_rotation`, pushing along `direction`. `field_from_shell` is
+    /// the field's pose inverted times `pose`.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn moving_shell<F: DistanceField + ?Sized>(
         environment: u32,
@@ -99,7 +99,7 @@ impl PenaltyContact {
         n: &Vector3<f64>,
         pose: &Isometry3<f64>,
         field: &F,
-        field_pose: &Isometry3<f64>,
+        field_rotation: &Rotation3<f64>,
         field_from_shell: &Isometry3<f64>,
         direction: ForceDirection,
     ) -> Self {
@@ -117,7 +117,7 @@ impl PenaltyContact {
             distance_gradient: Vector3::zeros(),
             stiffness: 0.0,
         };
-        let rotation = field_pose.rotation;
+        let rotation = field_rotation;
         match direction {
             ForceDirection::ShellNormal => {
                 let (distance, local_gradient) = field.value_gradient(&at);
@@ -132,13 +132,12 @@ impl PenaltyContact {
                 let length = gradient.norm();
                 if length >= MIN_GRADIENT_NORM {
                     let normal = gradient / length;
-                    let hessian = rotation.to_rotation_matrix()
-                        * local_hessian
-                        * rotation.to_rotation_matrix().transpose();
+                    let matrix = rotation.matrix();
+                    let hessian = matrix * local_hessian * matrix.transpose() / length;
                     contact.normal = normal;
                     contact.direction = ForceDirection::FieldGradient;
-                    contact.normal_derivative =
-                        (Matrix3::identity() - normal * normal.transpose()) * hessian / length;
+                    // (I − NNᵀ) ∇²φ / ‖∇φ‖ as a rank-one update.
+                    contact.normal_derivative = hessian - normal * (normal.transpose() * hessian);
                 }
             }
         }

@@ -318,6 +318,7 @@ impl ContactScene {
             stats.unresolved_points += traversal.unresolved_points;
             let field = pair.field.as_ref();
             let direction = self.parameters.direction;
+            let field_rotation = env_pose.rotation.to_rotation_matrix();
             self.contacts.extend(self.found.iter().map(|c| {
                 let (p, n) = (
                     &shell.points[c.point as usize],
@@ -332,7 +333,7 @@ impl ContactScene {
                         n,
                         pose,
                         field,
-                        env_pose,
+                        &field_rotation,
                         &field_from_shell,
                         direction,
                     ),
