@@ -19,8 +19,8 @@
 //! forces tilted by `θ`. Along the environment field's gradient instead,
 //! `N` is the surface's normal whatever the tilt, and moves with `P` by
 //! `∂N/∂P = (I − NNᵀ) ∇²φ_env / ‖∇φ_env‖`. Where the gradient is shorter
-//! than [`MIN_GRADIENT_NORM`] (a field's medial surface) the contact falls
-//! back to eq 1's direction. In role B, the environment point sits
+//! than [`MIN_GRADIENT_NORM`] (where the field blends two surfaces' normals)
+//! the contact falls back to eq 1's direction. In role B, the environment point sits
 //! inside the tool; the force on the environment point is
 //! `k d n_e` (along `−n_e`, into the environment) and its reaction on the
 //! tool, applied at `P`, is `F = −k d n_e`, out of the environment.
@@ -34,9 +34,13 @@ use nalgebra::{Isometry3, Matrix3, Point3, Rotation3, Vector3};
 pub use haptic_schema::rendering::ForceDirection;
 
 /// The shortest field gradient a contact takes its force's direction from
-/// ([`ForceDirection::FieldGradient`]); a distance field's is 1 but on its
-/// medial surface, where it vanishes.
-pub const MIN_GRADIENT_NORM: f64 = 0.5;
+/// ([`ForceDirection::FieldGradient`]). A distance field's is 1; its
+/// trilinear interpolant's is shorter only in cells that blend two
+/// surfaces' normals, on a medial surface or across a concave edge (0.71
+/// midway between two perpendicular walls). The gradient turns there within
+/// a cell, and the tool's own normal is the better direction
+/// (`haptic-render`'s `corner_creep.rs`).
+pub const MIN_GRADIENT_NORM: f64 = 0.9;
 
 /// Which of the two objects carries the point shell.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -104,6 +108,17 @@ impl PenaltyContact {
         direction: ForceDirection,
     ) -> Self {
         let at = field_from_shell * p;
+        let (distance, local_gradient, local_hessian) = match direction {
+            ForceDirection::ShellNormal => {
+                let (distance, gradient) = field.value_gradient(&at);
+                (distance, gradient, None)
+            }
+            ForceDirection::FieldGradient => {
+                let (distance, gradient, hessian) = field.value_gradient_hessian(&at);
+                (distance, gradient, Some(hessian))
+            }
+        };
+        let gradient = field_rotation * local_gradient;
         let mut contact = Self {
             role: Role::MovingShell,
             environment,
@@ -113,33 +128,19 @@ impl PenaltyContact {
             normal: -(pose.rotation * n),
             direction: ForceDirection::ShellNormal,
             normal_derivative: Matrix3::zeros(),
-            distance: 0.0,
-            distance_gradient: Vector3::zeros(),
+            distance,
+            distance_gradient: gradient,
             stiffness: 0.0,
         };
-        let rotation = field_rotation;
-        match direction {
-            ForceDirection::ShellNormal => {
-                let (distance, local_gradient) = field.value_gradient(&at);
-                contact.distance = distance;
-                contact.distance_gradient = rotation * local_gradient;
-            }
-            ForceDirection::FieldGradient => {
-                let (distance, local_gradient, local_hessian) = field.value_gradient_hessian(&at);
-                let gradient = rotation * local_gradient;
-                contact.distance = distance;
-                contact.distance_gradient = gradient;
-                let length = gradient.norm();
-                if length >= MIN_GRADIENT_NORM {
-                    let normal = gradient / length;
-                    let matrix = rotation.matrix();
-                    let hessian = matrix * local_hessian * matrix.transpose() / length;
-                    contact.normal = normal;
-                    contact.direction = ForceDirection::FieldGradient;
-                    // (I − NNᵀ) ∇²φ / ‖∇φ‖ as a rank-one update.
-                    contact.normal_derivative = hessian - normal * (normal.transpose() * hessian);
-                }
-            }
+        let length = gradient.norm();
+        if let Some(local_hessian) = local_hessian.filter(|_| length >= MIN_GRADIENT_NORM) {
+            let normal = gradient / length;
+            let matrix = field_rotation.matrix();
+            let hessian = matrix * local_hessian * matrix.transpose() / length;
+            contact.normal = normal;
+            contact.direction = ForceDirection::FieldGradient;
+            // (I − NNᵀ) ∇²φ / ‖∇φ‖ as a rank-one update.
+            contact.normal_derivative = hessian - normal * (normal.transpose() * hessian);
         }
         contact
     }

@@ -6,6 +6,7 @@ use haptic_mesh::shapes::{box_mesh, torus};
 use haptic_mesh::TriangleMesh;
 use haptic_sdf::reference::{exact_signed_distance, uniform_points, AccuracyReport};
 use haptic_sdf::{DenseField, DenseOptions, DistanceField, NoProgress, SparseField, SparseOptions};
+use haptic_testkit::fields::SphereField;
 use haptic_testkit::jacobian_check::{central_differences, compare, Tolerance};
 use nalgebra::{DMatrix, DVector, Point3, Vector3};
 use rand::{Rng, SeedableRng};
@@ -227,5 +228,50 @@ fn values_beyond_the_positive_box_are_at_least_the_distance_to_it() {
             }
         }
         assert!(outside > 3000);
+    }
+}
+
+/// A ball that gives only its value and gradient, so that its Hessian is
+/// the trait's default: central differences of the gradient.
+struct GradientOnly(SphereField);
+
+impl DistanceField for GradientOnly {
+    fn value(&self, p: &Point3<f64>) -> f64 {
+        self.0.value(p)
+    }
+
+    fn value_gradient(&self, p: &Point3<f64>) -> (f64, Vector3<f64>) {
+        self.0.value_gradient(p)
+    }
+
+    fn bounds(&self) -> haptic_mesh::Aabb {
+        self.0.bounds()
+    }
+
+    fn lipschitz_bound(&self) -> f64 {
+        self.0.lipschitz_bound()
+    }
+}
+
+#[test]
+fn the_default_hessian_matches_a_ball_s_curvature() {
+    let ball = SphereField {
+        center: Point3::new(0.01, -0.02, 0.005),
+        radius: 0.03,
+    };
+    let plain = GradientOnly(ball);
+    let mut rng = Pcg64::seed_from_u64(6);
+    for _ in 0..200 {
+        let p = random_point_in(&ball, &mut rng);
+        if (p - ball.center).norm() < 0.005 {
+            continue;
+        }
+        let (value, gradient, hessian) = plain.value_gradient_hessian(&p);
+        let (exact_value, exact_gradient, exact) = ball.value_gradient_hessian(&p);
+        assert_eq!((value, gradient), (exact_value, exact_gradient));
+        assert!(
+            (hessian - exact).norm() < 1e-6 * exact.norm(),
+            "{p}: {hessian} against {exact}"
+        );
     }
 }

@@ -269,6 +269,32 @@ pub struct ContactPlane {
     pub normal_velocity: f64,
 }
 
+/// The position-based paradigms' contact planes, once per substep of `hs`:
+/// moves each unpinned node of `planes` whose travel from `current` to `p`
+/// along its plane's normal falls short of the plane's normal velocity
+/// back onto the plane, and adds the move times the node's mass over `hs`
+/// to that plane's support.
+pub(crate) fn hold_on_planes(
+    input: &StepInput,
+    planes: &[ContactPlane],
+    hs: f64,
+    current: &[Point3<f64>],
+    p: &mut [Point3<f64>],
+    supports: &mut [f64],
+) {
+    for (plane, support) in planes.iter().zip(supports) {
+        let i = plane.node as usize;
+        if input.pinned.get(i).is_some_and(Option::is_some) {
+            continue;
+        }
+        let short = plane.normal.dot(&(p[i] - current[i])) - hs * plane.normal_velocity;
+        if short < 0.0 {
+            p[i] -= short * plane.normal;
+            *support -= input.masses[i] * short / hs;
+        }
+    }
+}
+
 /// Solves the step's implicit system again (`A Δv = h (f + hKv) + p`, as the
 /// last [`integrate_forces`] prepared it) with the node impulses `impulses`
 /// added and the nodes of `planes` held at their normal velocities, writing

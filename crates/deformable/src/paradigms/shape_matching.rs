@@ -193,19 +193,6 @@ impl ShapeMatching {
             std::mem::take(&mut self.moving),
             std::mem::take(&mut self.predicted),
         );
-        let onto_planes = |p: &mut [Point3<f64>], current: &[Point3<f64>], supports: &mut [f64]| {
-            for (k, plane) in planes.iter().enumerate() {
-                let i = plane.node as usize;
-                if pinned(i).is_some() {
-                    continue;
-                }
-                let short = plane.normal.dot(&(p[i] - current[i])) - hs * plane.normal_velocity;
-                if short < 0.0 {
-                    p[i] -= short * plane.normal;
-                    supports[k] -= input.masses[i] * short / hs;
-                }
-            }
-        };
         for _ in 0..substeps {
             for i in 0..n {
                 match pinned(i) {
@@ -214,7 +201,7 @@ impl ShapeMatching {
                 }
                 p[i] = current[i] + hs * moving[i];
             }
-            onto_planes(&mut p, &current, supports);
+            super::hold_on_planes(input, planes, hs, &current, &mut p, supports);
             let centre: Vector3<f64> = (0..n)
                 .map(|i| input.masses[i] * p[i].coords)
                 .sum::<Vector3<f64>>()
@@ -231,7 +218,7 @@ impl ShapeMatching {
                     p[i] += pull;
                 }
             }
-            onto_planes(&mut p, &current, supports);
+            super::hold_on_planes(input, planes, hs, &current, &mut p, supports);
             for i in 0..n {
                 moving[i] = (p[i] - current[i]) / hs;
                 current[i] = p[i];

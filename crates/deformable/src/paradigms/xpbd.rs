@@ -262,18 +262,7 @@ impl Xpbd {
             self.edge_lambda.iter_mut().for_each(|l| *l = 0.0);
             self.volume_lambda.iter_mut().for_each(|l| *l = 0.0);
             self.sweep(&mut p, hs);
-            for (k, plane) in planes.iter().enumerate() {
-                let i = plane.node as usize;
-                if self.inverse_masses[i] == 0.0 {
-                    continue;
-                }
-                let short =
-                    plane.normal.dot(&(p[i] - self.current[i])) - hs * plane.normal_velocity;
-                if short < 0.0 {
-                    p[i] -= short * plane.normal;
-                    supports[k] -= input.masses[i] * short / hs;
-                }
-            }
+            super::hold_on_planes(input, planes, hs, &self.current, &mut p, supports);
             for i in 0..n {
                 self.moving[i] = (p[i] - self.current[i]) / hs;
                 self.current[i] = p[i];
