@@ -44,8 +44,8 @@ pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
     DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig, HaplyConfig,
-    HaplyOnDisconnect, ObjectConfig, ObjectRole, OpenHapticsConfig, ServerSettings, Shape,
-    Telemetry, Thread, Threads, DEFAULT_DENSITY_KG_M3,
+    ObjectConfig, ObjectRole, OpenHapticsConfig, ServerSettings, Shape, Telemetry, Thread, Threads,
+    DEFAULT_DENSITY_KG_M3,
 };
 
 use file::ConfigFile;

@@ -2,7 +2,7 @@
 //! `[materials]` and `[rendering]` (`haptic-schema`'s), their defaults and
 //! their conversions into the geometry and device types.
 
-use haptic_devices::{EmulatorMode, HandParams, Motion, RotationParams, ServoRate};
+use haptic_devices::{EmulatorMode, HandParams, Motion, OnDisconnect, RotationParams, ServoRate};
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
 use haptic_mesh::TriangleMesh;
@@ -300,6 +300,11 @@ pub struct DeviceConfig {
     /// Button (bit index, 0–31) that declutches the tool while held.
     /// Default none.
     pub clutch_button: Option<u32>,
+    /// What a device lost mid-run does, whatever its kind: `"wait"` (zero
+    /// force, reconnect, a soft start when back) or `"stop"` (zero force,
+    /// the shutdown ramp, and the run ends as `device lost`). Default
+    /// `"wait"`.
+    pub on_disconnect: OnDisconnect,
     /// `kind = "forcedim"`: the Force Dimension SDK and device.
     pub forcedim: ForceDimensionConfig,
     /// The Novint Falcon of `kind = "falcon"` (docs/devices.md).
@@ -324,6 +329,7 @@ impl Default for DeviceConfig {
             workspace_rotation_rad: [0.0; 3],
             workspace_scale: 1.0,
             clutch_button: None,
+            on_disconnect: OnDisconnect::Wait,
             forcedim: ForceDimensionConfig::default(),
             falcon: FalconConfig::default(),
             openhaptics: OpenHapticsConfig::default(),
@@ -369,10 +375,6 @@ pub struct HaplyConfig {
     /// Connecting, and the first message, each within this (ms). Default
     /// 1000.
     pub connect_timeout_ms: f64,
-    /// What a lost connection does: `"wait"` (zero force, reconnect every
-    /// `reconnect_interval_ms`, soft start when back) or `"stop"` (zero
-    /// force, and the run ends). Default `"wait"`.
-    pub on_disconnect: HaplyOnDisconnect,
     /// Between two attempts to reconnect (ms). Default 500.
     pub reconnect_interval_ms: f64,
 }
@@ -390,20 +392,9 @@ impl Default for HaplyConfig {
             stale_after_ms: 20.0,
             lost_after_ms: 500.0,
             connect_timeout_ms: 1000.0,
-            on_disconnect: HaplyOnDisconnect::Wait,
             reconnect_interval_ms: 500.0,
         }
     }
-}
-
-/// `[device.haply] on_disconnect`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum HaplyOnDisconnect {
-    /// Zero force and reconnect until the service is back.
-    Wait,
-    /// Zero force and end the run.
-    Stop,
 }
 
 /// `[device.openhaptics]`: a 3D Systems Touch, Touch X or Phantom through

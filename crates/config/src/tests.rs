@@ -1,5 +1,6 @@
 use super::*;
 use crate::validate::MAX_PYRAMID_SIDES;
+use haptic_devices::OnDisconnect;
 use haptic_mesh::shapes::{BLOCK_HALF, CUBE_HALF, PEG_LENGTH, PEG_RADIUS};
 use haptic_render::{FrictionModel, RenderParameters};
 use haptic_schema::rendering::{ForceDirection, Friction, GradientModel, SolverChoice};
@@ -557,6 +558,23 @@ fn openhaptics_settings_are_read_and_checked() {
 }
 
 #[test]
+fn on_disconnect_is_read_for_every_device_kind_and_checked() {
+    let config = parse(MINIMAL).unwrap();
+    assert_eq!(config.device().on_disconnect, OnDisconnect::Wait);
+    let stop = MINIMAL.replace("[device]\n", "[device]\non_disconnect = \"stop\"\n");
+    let scene = parse(&stop).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(scene.device().on_disconnect, OnDisconnect::Stop);
+    let retry = MINIMAL.replace("[device]\n", "[device]\non_disconnect = \"retry\"\n");
+    let message = parse(&retry).unwrap_err().to_string();
+    assert!(message.contains("device.on_disconnect"), "{message}");
+    assert!(message.contains("wait"), "{message}");
+    // The Haply table no longer has one of its own.
+    let haply = format!("{MINIMAL}\n[device.haply]\non_disconnect = \"stop\"\n");
+    let message = parse(&haply).unwrap_err().to_string();
+    assert!(message.contains("unknown field"), "{message}");
+}
+
+#[test]
 fn haply_settings_are_read_and_checked() {
     let config = parse(MINIMAL).unwrap();
     assert_eq!(config.device().haply, HaplyConfig::default());
@@ -564,7 +582,7 @@ fn haply_settings_are_read_and_checked() {
     let haply = MINIMAL.replace("[device]\n", "[device]\nkind = \"haply\"\n");
     let text = format!(
         "{haply}\n[device.haply]\nurl = \"ws://localhost:10001\"\ninverse3 = \"COM12\"\n\
-         verse_grip = \"61548\"\ncentre_m = [0.0, -0.12, 0.15]\non_disconnect = \"stop\"\n\
+         verse_grip = \"61548\"\ncentre_m = [0.0, -0.12, 0.15]\n\
          stale_after_ms = 5.0\n"
     );
     let scene = parse(&text).unwrap_or_else(|e| panic!("{e}"));
@@ -575,7 +593,6 @@ fn haply_settings_are_read_and_checked() {
         (Some("COM12"), Some("61548"))
     );
     assert_eq!(h.centre_m, [0.0, -0.12, 0.15]);
-    assert_eq!(h.on_disconnect, HaplyOnDisconnect::Stop);
     assert_eq!(h.stale_after_ms, 5.0);
     for (line, field, message) in [
         (
@@ -619,11 +636,6 @@ fn haply_settings_are_read_and_checked() {
             "connect_timeout_ms = 90000.0",
             "device.haply.connect_timeout_ms",
             "at most 60000",
-        ),
-        (
-            "on_disconnect = \"retry\"",
-            "device.haply.on_disconnect",
-            "wait",
         ),
         ("port = 10001", "device.haply.port", "unknown field"),
     ] {

@@ -3,7 +3,7 @@
 use haptic_config::{DeviceConfig, DeviceKind, Scene};
 use haptic_device_falcon::{FalconDevice, FalconError, FalconSettings};
 use haptic_device_forcedim::ForceDimensionDevice;
-use haptic_device_haply::{HaplyDevice, HaplySettings, OnDisconnect};
+use haptic_device_haply::{HaplyDevice, HaplySettings};
 use haptic_device_openhaptics::OpenHapticsDevice;
 use haptic_devices::{
     list_connected, load_profiles, AtEnd, Clock, DeviceCapabilities, DeviceError, DeviceSample,
@@ -153,10 +153,20 @@ pub enum Pacing {
     Stepped { period: Duration },
 }
 
-/// Opens the device `scene.device()` names, behind a safety layer whose limits follow the device's capabilities at
-/// the servo rate. `at_end` says what a recorded trajectory does after its
-/// last sample: end the run ([`AtEnd::Error`]) or hold.
+/// Opens the device `scene.device()` names, behind a safety layer whose
+/// limits follow the device's capabilities at the servo rate and which
+/// waits for a lost device or ends the run as `[device] on_disconnect`
+/// says. `at_end` says what a recorded trajectory does after its last
+/// sample: end the run ([`AtEnd::Error`]) or hold.
 pub fn open(
+    scene: &Scene,
+    pacing: Pacing,
+    at_end: AtEnd,
+) -> Result<SafetyLayer<AnyDevice>, OpenError> {
+    Ok(open_device(scene, pacing, at_end)?.with_on_disconnect(scene.device().on_disconnect))
+}
+
+fn open_device(
     scene: &Scene,
     pacing: Pacing,
     at_end: AtEnd,
@@ -277,10 +287,7 @@ fn haply_settings(d: &DeviceConfig) -> HaplySettings {
         stale_after: ms(h.stale_after_ms),
         lost_after: ms(h.lost_after_ms),
         connect_timeout: ms(h.connect_timeout_ms),
-        on_disconnect: match h.on_disconnect {
-            haptic_config::HaplyOnDisconnect::Wait => OnDisconnect::Wait,
-            haptic_config::HaplyOnDisconnect::Stop => OnDisconnect::Stop,
-        },
+        on_disconnect: d.on_disconnect,
         reconnect_interval: ms(h.reconnect_interval_ms),
     }
 }

@@ -449,7 +449,12 @@ impl<'a> RunningScene<'a> {
         let (stats, tick) = servo?;
         let (physics, telemetry) = (physics?, telemetry?);
         let reason = match reason {
-            Some(EndReason::DeviceEnded) if tick.device_lost() => Some(EndReason::DeviceLost),
+            Some(EndReason::DeviceEnded) if tick.device_lost() => {
+                tracing::error!(
+                    "the device was lost; [device] on_disconnect = \"stop\": the run ends"
+                );
+                Some(EndReason::DeviceLost)
+            }
             reason => reason,
         };
         let Some(reason) = reason else {

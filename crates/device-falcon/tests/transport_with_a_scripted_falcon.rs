@@ -10,7 +10,7 @@ use haptic_device_falcon::packet::{Command, Status};
 use haptic_device_falcon::scripted::{Event, ScriptedFalcon, Step};
 use haptic_device_falcon::TransportError;
 use haptic_device_falcon::{frame, FalconDevice, FalconError, FalconSettings};
-use haptic_devices::{DeviceError, HapticDevice, SafetyLayer, Wrench};
+use haptic_devices::{DeviceError, HapticDevice, OnDisconnect, SafetyLayer, Wrench};
 use nalgebra::{Point3, Vector3};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -394,6 +394,54 @@ fn the_device_reports_a_vanished_falcon_as_disconnected_until_it_is_back() {
     unplugged.store(false, Ordering::Release);
     assert!(read_until(&mut falcon, |r| r.is_ok()).is_ok());
     assert_eq!(falcon.counters().disconnections, 1);
+}
+
+#[test]
+fn a_vanished_falcon_gets_zero_force_and_is_waited_for_or_stops_the_run() {
+    let push = Wrench {
+        force: Vector3::new(0.0, 0.0, 0.05),
+        torque: Vector3::zeros(),
+    };
+    for on_disconnect in [OnDisconnect::Wait, OnDisconnect::Stop] {
+        let dir = tempfile::tempdir().unwrap();
+        let unplugged = Arc::new(AtomicBool::new(false));
+        let mut layer = SafetyLayer::new(device(vec![], dir.path(), unplugged.clone()))
+            .with_on_disconnect(on_disconnect);
+        read_until(&mut layer, |r| r.is_ok()).unwrap();
+        // Below the soft start's threshold: the push goes through.
+        let start = Instant::now();
+        while layer.commanded() == Wrench::ZERO && start.elapsed() < Duration::from_secs(2) {
+            let _ = layer.read();
+            let _ = layer.write(&push);
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        assert_ne!(layer.commanded(), Wrench::ZERO, "{on_disconnect:?}");
+        unplugged.store(true, Ordering::Release);
+        let lost = read_until(&mut layer, |r| *r == Err(DeviceError::Disconnected));
+        assert_eq!(lost, Err(DeviceError::Disconnected), "{on_disconnect:?}");
+        assert_eq!(layer.commanded(), Wrench::ZERO);
+        assert_eq!(layer.counters().disconnected, 1);
+        // Plugged back at once: waited for, the Falcon returns (at zero
+        // until the soft start); told to stop, every read is `Lost`.
+        unplugged.store(false, Ordering::Release);
+        let start = Instant::now();
+        let mut last = Err(DeviceError::Disconnected);
+        while start.elapsed() < 3 * haptic_device_falcon::RECONNECT_INTERVAL {
+            last = layer.read();
+            let _ = layer.write(&push);
+            if on_disconnect == OnDisconnect::Stop {
+                assert_eq!(last, Err(DeviceError::Lost));
+                assert_eq!(layer.commanded(), Wrench::ZERO);
+            } else if last.is_ok() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        if on_disconnect == OnDisconnect::Wait {
+            assert!(last.is_ok(), "{last:?}");
+        }
+        assert_eq!(layer.counters().disconnected, 1);
+    }
 }
 
 #[test]

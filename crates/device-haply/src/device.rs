@@ -8,7 +8,9 @@ use crate::client::{LinkError, Session};
 use crate::error::{HaplyError, ProtocolError};
 use crate::frame;
 use crate::protocol::{self, Inventory, Selection};
-use haptic_devices::{DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, Wrench};
+use haptic_devices::{
+    DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, OnDisconnect, Wrench,
+};
 use haptic_handoff::{Latest, LatestReader, LatestWriter};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -19,17 +21,6 @@ use std::time::{Duration, Instant};
 /// Where the Inverse Service listens by default: its simulation channel
 /// on port 10001, on this machine.
 pub const DEFAULT_URL: &str = "ws://127.0.0.1:10001";
-
-/// What the backend does when the service goes away mid-run.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum OnDisconnect {
-    /// Zero force, `Disconnected` samples, and a reconnection every
-    /// `reconnect_interval` until the service is back.
-    Wait,
-    /// Zero force, one `Disconnected` sample, then
-    /// [`DeviceError::Lost`]: the servo ramps down and the run ends.
-    Stop,
-}
 
 /// How to reach and use the Inverse3 (`[device.haply]`).
 #[derive(Clone, Debug, PartialEq)]
@@ -56,6 +47,9 @@ pub struct HaplySettings {
     pub lost_after: Duration,
     /// Connecting, the handshake and the inventory, each.
     pub connect_timeout: Duration,
+    /// A lost service: reconnect ([`OnDisconnect::Wait`]), or report
+    /// `Disconnected` once, then [`DeviceError::Lost`], and stop the I/O
+    /// thread ([`OnDisconnect::Stop`]).
     pub on_disconnect: OnDisconnect,
     /// Between two attempts to reconnect (`OnDisconnect::Wait`).
     pub reconnect_interval: Duration,

@@ -18,6 +18,7 @@ pub mod frame;
 pub mod protocol;
 
 pub use client::{list_devices, Session};
-pub use device::{capabilities, HaplyDevice, HaplySettings, IoCounters, OnDisconnect, DEFAULT_URL};
+pub use device::{capabilities, HaplyDevice, HaplySettings, IoCounters, DEFAULT_URL};
 pub use error::{HaplyError, ProtocolError};
+pub use haptic_devices::OnDisconnect;
 pub use protocol::{GripInfo, Inventory, Inverse3Info, Reading};

@@ -27,7 +27,9 @@ pub use motion::{
     CLOSURE_TOLERANCE,
 };
 pub use rate::ServoRate;
-pub use safety::{SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent};
+pub use safety::{
+    OnDisconnect, SafetyCounters, SafetyLayer, SafetyLimits, SafetyState, TripCause, TripEvent,
+};
 pub use simulated::{SimulatedClock, SimulatedDevice};
 pub use trajectory::{
     LengthUnit, Trajectory, TrajectoryError, TrajectoryErrorKind, TrajectoryPoint, TrajectoryRow,

@@ -12,7 +12,7 @@
 //! | `SampleNotFinite` | a sample holds a NaN or an infinity (withheld), or the device reports `SampleNotFinite` | zero until finite samples, then a soft start |
 //! | `RequestNotFinite` | a requested wrench holds a NaN or an infinity | zero until finite requests, then a soft start |
 //! | `Overrun` | the servo calls [`SafetyLayer::report_overrun`] | zero at once and for the next write; once a write comes without a new overrun since the last, back under the force-rate limit from zero (full scale in 10 ticks) in the phase it was in: no soft start |
-//! | `Disconnected` | a read or write reports `Disconnected` | zero, reconnection every `reconnect_ticks` reads, a soft start when back |
+//! | `Disconnected` | a read or write reports `Disconnected` | zero, reconnection every `reconnect_ticks` reads, a soft start when back; or, with [`OnDisconnect::Stop`], [`DeviceError::Lost`] from the next read on |
 //! | `DeviceError` | a failed transfer or a refused wrench | zero until a read succeeds, then a soft start |
 //! | `Shutdown` | [`SafetyLayer::shutdown`] (a ramp to zero over `shutdown_ticks`), [`SafetyLayer::abort`] or [`SafetyLayer::zero_now_after_fault`] (zero at once) | zero for good |
 //!
@@ -24,8 +24,9 @@
 //! `read` passes it through without tripping and the output stays as it
 //! was; the servo answers it with [`SafetyLayer::shutdown`], the same ramp
 //! as a stop request. So is [`DeviceError::Lost`], a lost device that is
-//! not to be waited for; it reports `Disconnected` first (a counted trip,
-//! zero output), so the ramp starts from zero.
+//! not to be waited for, whether the device itself says so or the layer
+//! does ([`SafetyLayer::with_on_disconnect`]); it reports `Disconnected`
+//! first (a counted trip, zero output), so the ramp starts from zero.
 //!
 //! Each trip episode (from the moment its condition appears until it
 //! clears) counts once in [`SafetyCounters`] and sets
@@ -165,6 +166,20 @@ enum Phase {
     Off,
 }
 
+/// What a lost device does to the run (`[device] on_disconnect`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OnDisconnect {
+    /// Zero force, a reconnection every `reconnect_ticks` reads, a soft
+    /// start when the device is back.
+    #[default]
+    Wait,
+    /// Zero force, one `Disconnected` read (the counted trip), then
+    /// [`DeviceError::Lost`] from every read: the servo ramps down from
+    /// zero and the run ends.
+    Stop,
+}
+
 /// Reopens a lost device in place.
 pub type ReconnectHook<D> = Box<dyn FnMut(&mut D) -> Result<(), DeviceError> + Send>;
 
@@ -175,6 +190,7 @@ pub struct SafetyLayer<D: HapticDevice> {
     limits: SafetyLimits,
     capabilities: DeviceCapabilities,
     reconnect: Option<ReconnectHook<D>>,
+    on_disconnect: OnDisconnect,
     phase: Phase,
     active: u8,
     commanded: Wrench,
@@ -226,6 +242,7 @@ impl<D: HapticDevice> SafetyLayer<D> {
             device,
             limits,
             reconnect: None,
+            on_disconnect: OnDisconnect::Wait,
             phase: Phase::WaitForSmall,
             active: 0,
             commanded: Wrench::ZERO,
@@ -254,6 +271,13 @@ impl<D: HapticDevice> SafetyLayer<D> {
         hook: impl FnMut(&mut D) -> Result<(), DeviceError> + Send + 'static,
     ) -> Self {
         self.reconnect = Some(Box::new(hook));
+        self
+    }
+
+    /// Sets what a lost device does: waits for it ([`OnDisconnect::Wait`],
+    /// the default) or ends the run ([`OnDisconnect::Stop`]).
+    pub fn with_on_disconnect(mut self, on_disconnect: OnDisconnect) -> Self {
+        self.on_disconnect = on_disconnect;
         self
     }
 
@@ -461,13 +485,17 @@ impl<D: HapticDevice> HapticDevice for SafetyLayer<D> {
     }
 
     /// Reads the device and checks the sample. While the device is lost this
-    /// returns `Disconnected` and tries to reconnect; a non-finite sample is
+    /// returns `Disconnected` and tries to reconnect (with
+    /// [`OnDisconnect::Stop`], `Lost` instead); a non-finite sample is
     /// withheld as [`DeviceError::SampleNotFinite`].
     /// [`DeviceError::EndOfRecording`] is passed through without a trip and
     /// without touching the output: the end of a recording is not a fault,
     /// and the caller ends the run with [`SafetyLayer::shutdown`].
     fn read(&mut self) -> Result<DeviceSample, DeviceError> {
         if self.is_tripped(TripCause::Disconnected) {
+            if self.on_disconnect == OnDisconnect::Stop {
+                return Err(DeviceError::Lost);
+            }
             if self.retry_in > 0 {
                 self.retry_in -= 1;
                 return Err(DeviceError::Disconnected);

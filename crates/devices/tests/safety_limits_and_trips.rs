@@ -1,8 +1,8 @@
 //! The safety layer: one test per limit and per trip.
 
 use haptic_devices::{
-    DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SafetyLayer, SafetyLimits,
-    SafetyState, ServoRate, TripCause, Wrench,
+    DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, OnDisconnect, SafetyLayer,
+    SafetyLimits, SafetyState, ServoRate, TripCause, Wrench,
 };
 use nalgebra::{Point3, UnitQuaternion, Vector3};
 use std::time::Duration;
@@ -440,6 +440,33 @@ fn disconnect_zeroes_then_reconnect_soft_starts() {
     let first = tick(&mut layer, force(0.1, 0.0, 0.0));
     assert!(first.force.norm() <= 8.0 / 500.0 + 1e-12);
     assert!(matches!(layer.state(), SafetyState::Ramping));
+}
+
+#[test]
+fn a_device_lost_with_on_disconnect_stop_ends_the_run_from_zero() {
+    let request = force(2.0, 0.0, 0.0);
+    let mut layer = running(default_limits(), request).with_on_disconnect(OnDisconnect::Stop);
+    layer.device_mut().unplug();
+    // The loss itself: a counted trip, zero at once.
+    assert_eq!(layer.read(), Err(DeviceError::Disconnected));
+    assert_eq!(layer.write(&request), Err(DeviceError::Disconnected));
+    assert_eq!(layer.commanded(), Wrench::ZERO);
+    assert_eq!(last_write(&layer), Wrench::ZERO);
+    // Then `Lost`, whether or not the device comes back: no reconnection.
+    layer.device_mut().plugged_in = true;
+    for _ in 0..250 {
+        assert_eq!(layer.read(), Err(DeviceError::Lost));
+        let _ = layer.write(&request);
+        assert_eq!(layer.commanded(), Wrench::ZERO);
+    }
+    assert_eq!(layer.counters().disconnected, 1);
+    assert!(!layer.device().connected, "reopened");
+    // The servo's answer to `Lost`: the shutdown ramp, from zero.
+    layer.shutdown();
+    for _ in 0..20 {
+        assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+    }
+    assert_eq!(layer.state(), SafetyState::Off);
 }
 
 #[test]

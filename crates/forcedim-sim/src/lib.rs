@@ -9,13 +9,19 @@
 //! fixed step per force command (or the wall time between commands).
 //!
 //! Extra `fdsim_*` symbols let tests steer it: make the device vanish, send
-//! non-finite samples, choose the model, read the state.
+//! non-finite samples, choose the model, read the state. A process that
+//! loads it without calling them (`hapticd run`) can have the device
+//! unplugged by the environment: `FDSIM_UNPLUG_AFTER_MS` after the first
+//! open, for `FDSIM_UNPLUG_FOR_MS` (unset: for good).
 
 #![allow(clippy::missing_safety_doc)]
 
 use std::ffi::{c_char, c_int, c_uint, CStr};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Instant;
+
+mod unplug;
+use unplug::Unplug;
 
 /// The SDK's error codes this simulation reports (`dhdc.h`'s `dhd_errors`).
 const DHD_NO_ERROR: c_int = 0;
@@ -82,6 +88,8 @@ struct Sim {
     device_count: c_int,
     system_type: c_int,
     disconnected: bool,
+    /// `FDSIM_UNPLUG_AFTER_MS`, `FDSIM_UNPLUG_FOR_MS`.
+    unplug: Unplug,
     nan_reads: u32,
     /// The next call on an open device fails with this code (0: none).
     fail_next: c_int,
@@ -128,6 +136,7 @@ impl Sim {
             device_count: 1,
             system_type: 104,
             disconnected: false,
+            unplug: Unplug::new("FDSIM"),
             nan_reads: 0,
             fail_next: DHD_NO_ERROR,
             initialized: false,
@@ -164,6 +173,11 @@ impl Sim {
         }
     }
 
+    /// Unplugged by a hook or by the environment's schedule.
+    fn is_disconnected(&self) -> bool {
+        self.disconnected || self.unplug.now()
+    }
+
     fn fail(&mut self, code: c_int) -> c_int {
         self.last_error = code;
         -1
@@ -172,7 +186,7 @@ impl Sim {
     /// Whether device `id` answers a query (a call without an error
     /// return, which `fail_next` spares).
     fn answers(&self, id: c_char) -> bool {
-        !self.disconnected
+        !self.is_disconnected()
             && id >= 0
             && (id as c_int) < self.device_count
             && self.open & (1 << id) != 0
@@ -180,7 +194,7 @@ impl Sim {
 
     /// Checks that device `id` can be talked to: an error code otherwise.
     fn reach(&mut self, id: c_char) -> Result<(), c_int> {
-        let code = if self.disconnected {
+        let code = if self.is_disconnected() {
             DHD_ERROR_COM
         } else if self.fail_next != DHD_NO_ERROR {
             std::mem::replace(&mut self.fail_next, DHD_NO_ERROR)
@@ -295,7 +309,7 @@ unsafe fn store(p: *mut f64, value: f64) {
 #[no_mangle]
 pub extern "C" fn dhdGetDeviceCount() -> c_int {
     let s = sim();
-    if s.disconnected {
+    if s.is_disconnected() {
         0
     } else {
         s.device_count
@@ -305,9 +319,10 @@ pub extern "C" fn dhdGetDeviceCount() -> c_int {
 #[no_mangle]
 pub extern "C" fn dhdOpenID(id: c_char) -> c_int {
     let mut s = sim();
-    if s.disconnected || s.device_count == 0 {
+    if s.is_disconnected() || s.device_count == 0 {
         return s.fail(DHD_ERROR_NO_DEVICE_FOUND);
     }
+    s.unplug.arm();
     if id < 0 || id as c_int >= s.device_count {
         return s.fail(DHD_ERROR_INVALID_INDEX);
     }

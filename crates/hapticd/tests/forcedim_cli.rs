@@ -6,7 +6,7 @@
 mod vendor;
 
 use serde_json::Value;
-use vendor::{devices_lists, hapticd, sim_library};
+use vendor::{check_unplugged_run, devices_lists, hapticd, run_through_an_unplug, sim_library};
 
 const SIM: &str = "libforcedim_sim.so";
 
@@ -92,4 +92,18 @@ fn run_drives_the_default_scene_through_the_sdk_found_by_its_environment_variabl
         stderr.contains("the Force Dimension SDK library was not found; tried:"),
         "{stderr}"
     );
+}
+
+#[test]
+fn a_vanishing_device_is_waited_for_or_stops_the_run_as_configured() {
+    let sdk = ("FORCEDIM_SDK", sim_library(SIM), "libdrd.so");
+    let sdk = (sdk.0, sdk.1.as_path(), sdk.2);
+    let unplug = [
+        ("FDSIM_UNPLUG_AFTER_MS", "700"),
+        ("FDSIM_UNPLUG_FOR_MS", "400"),
+    ];
+    let waited = run_through_an_unplug(sdk, "forcedim", "wait", "2.5", &unplug);
+    check_unplugged_run(&waited, "wait");
+    let stopped = run_through_an_unplug(sdk, "forcedim", "stop", "30", &unplug);
+    check_unplugged_run(&stopped, "stop");
 }

@@ -11,7 +11,10 @@
 //! calls every asynchronous callback. `hdScheduleSynchronous` runs its
 //! callback between two scheduler ticks (on the caller's thread, which the
 //! tests cannot tell apart). `ohsim_*` hooks reset the simulation, change
-//! its dynamics and pose, make the device vanish and inject NaN.
+//! its dynamics and pose, make the device vanish and inject NaN; a process
+//! that calls none (`hapticd run`) can have the device vanish by the
+//! environment, `OHSIM_UNPLUG_AFTER_MS` after it is first initialised, for
+//! `OHSIM_UNPLUG_FOR_MS` (unset: for good).
 
 #![allow(clippy::missing_safety_doc)]
 
@@ -20,6 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+#[path = "../../forcedim-sim/src/unplug.rs"]
+mod unplug;
+use unplug::Unplug;
 
 type Hhd = c_uint;
 type HdEnum = c_uint;
@@ -150,6 +157,8 @@ struct Sim {
     six_dof: bool,
     in_frame: bool,
     vanished: bool,
+    /// `OHSIM_UNPLUG_AFTER_MS`, `OHSIM_UNPLUG_FOR_MS`.
+    unplug: Unplug,
     nan_frames: u32,
     error: Option<(c_uint, c_int)>,
 }
@@ -186,9 +195,15 @@ impl Sim {
             six_dof: false,
             in_frame: false,
             vanished: false,
+            unplug: Unplug::new("OHSIM"),
             nan_frames: 0,
             error: None,
         }
+    }
+
+    /// Vanished by a hook or by the environment's schedule.
+    fn is_vanished(&self) -> bool {
+        self.vanished || self.unplug.now()
     }
 
     fn fail(&mut self, code: c_uint) {
@@ -259,7 +274,7 @@ pub unsafe extern "C" fn hdInitDevice(name: *const c_char) -> Hhd {
         s.fail(HD_COMM_CONFIG_ERROR);
         return HD_INVALID_HANDLE;
     }
-    if s.vanished {
+    if s.is_vanished() {
         s.fail(HD_COMM_ERROR);
         return HD_INVALID_HANDLE;
     }
@@ -268,6 +283,7 @@ pub unsafe extern "C" fn hdInitDevice(name: *const c_char) -> Hhd {
         return HD_INVALID_HANDLE;
     }
     s.state.device_initialised = true;
+    s.unplug.arm();
     0
 }
 
@@ -301,7 +317,7 @@ pub extern "C" fn hdBeginFrame(hhd: Hhd) {
         s.fail(HD_ILLEGAL_BEGIN);
     } else {
         s.in_frame = true;
-        if s.vanished {
+        if s.is_vanished() {
             s.fail(HD_COMM_ERROR);
         }
     }
@@ -317,7 +333,7 @@ pub extern "C" fn hdEndFrame(hhd: Hhd) {
     s.in_frame = false;
     s.state.frames += 1;
     s.nan_frames = s.nan_frames.saturating_sub(1);
-    if s.vanished {
+    if s.is_vanished() {
         s.fail(HD_COMM_ERROR);
         s.state.force_n = [0.0; 3];
         s.state.gimbal_torque_mnm = [0.0; 3];
