@@ -3,8 +3,8 @@
 //! (`scripts/bench-devices`).
 
 use haptic_device_forcedim::{ForceDimensionDevice, Settings};
-use haptic_devices::{HapticDevice, Motion, SafetyLayer, SimulatedClock, SimulatedDevice, Wrench};
-use haptic_testkit::vendor_library::{find, median_tick};
+use haptic_devices::{HapticDevice, SafetyLayer, Wrench};
+use haptic_testkit::vendor_library::{find, median_tick, simulated_peer};
 use nalgebra::Vector3;
 use std::hint::black_box;
 use std::time::Duration;
@@ -42,19 +42,12 @@ fn main() {
         }
     };
     let mut forcedim = SafetyLayer::new(device);
-    let motion: Motion = toml::from_str(
-        "repeat = true\n[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nturns = 1.0\nduration_s = 1.0\n",
-    )
-    .expect("a valid motion");
-    let mut simulated = SafetyLayer::new(SimulatedDevice::new(
-        motion,
-        SimulatedClock::Stepped(Duration::from_millis(1)),
-    ));
+    let mut simulated = SafetyLayer::new(simulated_peer());
     let fd = per_tick(&mut forcedim);
     let sim = per_tick(&mut simulated);
     let ns = |d: Duration| d.as_secs_f64() * 1e9;
     println!("ticks per round: {TICKS}, rounds: {ROUNDS} (median)");
     println!("forcedim_sim_tick: {:.1} ns", ns(fd));
-    println!("simulated_device_tick: {:.1} ns", ns(sim));
+    println!("forcedim_peer_tick: {:.1} ns", ns(sim));
     println!("forcedim_over_simulated: {:.2} x", ns(fd) / ns(sim));
 }

@@ -16,8 +16,8 @@
 
 use haply_sim::{SimConfig, SimService};
 use haptic_device_haply::{HaplyDevice, HaplySettings, Session};
-use haptic_devices::{HapticDevice, Motion, SimulatedClock, SimulatedDevice, Wrench};
-use haptic_testkit::vendor_library::median_tick;
+use haptic_devices::{HapticDevice, Wrench};
+use haptic_testkit::vendor_library::{median_tick, simulated_peer};
 use nalgebra::Vector3;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -80,12 +80,7 @@ fn main() {
 
     // The servo side, beside the simulated device.
     let mut haply = open(&sim, 1000.0);
-    let motion: Motion = toml::from_str(
-        "repeat = true\n[[segments]]\ntype = \"circle\"\ncentre_m = [0.0, 0.0, 0.0]\nnormal = [0.0, 0.0, 1.0]\nturns = 1.0\nduration_s = 1.0\n",
-    )
-    .expect("a valid motion");
-    let mut simulated =
-        SimulatedDevice::new(motion, SimulatedClock::Stepped(Duration::from_millis(1)));
+    let mut simulated = simulated_peer();
     let tick = per_tick(&mut haply);
     let simulated_tick = per_tick(&mut simulated);
 
@@ -155,7 +150,7 @@ fn main() {
         faults.malformed, faults.bad_fields, faults.late_replies
     );
     println!("haply_sim_tick: {:.1} ns", ns(tick));
-    println!("simulated_device_tick: {:.1} ns", ns(simulated_tick));
+    println!("haply_peer_tick: {:.1} ns", ns(simulated_tick));
     println!(
         "haply_over_simulated: {:.2} x",
         ns(tick) / ns(simulated_tick)

@@ -3,11 +3,13 @@
 //! scheduler frame from its hand-off buffer, converted) and one write (the
 //! force into the other buffer), called on the device itself — behind the
 //! safety layer a loop far faster than the scheduler's 1 kHz would read
-//! as stale — with the scheduler thread running beside it.
+//! as stale — with the scheduler thread running beside it; and the
+//! simulated device's read and write, also without the safety layer, in
+//! the same run.
 
 use haptic_device_openhaptics::{OpenHapticsDevice, Settings};
 use haptic_devices::{HapticDevice, Wrench};
-use haptic_testkit::vendor_library::{find, median_tick};
+use haptic_testkit::vendor_library::{find, median_tick, simulated_peer};
 use nalgebra::Vector3;
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -44,11 +46,21 @@ fn main() {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::zeros(),
     };
-    let median = median_tick(TICKS, ROUNDS, || {
-        let _ = black_box(device.read());
-        let _ = black_box(device.write(black_box(&request)));
-    });
-    let ns = median.as_secs_f64() * 1e9;
-    println!("openhaptics ticks per round: {TICKS}, rounds: {ROUNDS} (median), device without safety layer");
-    println!("openhaptics_sim_tick: {ns:.1} ns");
+    let per_tick = |device: &mut dyn HapticDevice| {
+        median_tick(TICKS, ROUNDS, || {
+            let _ = black_box(device.read());
+            let _ = black_box(device.write(black_box(&request)));
+        })
+        .as_secs_f64()
+            * 1e9
+    };
+    let openhaptics = per_tick(&mut device);
+    let simulated = per_tick(&mut simulated_peer());
+    println!("openhaptics ticks per round: {TICKS}, rounds: {ROUNDS} (median), devices without safety layer");
+    println!("openhaptics_sim_tick: {openhaptics:.1} ns");
+    println!("openhaptics_peer_tick: {simulated:.1} ns");
+    println!(
+        "openhaptics_over_simulated: {:.2} x",
+        openhaptics / simulated
+    );
 }

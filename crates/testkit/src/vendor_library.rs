@@ -6,6 +6,7 @@
 //! resolves its test hooks, and holds what else those tests and examples
 //! share: a real library that is no vendor's, and the median tick cost.
 
+use haptic_devices::{Motion, MotionConfig, SegmentConfig, SimulatedClock, SimulatedDevice};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
@@ -121,6 +122,25 @@ pub fn foreign_library() -> &'static Path {
     .map(Path::new)
     .find(|p| p.is_file())
     .expect("libm.so.6 in one of the usual directories")
+}
+
+/// The device every backend's per-tick cost is measured against: the
+/// simulated device swinging the handle round a circle once a second,
+/// stepped 1 ms a read.
+pub fn simulated_peer() -> SimulatedDevice {
+    let motion = MotionConfig {
+        start_position_m: [0.0; 3],
+        start_rotation_rad: [0.0; 3],
+        segments: vec![SegmentConfig::Circle {
+            centre_m: [0.0; 3],
+            normal: [0.0, 0.0, 1.0],
+            turns: 1.0,
+            duration_s: 1.0,
+        }],
+        repeat: true,
+    };
+    let motion = Motion::try_from(motion).expect("a valid motion");
+    SimulatedDevice::new(motion, SimulatedClock::Stepped(Duration::from_millis(1)))
 }
 
 /// The median over `rounds` of the mean duration of one call of `tick`
