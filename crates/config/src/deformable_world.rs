@@ -16,7 +16,7 @@ use haptic_deformable::{
 use haptic_mesh::{load_mesh, LoadOptions};
 use haptic_physics::World;
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
-use haptic_tetmesh::{read_tet_mesh, stuff_isosurface, StuffingOptions};
+use haptic_tetmesh::{check_closed, read_tet_mesh, stuff_isosurface, StuffingOptions};
 use nalgebra::{Isometry3, Point3, Vector3};
 use std::collections::BTreeSet;
 
@@ -272,6 +272,12 @@ impl Scene {
                 let mesh = load_mesh(&path, &LoadOptions::default())
                     .map_err(|e| file_error(e.to_string()))?
                     .mesh;
+                check_closed(&mesh).map_err(|e| {
+                    file_error(format!(
+                        "{}: {e}; a solid is filled from a closed surface",
+                        path.display()
+                    ))
+                })?;
                 let field_resolution = stuffing_field_resolution(&mesh, *spacing);
                 let sdf = DenseField::build(
                     &mesh,

@@ -20,7 +20,7 @@ use haptic_sdf::{
     BuildProgress, DenseField, DenseOptions, Field, GridSpec, SparseField, SparseOptions,
 };
 use haptic_tetmesh::{
-    enclosed_volume, lattice_size, msh_string, stuff_isosurface, StuffingOptions,
+    check_closed, enclosed_volume, lattice_size, msh_string, stuff_isosurface, StuffingOptions,
     BYTES_PER_LATTICE_NODE,
 };
 use std::io::Write;
@@ -111,6 +111,7 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
                 writeln!(stdout, "up to date: {out}")?;
                 if let Some(tets) = &args.tets {
                     let LoadedMesh { mesh, .. } = source.load(args.scale)?;
+                    check_closed_for_tets(&mesh, &source.name)?;
                     let geometry = load_prepared(&args.out)?;
                     write_tets(&mut stdout, &geometry.field, &mesh, tets, args)?;
                 }
@@ -127,6 +128,9 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let LoadedMesh { mesh, report } = source.load(args.scale)?;
     writeln!(stdout, "mesh: {}: {report}", source.name)?;
+    if args.tets.is_some() {
+        check_closed_for_tets(&mesh, &source.name)?;
+    }
     describe_solid(&mut stdout, &mesh, args.density)?;
     check_memory(&mesh, args)?;
 
@@ -189,6 +193,13 @@ pub fn run(args: &PrepArgs) -> anyhow::Result<()> {
         write_tets(&mut stdout, &geometry.field, &mesh, tets, args)?;
     }
     Ok(())
+}
+
+/// Refuses to fill a mesh with tets unless its surface is closed.
+fn check_closed_for_tets(mesh: &TriangleMesh, name: &str) -> anyhow::Result<()> {
+    check_closed(mesh).map_err(|error| {
+        anyhow::anyhow!("--tets: {name}: {error}; a solid is filled from a closed surface")
+    })
 }
 
 /// Fills the solid with tets from its field, writes them as MSH 4.1 and

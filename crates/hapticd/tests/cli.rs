@@ -509,6 +509,30 @@ fn prep_writes_the_tetrahedral_mesh() {
         &["--tet-spacing 0.000001", "use a larger --tet-spacing"],
     );
     assert!(!dir.path().join("other.hgeo").exists());
+    // A mesh with a hole is refused before any work, naming an open edge.
+    let open = dir.path().join("open.obj");
+    let mut text = String::new();
+    let cube = haptic_mesh::shapes::box_mesh(nalgebra::Vector3::new(0.05, 0.05, 0.05));
+    for v in &cube.vertices {
+        text += &format!("v {} {} {}\n", v.x, v.y, v.z);
+    }
+    for t in &cube.triangles[1..] {
+        text += &format!("f {} {} {}\n", t[0] + 1, t[1] + 1, t[2] + 1);
+    }
+    fs::write(&open, text).unwrap();
+    let open_out = dir.path().join("open.hgeo");
+    let refused = hapticd(&[
+        "prep",
+        open.to_str().unwrap(),
+        "--out",
+        open_out.to_str().unwrap(),
+        "--tets",
+        dir.path().join("open.msh").to_str().unwrap(),
+        "--tet-spacing",
+        "0.01",
+    ]);
+    assert_error(&refused, &["open.obj", "the surface is open: edge ("]);
+    assert!(!open_out.exists() && !dir.path().join("open.msh").exists());
     let alone = prep_torus(dir.path(), "other.hgeo", &["--tet-spacing", "0.005"]).1;
     assert_error(&alone, &["required arguments", "--tets <OUT.msh>"]);
 }

@@ -141,12 +141,10 @@ impl TetMesh {
     }
 }
 
-/// Checks that every edge of `surface` bounds exactly two triangles that
-/// run it in opposite directions, and that the triangles around every
-/// vertex form a single fan. The first offending edge or vertex is named
-/// (lowest indices first).
-pub fn check_closed_manifold(surface: &TriangleMesh) -> Result<(), BoundaryError> {
-    // Directed half-edges per undirected edge.
+/// Each undirected edge of `surface` (lowest index first, sorted) with the
+/// number of its triangles that run it from low to high and from high to
+/// low.
+fn edge_uses(surface: &TriangleMesh) -> Vec<([u32; 2], (usize, usize))> {
     let mut edges: HashMap<[u32; 2], (usize, usize)> = HashMap::new();
     for t in &surface.triangles {
         for k in 0..3 {
@@ -161,7 +159,30 @@ pub fn check_closed_manifold(surface: &TriangleMesh) -> Result<(), BoundaryError
     }
     let mut sorted: Vec<_> = edges.into_iter().collect();
     sorted.sort_unstable();
-    for ([a, b], (forward, backward)) in sorted {
+    sorted
+}
+
+/// Checks that `surface` is closed, as a solid filled from it needs: no
+/// edge bounds a single triangle. The first open edge is named (lowest
+/// indices first). Unlike [`check_closed_manifold`], non-manifold spots
+/// and orientation are allowed: a distance field's sign still tells inside
+/// from outside.
+pub fn check_closed(surface: &TriangleMesh) -> Result<(), BoundaryError> {
+    match edge_uses(surface)
+        .into_iter()
+        .find(|(_, (forward, backward))| forward + backward == 1)
+    {
+        Some(([a, b], _)) => Err(BoundaryError::OpenEdge { a, b, count: 1 }),
+        None => Ok(()),
+    }
+}
+
+/// Checks that every edge of `surface` bounds exactly two triangles that
+/// run it in opposite directions, and that the triangles around every
+/// vertex form a single fan. The first offending edge or vertex is named
+/// (lowest indices first).
+pub fn check_closed_manifold(surface: &TriangleMesh) -> Result<(), BoundaryError> {
+    for ([a, b], (forward, backward)) in edge_uses(surface) {
         let count = forward + backward;
         if count < 2 {
             return Err(BoundaryError::OpenEdge { a, b, count });
@@ -394,6 +415,10 @@ mod tests {
     fn open_surface_names_its_edge() {
         let mut surface = cube().boundary().unwrap().surface;
         surface.triangles.pop();
+        assert!(matches!(
+            check_closed(&surface),
+            Err(BoundaryError::OpenEdge { count: 1, .. })
+        ));
         let error = check_closed_manifold(&surface).unwrap_err();
         assert!(matches!(error, BoundaryError::OpenEdge { count: 1, .. }));
         assert!(

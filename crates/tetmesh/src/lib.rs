@@ -29,7 +29,7 @@ mod stuffing;
 mod tet_mesh;
 mod validate;
 
-pub use boundary::{check_closed_manifold, enclosed_volume, Boundary, BoundaryError};
+pub use boundary::{check_closed, check_closed_manifold, enclosed_volume, Boundary, BoundaryError};
 pub use medit::{parse_medit, parse_medit_file};
 pub use msh::{msh_string, parse_msh, parse_msh_file, write_msh, TETRAHEDRON};
 pub use read_error::{LoadedTetMesh, Location, ParsedTetMesh, Place, ReadError};

@@ -482,6 +482,16 @@ fn meshes_become_cloths_and_stuffed_solids() {
         "{e}"
     );
     assert!(e.message.contains("cube.obj"), "{e}");
+
+    // A surface with a hole fills no solid: the file and the open edge.
+    let mut open = cube.clone();
+    open.triangles.pop();
+    std::fs::write(dir.path().join("open.obj"), obj(&open)).unwrap();
+    let scene = parse_in(&text.replace("cube.obj", "open.obj"), dir.path()).unwrap();
+    let e = scene.deformable_world(rigid_world(&scene)).err().unwrap();
+    assert_eq!(e.field.as_deref(), Some("deformables[0].shape.file"), "{e}");
+    assert!(e.message.contains("open.obj"), "{e}");
+    assert!(e.message.contains("the surface is open: edge ("), "{e}");
 }
 
 #[test]
