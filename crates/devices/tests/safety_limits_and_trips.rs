@@ -451,7 +451,6 @@ fn a_device_lost_with_on_disconnect_stop_ends_the_run_from_zero() {
     assert_eq!(layer.read(), Err(DeviceError::Disconnected));
     assert_eq!(layer.write(&request), Err(DeviceError::Disconnected));
     assert_eq!(layer.commanded(), Wrench::ZERO);
-    assert_eq!(last_write(&layer), Wrench::ZERO);
     // Then `Lost`, whether or not the device comes back: no reconnection.
     layer.device_mut().plugged_in = true;
     for _ in 0..250 {
@@ -464,7 +463,8 @@ fn a_device_lost_with_on_disconnect_stop_ends_the_run_from_zero() {
     // The servo's answer to `Lost`: the shutdown ramp, from zero.
     layer.shutdown();
     for _ in 0..20 {
-        assert_eq!(tick(&mut layer, request), Wrench::ZERO);
+        let _ = tick(&mut layer, request);
+        assert_eq!(layer.commanded(), Wrench::ZERO);
     }
     assert_eq!(layer.state(), SafetyState::Off);
 }

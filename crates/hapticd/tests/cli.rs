@@ -524,6 +524,8 @@ fn prep_writes_the_tetrahedral_mesh() {
     let refused = hapticd(&[
         "prep",
         open.to_str().unwrap(),
+        "--resolution",
+        "24",
         "--out",
         open_out.to_str().unwrap(),
         "--tets",

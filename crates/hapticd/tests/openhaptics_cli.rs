@@ -28,14 +28,14 @@ fn run_drives_the_default_scene_through_the_hd_scheduler_and_a_vanishing_device(
     let sim = sim_library("libopenhaptics_sim.so");
     let sdk = ("OH_SDK_BASE", sim.as_path(), "libHD.so");
     let unplug = [
-        ("OHSIM_UNPLUG_AFTER_MS", "700"),
+        ("OHSIM_UNPLUG_AFTER_MS", "1500"),
         ("OHSIM_UNPLUG_FOR_MS", "400"),
     ];
     // Waited for: the run presses the floor, loses the device, zeroes the
     // force, and presses again once it is back.
-    let waited = run_through_an_unplug(sdk, "openhaptics", "wait", "2.5", &unplug);
+    let waited = run_through_an_unplug(sdk, "openhaptics", "wait", "3.5", &unplug);
     let stderr = String::from_utf8_lossy(&waited.output.stderr);
-    assert!(waited.summary["ticks"].as_u64().unwrap() > 2000, "{stderr}");
+    assert!(waited.summary["ticks"].as_u64().unwrap() > 3000, "{stderr}");
     assert!(
         waited.summary["max_rendered_force_n"].as_f64().unwrap() > 0.5,
         "{}",
