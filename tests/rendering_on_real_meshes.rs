@@ -10,8 +10,8 @@
 
 use haptic_acceptance::mesh_path;
 use haptic_contact::{
-    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, GradientModel, Role,
-    SharedField, ShellTree, ToolGeometry,
+    total_stiffness, ContactScene, EnvironmentGeometry, EnvironmentObject, ForceDirection,
+    GradientModel, Role, SharedField, ShellTree, ToolGeometry,
 };
 use haptic_core::Matrix6;
 use haptic_friction::FrictionState;
@@ -165,8 +165,14 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
         generated.voxel_size * 1e3
     );
     assert!((voxel / generated.voxel_size - 1.0).abs() < 0.01);
-    let scenario = cube_corner_from_meshes(cube, corner, CORNER_RESOLUTION, 0.5)
-        .with_friction(FrictionModel::StaticLp);
+    // The LP of Zhao et al. with the force direction it is posed with, the
+    // shell normals of their eq 1. Along the environment field's gradient
+    // (the default direction, which the pre-sliding model below keeps) the
+    // LP let one cycle inside the cone slide, by 39 µm, on these meshes
+    // (docs/rendering.md, "Which direction").
+    let defaults = cube_corner_from_meshes(cube, corner, CORNER_RESOLUTION, 0.5);
+    let mut scenario = defaults.clone().with_friction(FrictionModel::StaticLp);
+    scenario.parameters.penalty.direction = ForceDirection::ShellNormal;
     let ours = run(&scenario).unwrap();
 
     // Settled against floor and wall: the cube's centre about half a side
@@ -262,7 +268,7 @@ fn cgal_cube_in_cgal_corner_sticks_inside_the_cone_and_slides_outside() {
     // at all when the last ramp brings back loads already held; then it
     // slides along the edge.
     let pre =
-        run(&scenario.with_friction(FrictionModel::PreSliding { displacement: 5e-6 })).unwrap();
+        run(&defaults.with_friction(FrictionModel::PreSliding { displacement: 5e-6 })).unwrap();
     let in_cone: Vec<_> = (2..=4).flat_map(|s| pre.segment(s)).collect();
     let not_static = in_cone
         .iter()
