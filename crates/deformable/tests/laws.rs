@@ -278,7 +278,9 @@ fn corotational_fem_is_indifferent_to_rotation() {
         ForceIntegration::default(),
     )
     .unwrap();
-    let turn = UnitQuaternion::from_axis_angle(&Vector3::x_axis(), std::f64::consts::FRAC_PI_2);
+    // 90° about an axis in general position, not one of the lattice's.
+    let axis = nalgebra::Unit::new_normalize(Vector3::new(0.31, -0.52, 0.79));
+    let turn = UnitQuaternion::from_axis_angle(&axis, std::f64::consts::FRAC_PI_2);
     let turned: Vec<Point3<f64>> = mesh.positions.iter().map(|p| turn * p).collect();
     let mut body = DeformableBody::new(
         "fem",
