@@ -12,8 +12,8 @@ use haptic_device_falcon::link::{Link, LinkSettings};
 use haptic_device_falcon::packet::Status;
 use haptic_device_falcon::scripted::{ScriptedFalcon, Step};
 use haptic_device_falcon::{FalconDevice, FalconSettings};
-use haptic_devices::{HapticDevice, Wrench};
-use haptic_testkit::vendor_library::{median_tick, simulated_peer};
+use haptic_devices::Wrench;
+use haptic_testkit::vendor_library::{device_tick, median_tick, simulated_peer};
 use nalgebra::{Point3, Vector3};
 use std::hint::black_box;
 use std::time::Duration;
@@ -34,14 +34,7 @@ fn main() {
         force: Vector3::new(0.5, -0.3, 1.0),
         torque: Vector3::zeros(),
     };
-    let per_tick = |device: &mut dyn HapticDevice| {
-        median_tick(TICKS, ROUNDS, || {
-            let _ = black_box(device.read());
-            let _ = black_box(device.write(black_box(&wrench)));
-        })
-        .as_secs_f64()
-            * 1e9
-    };
+    let ns = |tick: Duration| tick.as_secs_f64() * 1e9;
     let dir = tempfile::tempdir().expect("a temporary directory");
     let path = dir.path().join("falcon.bin");
     std::fs::write(&path, [1u8; 64]).expect("a firmware file");
@@ -53,9 +46,9 @@ fn main() {
     };
     let mut falcon = FalconDevice::start(&FalconSettings::new(&path), Box::new(opener))
         .unwrap_or_else(|e| panic!("starting the Falcon on a scripted device: {e}"));
-    let falcon_tick = per_tick(&mut falcon);
+    let falcon_tick = ns(device_tick(&mut falcon, &wrench, TICKS, ROUNDS));
     drop(falcon);
-    let simulated_tick = per_tick(&mut simulated_peer());
+    let simulated_tick = ns(device_tick(&mut simulated_peer(), &wrench, TICKS, ROUNDS));
 
     let settings = LinkSettings {
         homing_on_start: true,
@@ -69,12 +62,10 @@ fn main() {
     let mut link = Link::bring_up(ScriptedFalcon::new(true, script), &firmware, settings)
         .unwrap_or_else(|e| panic!("bringing up the scripted Falcon: {e}"));
     let mut t = 0u64;
-    let exchange = median_tick(exchanges, ROUNDS, || {
+    let exchange = ns(median_tick(exchanges, ROUNDS, || {
         t += 1;
         let _ = black_box(link.exchange(black_box(&wrench.force), Duration::from_micros(t * 1000)));
-    })
-    .as_secs_f64()
-        * 1e9;
+    }));
 
     println!(
         "falcon ticks per round: {TICKS}, rounds: {ROUNDS} (median), devices without safety layer"

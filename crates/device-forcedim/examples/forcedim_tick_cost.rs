@@ -4,9 +4,8 @@
 
 use haptic_device_forcedim::{ForceDimensionDevice, Settings};
 use haptic_devices::{HapticDevice, SafetyLayer, Wrench};
-use haptic_testkit::vendor_library::{find, median_tick, simulated_peer};
+use haptic_testkit::vendor_library::{device_tick, find, simulated_peer};
 use nalgebra::Vector3;
-use std::hint::black_box;
 use std::time::Duration;
 
 const TICKS: usize = 200_000;
@@ -18,10 +17,7 @@ fn per_tick<D: HapticDevice>(layer: &mut SafetyLayer<D>) -> Duration {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::new(0.0, 0.01, 0.0),
     };
-    median_tick(TICKS, ROUNDS, || {
-        let _ = black_box(layer.read());
-        let _ = black_box(layer.write(black_box(&request)));
-    })
+    device_tick(layer, &request, TICKS, ROUNDS)
 }
 
 fn main() {

@@ -17,9 +17,8 @@
 use haply_sim::{SimConfig, SimService};
 use haptic_device_haply::{HaplyDevice, HaplySettings, Session};
 use haptic_devices::{HapticDevice, Wrench};
-use haptic_testkit::vendor_library::{median_tick, simulated_peer};
+use haptic_testkit::vendor_library::{device_tick, simulated_peer};
 use nalgebra::Vector3;
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const TICKS: usize = 200_000;
@@ -37,10 +36,7 @@ fn per_tick(device: &mut impl HapticDevice) -> Duration {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::zeros(),
     };
-    median_tick(TICKS, ROUNDS, || {
-        let _ = black_box(device.read());
-        let _ = black_box(device.write(black_box(&request)));
-    })
+    device_tick(device, &request, TICKS, ROUNDS)
 }
 
 fn open(sim: &SimService, rate_hz: f64) -> HaplyDevice {

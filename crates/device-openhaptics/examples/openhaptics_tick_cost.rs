@@ -9,9 +9,8 @@
 
 use haptic_device_openhaptics::{OpenHapticsDevice, Settings};
 use haptic_devices::{HapticDevice, Wrench};
-use haptic_testkit::vendor_library::{find, median_tick, simulated_peer};
+use haptic_testkit::vendor_library::{device_tick, find, simulated_peer};
 use nalgebra::Vector3;
-use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 const TICKS: usize = 200_000;
@@ -46,16 +45,9 @@ fn main() {
         force: Vector3::new(0.2, 0.0, 0.1),
         torque: Vector3::zeros(),
     };
-    let per_tick = |device: &mut dyn HapticDevice| {
-        median_tick(TICKS, ROUNDS, || {
-            let _ = black_box(device.read());
-            let _ = black_box(device.write(black_box(&request)));
-        })
-        .as_secs_f64()
-            * 1e9
-    };
-    let openhaptics = per_tick(&mut device);
-    let simulated = per_tick(&mut simulated_peer());
+    let ns = |tick: Duration| tick.as_secs_f64() * 1e9;
+    let openhaptics = ns(device_tick(&mut device, &request, TICKS, ROUNDS));
+    let simulated = ns(device_tick(&mut simulated_peer(), &request, TICKS, ROUNDS));
     println!("openhaptics ticks per round: {TICKS}, rounds: {ROUNDS} (median), devices without safety layer");
     println!("openhaptics_sim_tick: {openhaptics:.1} ns");
     println!("openhaptics_peer_tick: {simulated:.1} ns");

@@ -6,8 +6,11 @@
 //! resolves its test hooks, and holds what else those tests and examples
 //! share: a real library that is no vendor's, and the median tick cost.
 
-use haptic_devices::{Motion, MotionConfig, SegmentConfig, SimulatedClock, SimulatedDevice};
+use haptic_devices::{
+    HapticDevice, Motion, MotionConfig, SegmentConfig, SimulatedClock, SimulatedDevice, Wrench,
+};
 use std::fmt;
+use std::hint::black_box;
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -141,6 +144,21 @@ pub fn simulated_peer() -> SimulatedDevice {
     };
     let motion = Motion::try_from(motion).expect("a valid motion");
     SimulatedDevice::new(motion, SimulatedClock::Stepped(Duration::from_millis(1)))
+}
+
+/// The median over `rounds` of the mean duration of one `read` and one
+/// `write` of `request` on `device`, as the servo calls them, over `ticks`
+/// calls each: the device benchmarks' per-tick cost.
+pub fn device_tick(
+    device: &mut impl HapticDevice,
+    request: &Wrench,
+    ticks: usize,
+    rounds: usize,
+) -> Duration {
+    median_tick(ticks, rounds, || {
+        let _ = black_box(device.read());
+        let _ = black_box(device.write(black_box(request)));
+    })
 }
 
 /// The median over `rounds` of the mean duration of one call of `tick`
