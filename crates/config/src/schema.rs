@@ -5,7 +5,7 @@
 use haptic_devices::{EmulatorMode, HandParams, Motion, OnDisconnect, RotationParams, ServoRate};
 use haptic_mesh::shapes::corner_mesh;
 use haptic_mesh::shapes::{block_with_hole, box_mesh, cylinder, icosphere, torus};
-use haptic_mesh::TriangleMesh;
+use haptic_mesh::{LengthUnit, TriangleMesh};
 use haptic_physics::MassProperties as SolidMass;
 use haptic_pointshell::shapes::floor_shell;
 use haptic_pointshell::PointShell;
@@ -29,6 +29,15 @@ pub struct ObjectConfig {
     /// `hapticd prep` accepts.
     #[serde(default)]
     pub mesh: Option<String>,
+    /// The unit the `mesh` file's coordinates are written in: `m`, `cm`,
+    /// `mm` or `in` (CAD exports are mostly millimetres), as `hapticd prep
+    /// --unit` takes. Default metres.
+    #[serde(default, deserialize_with = "length_unit")]
+    pub mesh_unit: LengthUnit,
+    /// A factor applied to the `mesh` file's coordinates on top of
+    /// `mesh_unit`, as `hapticd prep --scale`. Default 1.
+    #[serde(default = "default_mesh_scale")]
+    pub mesh_scale: f64,
     /// A prepared-geometry file (`.hgeo`, from `hapticd prep`).
     #[serde(default)]
     pub prepared: Option<PathBuf>,
@@ -100,6 +109,16 @@ pub struct ObjectConfig {
 
 fn default_material() -> String {
     DEFAULT_MATERIAL.to_owned()
+}
+
+fn default_mesh_scale() -> f64 {
+    1.0
+}
+
+/// A [`LengthUnit`] from its symbol or name.
+fn length_unit<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<LengthUnit, D::Error> {
+    let text = String::deserialize(deserializer)?;
+    text.parse().map_err(serde::de::Error::custom)
 }
 
 fn default_field_resolution() -> u32 {

@@ -200,6 +200,18 @@ fn invalid_values_name_the_line_and_the_field() {
     let e = error(&text, line_of(&text, "mesh ="), "objects[1].mesh");
     assert!(e.message.contains("/nonexistent/meshes/wall.obj"), "{e}");
 
+    let text = MINIMAL.replace(
+        "role = \"field\"",
+        "role = \"field\"\nmesh_unit = \"furlong\"",
+    );
+    let e = error(&text, line_of(&text, "mesh_unit"), "objects[1].mesh_unit");
+    assert!(e.message.contains("unknown length unit \"furlong\""), "{e}");
+    let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nmesh_unit = \"mm\"");
+    let e = error(&text, line_of(&text, "mesh_unit"), "objects[1].mesh_unit");
+    assert!(e.message.contains("only to a `mesh` file"), "{e}");
+    let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nmesh_scale = 0.0");
+    error(&text, line_of(&text, "mesh_scale"), "objects[1].mesh_scale");
+
     let text = MINIMAL.replace("role = \"field\"", "role = \"field\"\nmaterial = \"oak\"");
     error(&text, line_of(&text, "material ="), "objects[1].material");
 

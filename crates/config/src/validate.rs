@@ -10,6 +10,7 @@ use crate::schema::{
 use haptic_devices::Profile;
 use haptic_devices::ServoRate;
 use haptic_mesh::shapes::BUILTIN_NAMES;
+use haptic_mesh::LengthUnit;
 use std::path::Path;
 
 /// What validation establishes beyond the values themselves.
@@ -278,6 +279,19 @@ fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) 
             )?,
             None => file_exists(field("mesh"), base, Path::new(mesh))?,
         }
+    }
+    let from_file = object
+        .mesh
+        .as_ref()
+        .is_some_and(|m| !m.starts_with("builtin:"));
+    positive(field("mesh_scale"), object.mesh_scale)?;
+    if !from_file && (object.mesh_scale != 1.0 || object.mesh_unit != LengthUnit::Metre) {
+        let which = if object.mesh_scale != 1.0 {
+            "mesh_scale"
+        } else {
+            "mesh_unit"
+        };
+        fail(field(which), "applies only to a `mesh` file")?;
     }
     if let Some(prepared) = &object.prepared {
         file_exists(field("prepared"), base, prepared)?;

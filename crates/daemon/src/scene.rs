@@ -111,12 +111,16 @@ fn source(object: &ObjectConfig, base: &Path) -> Result<Source, SceneBuildError>
                 }
             });
         }
-        let loaded = load_mesh(&base.join(mesh), &LoadOptions::default()).map_err(|source| {
-            SceneBuildError::Mesh {
+        let options = LoadOptions {
+            unit: object.mesh_unit,
+            scale: object.mesh_scale,
+            ..LoadOptions::default()
+        };
+        let loaded =
+            load_mesh(&base.join(mesh), &options).map_err(|source| SceneBuildError::Mesh {
                 object: name(),
                 source,
-            }
-        })?;
+            })?;
         return Ok(Source::Mesh(loaded.mesh));
     }
     if let Some(prepared) = &object.prepared {
@@ -646,5 +650,50 @@ mod tests {
         );
         assert_eq!(cycle.scene().environment()[0].friction_coefficient, 0.9);
         assert_eq!(scene_frames.read().tick, 0);
+    }
+
+    /// A 10 mm cube centred on its frame, in an OBJ file written in mm.
+    const CUBE_MM: &str = "v -5 -5 -5\nv 5 -5 -5\nv 5 5 -5\nv -5 5 -5\n\
+        v -5 -5 5\nv 5 -5 5\nv 5 5 5\nv -5 5 5\n\
+        f 1 3 2\nf 1 4 3\nf 5 6 7\nf 5 7 8\nf 1 2 6\nf 1 6 5\n\
+        f 2 3 7\nf 2 7 6\nf 3 4 8\nf 3 8 7\nf 4 1 5\nf 4 5 8\n";
+
+    /// `mesh_unit` and `mesh_scale` reach the body's triangles and mass.
+    #[test]
+    fn a_mesh_in_millimetres_scaled_by_two_is_a_20_mm_body() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("cube-mm.obj"), CUBE_MM).unwrap();
+        let config = r#"
+[[objects]]
+name = "probe"
+shape = { kind = "sphere", radius_m = 0.01 }
+role = "point_shell"
+tool = true
+position_m = [0.0, 0.0, 1.0]
+
+[[objects]]
+name = "cube"
+mesh = "cube-mm.obj"
+mesh_unit = "mm"
+mesh_scale = 2.0
+role = "field"
+movable = true
+density_kg_m3 = 1000.0
+
+[device]
+motion = { segments = [{ type = "hold", duration_s = 1.0 }] }
+"#;
+        let path = dir.path().join("scene.toml");
+        std::fs::write(&path, config).unwrap();
+        let scene = Scene::load(&path, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+        let (world, meshes) = build_world(&scene).unwrap();
+        let extents = meshes[0].aabb().extents();
+        assert!(
+            (extents - Vector3::repeat(0.02)).abs().max() < 1e-12,
+            "{extents:?}"
+        );
+        // (20 mm)³ of water.
+        let mass = world.bodies()[0].model.mass;
+        assert!((mass - 8e-3).abs() < 1e-9, "{mass} kg");
     }
 }

@@ -11,7 +11,7 @@ const G: f64 = 9.81;
 const DURATION: f64 = 0.3;
 /// The config's masses (kg) and the wheel's radius and the rope's half
 /// thickness (m).
-const BOX: f64 = 0.3;
+const BUNNY: f64 = 0.3;
 const TORUS: f64 = 0.2;
 const ROPE: f64 = 0.05;
 const WHEEL: f64 = 0.5;
@@ -19,13 +19,18 @@ const RADIUS: f64 = 0.1;
 const CONTACT_RADIUS: f64 = 0.103;
 
 /// The config, with its friction coefficients replaced by `friction`;
-/// the recording's last row's box speed (down), wheel rim speed (its top
-/// towards the box) and torus rise.
+/// the recording's last row's bunny speed (down), wheel rim speed (its top
+/// towards the bunny) and torus rise. Its meshes are read where
+/// scripts/fetch-test-data links them, config/test-data.
 fn run(friction: f64) -> (f64, f64, f64) {
     let dir = tempfile::tempdir().unwrap();
-    let config = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config/fig4-atwood.toml");
-    let text = std::fs::read_to_string(&config)
+    let configs = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../config");
+    let text = std::fs::read_to_string(configs.join("fig4-atwood.toml"))
         .unwrap()
+        .replace(
+            "\"test-data/",
+            &format!("\"{}/", configs.join("test-data").display()),
+        )
         .replace(
             "friction_coefficient = 0.8",
             &format!("friction_coefficient = {friction}"),
@@ -42,14 +47,14 @@ fn run(friction: f64) -> (f64, f64, f64) {
     let (first, last) = (&rows[0], &rows[rows.len() - 1]);
     assert!(rows.iter().all(|r| r[column("quarantined")] == 0.0));
     (
-        -last[column("box_vz")],
+        -last[column("bunny_vz")],
         -last[column("wheel_wy")] * CONTACT_RADIUS,
         last[column("torus_z")] - first[column("torus_z")],
     )
 }
 
 /// `(m₁ − m₂) g / (m₁ + m₂ + m_rope + I/r²)`, the wheel's `I = m R²/2`
-/// when the rope turns it. The rope's own weight, shifting to the box's
+/// when the rope turns it. The rope's own weight, shifting to the bunny's
 /// side, adds 2 % to the speed at 0.3 s.
 fn atwood(turning: bool) -> f64 {
     let inertia = if turning {
@@ -57,7 +62,7 @@ fn atwood(turning: bool) -> f64 {
     } else {
         0.0
     };
-    (BOX - TORUS) * G / (BOX + TORUS + ROPE + inertia)
+    (BUNNY - TORUS) * G / (BUNNY + TORUS + ROPE + inertia)
 }
 
 #[test]
@@ -65,7 +70,7 @@ fn the_fig4_rope_grips_the_wheel_and_falls_at_the_atwood_rate() {
     let (speed, rim, rise) = run(0.8);
     let expected = atwood(true) * DURATION;
     eprintln!(
-        "box at {speed:.4} m/s against {expected:.4}; rim {rim:.4} m/s; torus rose {rise:.4} m"
+        "bunny at {speed:.4} m/s against {expected:.4}; rim {rim:.4} m/s; torus rose {rise:.4} m"
     );
     assert!(
         (speed - expected).abs() < 0.05 * expected,
@@ -75,7 +80,7 @@ fn the_fig4_rope_grips_the_wheel_and_falls_at_the_atwood_rate() {
         (rim - speed).abs() < 0.05 * speed,
         "rim {rim} against the rope's {speed}"
     );
-    assert!(rise > 0.0, "the box did not drag the torus up");
+    assert!(rise > 0.0, "the bunny did not drag the torus up");
 }
 
 #[test]
@@ -83,7 +88,7 @@ fn without_friction_the_fig4_rope_slides_over_a_still_wheel() {
     let (speed, rim, rise) = run(0.0);
     let expected = atwood(false) * DURATION;
     eprintln!(
-        "box at {speed:.4} m/s against {expected:.4}; rim {rim:.4} m/s; torus rose {rise:.4} m"
+        "bunny at {speed:.4} m/s against {expected:.4}; rim {rim:.4} m/s; torus rose {rise:.4} m"
     );
     assert!(
         (speed - expected).abs() < 0.05 * expected,
