@@ -712,11 +712,13 @@ impl CoupledWorld {
                 // An active set: a plane that would have to pull its node is
                 // let go and the body solved again, so that every support
                 // the rows record pushes.
+                // A solve that still pulls after the last round falls back
+                // to passing every impulse through the body's response.
                 let mut solved = false;
-                for _ in 0..4 {
+                for round in 0..=PLANE_RELEASE_ROUNDS {
                     s.supports.clear();
                     s.supports.resize(s.planes.len(), 0.0);
-                    solved = !s.planes.is_empty()
+                    let answered = !s.planes.is_empty()
                         && body.model.paradigm.solve_with_contacts(
                             &input,
                             &s.row_impulses[nodes.clone()],
@@ -724,7 +726,12 @@ impl CoupledWorld {
                             &mut s.response[nodes.clone()],
                             &mut s.supports,
                         );
-                    if !solved || s.supports.iter().all(|&f| f >= 0.0) {
+                    if !answered || round == PLANE_RELEASE_ROUNDS {
+                        solved = answered && s.supports.iter().all(|&f| f >= 0.0);
+                        break;
+                    }
+                    if s.supports.iter().all(|&f| f >= 0.0) {
+                        solved = true;
                         break;
                     }
                     let mut keep = 0;
@@ -948,6 +955,10 @@ impl CoupledWorld {
         report
     }
 }
+
+/// Rounds of an elastic pass's active set of contact planes: each lets go
+/// of the planes that pulled and solves again.
+const PLANE_RELEASE_ROUNDS: usize = 4;
 
 /// One iteration: with `direct`, the equality rows solved exactly, then a
 /// sweep of the others answered by them; else a PGS sweep of every row.
