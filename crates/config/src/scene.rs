@@ -12,7 +12,7 @@ use haptic_devices::ServoRate;
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
 use haptic_render::{CycleBudget, FrictionModel, MassProperties, RenderParameters};
-use haptic_schema::rendering::{Friction, Material, Rendering, SolverChoice};
+use haptic_schema::rendering::{ForceDirection, Friction, Material, Rendering, SolverChoice};
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -240,6 +240,24 @@ impl Scene {
     /// `[server]`; its `unix_socket` is relative to [`base`](Self::base).
     pub fn server(&self) -> &ServerSettings {
         &self.file.server
+    }
+
+    /// Settings that validate but work against each other, each naming the
+    /// file and its fields: `hapticd check-config` prints them and the
+    /// daemon logs them when it builds the scene.
+    pub fn warnings(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        let r = &self.file.rendering;
+        if r.friction == Friction::StaticLp && r.force_direction == ForceDirection::FieldGradient {
+            warnings.push(format!(
+                "{}: field `rendering.friction`: `static_lp` is posed along the tool's shell normals; \
+                 along the field's gradient (`rendering.force_direction = \"field_gradient\"`, the default) \
+                 a contact inside its friction cone can slide (39 µm in the CGAL cube's seat in the CGAL corner): \
+                 set `force_direction = \"shell_normal\"` (docs/rendering.md, \"Which direction with the LP\")",
+                self.name.display()
+            ));
+        }
+        warnings
     }
 
     /// The rendering parameters: `[rendering]`, the environment's contact

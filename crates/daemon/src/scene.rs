@@ -430,6 +430,9 @@ impl BuiltScene {
     /// places it and turns it about its centre of mass.
     pub fn build(config: &Scene) -> Result<BuiltScene, SceneBuildError> {
         let started = Instant::now();
+        for warning in config.warnings() {
+            tracing::warn!("{warning}");
+        }
         let physics = config.has_movable() || !config.deformables().is_empty();
         let tool_config = config.tool();
         let tool = load_geometry(

@@ -12,13 +12,19 @@ pub struct CheckConfigArgs {
     files: Vec<PathBuf>,
 }
 
-/// Prints `ok: FILE` for each file that loads and each other file's error
-/// (file, line, field); fails if any did.
+/// Prints `ok: FILE` for each file that loads (after its warnings, on
+/// stderr) and each other file's error (file, line, field); fails if any
+/// did.
 pub fn run(args: &CheckConfigArgs) -> anyhow::Result<()> {
     let mut failed = 0;
     for file in &args.files {
         match Scene::load(file, &Overrides::default()) {
-            Ok(_) => writeln!(Stdout::lock(), "ok: {}", file.display())?,
+            Ok(scene) => {
+                for warning in scene.warnings() {
+                    eprintln!("warning: {warning}");
+                }
+                writeln!(Stdout::lock(), "ok: {}", file.display())?
+            }
             Err(error) => {
                 failed += 1;
                 eprintln!("error: {error}");

@@ -147,3 +147,40 @@ fn bad_configs_fail_naming_file_line_and_field() {
         "{stderr}"
     );
 }
+
+/// The paper's LP along the field's gradient passes, with a warning that
+/// names the file and the field and says what to set; along the shell
+/// normals it passes without one.
+#[test]
+fn the_lp_along_the_field_gradient_is_warned_of() {
+    let dir = tempfile::tempdir().unwrap();
+    let gradient = dir.path().join("lp-gradient.toml");
+    std::fs::write(
+        &gradient,
+        format!("{GOOD}\n[rendering]\nfriction = \"static_lp\"\n"),
+    )
+    .unwrap();
+    let normals = dir.path().join("lp-normals.toml");
+    std::fs::write(
+        &normals,
+        format!(
+            "{GOOD}\n[rendering]\nfriction = \"static_lp\"\nforce_direction = \"shell_normal\"\n"
+        ),
+    )
+    .unwrap();
+    for (file, warned) in [(&gradient, true), (&normals, false)] {
+        let output = check(std::slice::from_ref(file));
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert!(output.status.success(), "{stderr}");
+        let warning = stderr.lines().find(|l| l.starts_with("warning: "));
+        assert_eq!(warning.is_some(), warned, "{}: {stderr}", file.display());
+        if let Some(warning) = warning {
+            assert!(
+                warning.contains(&file.display().to_string())
+                    && warning.contains("field `rendering.friction`")
+                    && warning.contains("force_direction = \"shell_normal\""),
+                "{warning}"
+            );
+        }
+    }
+}
