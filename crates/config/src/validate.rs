@@ -285,13 +285,11 @@ fn geometry(object: &ObjectConfig, base: &Path, field: &dyn Fn(&str) -> String) 
         .as_ref()
         .is_some_and(|m| !m.starts_with("builtin:"));
     positive(field("mesh_scale"), object.mesh_scale)?;
-    if !from_file && (object.mesh_scale != 1.0 || object.mesh_unit != LengthUnit::Metre) {
-        let which = if object.mesh_scale != 1.0 {
-            "mesh_scale"
-        } else {
-            "mesh_unit"
-        };
-        fail(field(which), "applies only to a `mesh` file")?;
+    if !from_file && object.mesh_scale != 1.0 {
+        fail(field("mesh_scale"), "applies only to a `mesh` file")?;
+    }
+    if !from_file && object.mesh_unit != LengthUnit::Metre {
+        fail(field("mesh_unit"), "applies only to a `mesh` file")?;
     }
     if let Some(prepared) = &object.prepared {
         file_exists(field("prepared"), base, prepared)?;

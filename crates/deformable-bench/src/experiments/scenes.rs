@@ -254,14 +254,12 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
     // The comparison's figures: the cloth's step at the paper's iteration
     // count, the jelly's at the settings that keep it whole, and our
     // cloth's wall time against rapier's stiff set-up at no more strain.
+    let index = |name: &str| contenders.iter().position(|c| c.name == name);
     let median = |name: &str, runs: &[Vec<crate::run::ClothRun>]| {
-        contenders
-            .iter()
-            .position(|c| c.name == name)
-            .map(|k| super::pooled(runs[k].iter().map(|r| &r.timing)))
+        index(name).map(|k| super::pooled(runs[k].iter().map(|r| &r.timing)))
     };
     let wall = |name: &str| {
-        contenders.iter().position(|c| c.name == name).map(|k| {
+        index(name).map(|k| {
             let times = super::pooled(cloth_runs[k].iter().map(|r| &r.timing));
             let simulated: f64 = cloth_runs[k].iter().map(|r| r.timing.simulated()).sum();
             times.total() / simulated
@@ -286,12 +284,7 @@ pub fn scenes(plan: &Plan, cloth_args: &ClothArgs, jelly_args: &JellyArgs) -> Re
     // What the ratio compares: ours at no more strain, at the impact and
     // draped, and no deeper in the ball, than rapier's stiff set-up (each
     // ≤ 1).
-    let first = |name: &str| {
-        contenders
-            .iter()
-            .position(|c| c.name == name)
-            .and_then(|k| cloth_runs[k].first())
-    };
+    let first = |name: &str| index(name).and_then(|k| cloth_runs[k].first());
     if let (Some(ours), Some(rapier)) = (first("ours"), first("rapier_stiff")) {
         println!(
             "cloth_max_strain_ours_over_rapier: {:.3} x",
