@@ -12,7 +12,8 @@
 //! | Free node velocities from each body's paradigm (eqs 1–3) | [`paradigms`] |
 //! | Surface samples against rigid fields and deformable triangles | [`collision`] |
 //! | Rows: anchors, inextensibility, bending, contact and friction, rigid joints (§4.1–4.5) | [`constraints`] |
-//! | Warm start and PGS sweeps (§4.6, Algorithm 1) | [`solver`] |
+//! | Warm start (§4.6) | [`warm_start`] |
+//! | PGS sweeps (Algorithm 1) | [`solver`] |
 //! | The equality rows solved directly between sweeps | [`direct`] |
 //! | Symplectic Euler for nodes (eq 38), impulses into the rigid step | [`world`] |
 //! | Position projection of over-long edges | [`post_stabilisation`] |
@@ -40,6 +41,7 @@ pub mod post_stabilisation;
 pub mod scenes;
 pub mod solver;
 pub mod topology;
+pub mod warm_start;
 pub mod world;
 
 pub use body::{

@@ -41,9 +41,9 @@ use crate::paradigms::{ContactPlane, StepInput};
 use crate::parameters::{EqualitySolver, SolverParameterError, SolverParameters, TangentBasis};
 use crate::post_stabilisation;
 use crate::solver::{self, Velocities};
+use crate::warm_start::WarmStart;
 use haptic_physics::{ConstraintRow, RigidBodyState, StepReport, World};
 use nalgebra::{Matrix3, Point3, Vector3, Vector6};
-use std::collections::HashMap;
 use thiserror::Error;
 
 /// Why a coupled world cannot be built.
@@ -138,12 +138,8 @@ pub struct CoupledWorld {
     node_offsets: Vec<u32>,
     scratch: Scratch,
     surfaces: SurfaceCollision,
-    /// The last substep's rows' sources and impulses, in order, for warm
-    /// starting: a row is looked for at its own index first (a resting
-    /// scene makes the same rows in the same order), then in `warm_map`,
-    /// built from them at the first miss of a substep.
-    warm: Vec<(RowSource, f64)>,
-    warm_map: HashMap<RowSource, f64, foldhash::fast::FixedState>,
+    /// The last substep's impulses, to warm start the next.
+    warm: WarmStart,
     convergence: Vec<f64>,
     quarantined: u64,
     direct: DirectSolver,
@@ -195,8 +191,7 @@ impl CoupledWorld {
             parameters,
             node_offsets,
             scratch: Scratch::default(),
-            warm: Vec::new(),
-            warm_map: HashMap::default(),
+            warm: WarmStart::default(),
             convergence: Vec::new(),
             quarantined: 0,
             direct: DirectSolver::default(),
@@ -404,7 +399,7 @@ impl CoupledWorld {
         for (b, body) in self.bodies.iter().enumerate() {
             let offset = self.node_offsets[b] as usize;
             let nodes = offset..offset + body.state.positions.len();
-            let fastest = s.velocities[nodes]
+            let fastest = s.velocities[nodes.clone()]
                 .iter()
                 .map(|v| v.norm())
                 .fold(0.0, f64::max);
@@ -412,8 +407,8 @@ impl CoupledWorld {
                 let rigid_speed = rigid.state.velocity.norm()
                     + rigid.state.angular_velocity.norm()
                         * rigid.model.geometry.as_ref().map_or(0.0, |g| g.reach());
-                let margin = parameters.contact_margin + h * (fastest + rigid_speed);
-                let bounds = collision::rigid::bounds(&body.state.positions, margin);
+                let margin = parameters.contact_margin + h * rigid_speed;
+                let bounds = collision::rigid::bounds(&body.state.positions, margin + h * fastest);
                 collision::rigid::detect(
                     b as u32,
                     body,
@@ -421,6 +416,8 @@ impl CoupledWorld {
                     r as u32,
                     rigid,
                     margin,
+                    h,
+                    &s.velocities[nodes.clone()],
                     &s.anchored_to[offset..offset + body.state.positions.len()],
                     &mut s.contacts,
                 );
@@ -566,32 +563,8 @@ impl CoupledWorld {
         // 4. Warm starting (§4.6), then Algorithm 1.
         let warm_friction = parameters.tangent_basis == TangentBasis::FromNormal;
         if parameters.warm_start > 0.0 {
-            let mut mapped = false;
-            for (k, row) in s.rows.rows.iter_mut().enumerate() {
-                let friction = row.source.contact_axis().is_some_and(|axis| axis > 0);
-                if friction && !warm_friction {
-                    continue;
-                }
-                let previous = match self.warm.get(k) {
-                    Some(&(source, impulse)) if source == row.source => Some(impulse),
-                    _ => {
-                        if !mapped {
-                            self.warm_map.clear();
-                            self.warm_map.extend(self.warm.iter().copied());
-                            mapped = true;
-                        }
-                        self.warm_map.get(&row.source).copied()
-                    }
-                };
-                if let Some(previous) = previous {
-                    let start = parameters.warm_start * previous;
-                    row.impulse = if friction {
-                        start
-                    } else {
-                        start.clamp(row.lower, row.upper)
-                    };
-                }
-            }
+            self.warm
+                .start(&mut s.rows, parameters.warm_start, warm_friction);
         }
         s.base.clear();
         s.base.extend_from_slice(&s.velocities);
@@ -799,9 +772,7 @@ impl CoupledWorld {
                 ));
             }
         }
-        self.warm.clear();
-        self.warm
-            .extend(s.rows.rows.iter().map(|row| (row.source, row.impulse)));
+        self.warm.remember(&s.rows);
         report.solver_seconds = solving.elapsed().as_secs_f64();
 
         // 5. Symplectic Euler for the nodes (eq 38), quarantining any body

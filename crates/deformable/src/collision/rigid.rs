@@ -17,9 +17,11 @@ pub fn bounds(positions: &[Point3<f64>], margin: f64) -> Aabb {
 }
 
 /// Appends to `out` a contact for every surface sample of `body` (index
-/// `body_index`, its nodes at `positions`) whose distance from `rigid`'s
-/// surface, less the body's half thickness, is below `margin`. The normal is
-/// the field's gradient, turned into the world. Samples on a node anchored
+/// `body_index`) whose distance from `rigid`'s surface, less the body's
+/// half thickness, is below what the step can close: `margin` (the contact
+/// margin and the rigid body's reach in the step) plus `h` times the
+/// sample's speed bound, the weighted speeds of its nodes at their free
+/// `velocities`. The normal is the field's gradient, turned into the world. Samples on a node anchored
 /// to this rigid body (`anchored_to[node] == Some(rigid_index)`) are left
 /// out: the anchor holds the node where it is, and a contact pushing it out
 /// by the thickness would fight it.
@@ -31,6 +33,8 @@ pub fn detect(
     rigid_index: u32,
     rigid: &RigidBody,
     margin: f64,
+    h: f64,
+    velocities: &[Vector3<f64>],
     anchored_to: &[Option<u32>],
     out: &mut Vec<RigidContact>,
 ) {
@@ -44,7 +48,8 @@ pub fn detect(
         return;
     }
     let thickness = body.model.material.thickness;
-    let reach = margin + thickness;
+    let fastest = velocities.iter().map(|v| v.norm()).fold(0.0, f64::max);
+    let reach = margin + h * fastest + thickness;
     let local_bounds = Aabb {
         min: geometry.bounds.min - Vector3::repeat(reach),
         max: geometry.bounds.max + Vector3::repeat(reach),
@@ -65,7 +70,10 @@ pub fn detect(
         let (distance, gradient) = geometry.field.value_gradient(&local);
         let gap = distance - thickness;
         let length = gradient.norm();
-        if gap >= margin || !(length > 1e-9) || !gap.is_finite() {
+        let speed: f64 = (0..3)
+            .map(|k| sample.weights[k] * velocities[sample.nodes[k] as usize].norm())
+            .sum();
+        if gap >= margin + h * speed || !(length > 1e-9) || !gap.is_finite() {
             continue;
         }
         out.push(RigidContact {
