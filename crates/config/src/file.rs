@@ -4,7 +4,7 @@
 use crate::deformable::{DeformableConfig, DeformableSolver};
 use crate::physics::{JointConfig, Physics};
 use crate::schema::{
-    DeviceConfig, ObjectConfig, ServerSettings, Telemetry, Threads, DEFAULT_MATERIAL,
+    Coupling, DeviceConfig, ObjectConfig, ServerSettings, Telemetry, Threads, DEFAULT_MATERIAL,
 };
 use haptic_schema::rendering::{Material, Rendering};
 use serde::Deserialize;
@@ -31,6 +31,8 @@ pub(crate) struct ConfigFile {
     pub server: ServerSettings,
     #[serde(default)]
     pub physics: Physics,
+    #[serde(default)]
+    pub coupling: Coupling,
     /// Joints between the bodies of the physics world.
     #[serde(default)]
     pub joints: Vec<JointConfig>,

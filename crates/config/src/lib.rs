@@ -43,9 +43,9 @@ pub use locate::Location;
 pub use physics::{Controller, JointConfig, JointKindName, Physics, Pid};
 pub use scene::{Overrides, Scene, ServoScene};
 pub use schema::{
-    DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig, HaplyConfig,
-    ObjectConfig, ObjectRole, OpenHapticsConfig, ServerSettings, Shape, Telemetry, Thread, Threads,
-    DEFAULT_DENSITY_KG_M3,
+    Coupling, DeviceConfig, DeviceKind, EmulatorSettings, FalconConfig, ForceDimensionConfig,
+    HaplyConfig, ObjectConfig, ObjectRole, OpenHapticsConfig, ServerSettings, Shape, Telemetry,
+    Thread, Threads, DEFAULT_DENSITY_KG_M3,
 };
 
 use file::ConfigFile;

@@ -4,7 +4,9 @@
 use crate::check::Invalid;
 use crate::file::ConfigFile;
 use crate::physics::{JointConfig, Physics};
-use crate::schema::{DeviceConfig, DeviceKind, ObjectConfig, ServerSettings, Telemetry, Threads};
+use crate::schema::{
+    Coupling, DeviceConfig, DeviceKind, ObjectConfig, ServerSettings, Telemetry, Threads,
+};
 use crate::validate;
 use crate::ConfigError;
 use haptic_contact::{PenaltyParameters, StiffnessScaling, VirtualCoupling};
@@ -167,6 +169,11 @@ impl Scene {
     /// `[physics]`.
     pub fn physics(&self) -> &Physics {
         &self.file.physics
+    }
+
+    /// `[coupling]`.
+    pub fn coupling(&self) -> &Coupling {
+        &self.file.coupling
     }
 
     /// `[[joints]]`, in file order.

@@ -648,6 +648,33 @@ pub enum DeviceKind {
     Haply,
 }
 
+/// `[coupling]`: how the servo renders what the physics thread moves
+/// between the physics thread's steps (docs/rendering.md, "Local models").
+#[derive(Clone, Copy, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Coupling {
+    /// Each physics step publishes, for every dynamic body the tool can
+    /// touch that no joint holds, a local model (its state, mass, inertia
+    /// and its contacts' wrench with their gradients), which the servo
+    /// advances every tick under the tool's push, so the body gives way at
+    /// the servo rate and its inertia is felt. Default `true`; `false`
+    /// renders each body at the last published pose.
+    pub local_models: bool,
+    /// Time constant over which the difference between the servo's local
+    /// model and a new physics step fades, so that it does not step the
+    /// force (ms). Default 10.
+    pub blend_ms: f64,
+}
+
+impl Default for Coupling {
+    fn default() -> Self {
+        Self {
+            local_models: true,
+            blend_ms: 10.0,
+        }
+    }
+}
+
 /// The daemon's threads. Each table may give any of its fields; the rest
 /// keep that thread's defaults.
 #[derive(Clone, Copy, Debug, PartialEq, Deserialize)]

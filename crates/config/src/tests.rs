@@ -186,6 +186,9 @@ fn invalid_values_name_the_line_and_the_field() {
         line_of(&text, "cycle_budget_us"),
         "rendering.cycle_budget_us",
     );
+    let text = format!("{MINIMAL}\n[coupling]\nblend_ms = -1.0\n");
+    error(&text, line_of(&text, "blend_ms"), "coupling.blend_ms");
+
     let text = format!("{MINIMAL}\n[rendering]\ncollision_budget_share = 0.0\n");
     error(
         &text,

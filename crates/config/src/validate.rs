@@ -66,6 +66,13 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
         self::thread(name, thread, &config.threads.servo)?;
     }
     server(&config.server)?;
+    let blend = config.coupling.blend_ms;
+    if !(blend >= 0.0 && blend.is_finite()) {
+        fail(
+            "coupling.blend_ms",
+            format!("must be finite and ≥ 0, not {blend}"),
+        )?;
+    }
     crate::physics::check(&config.physics, &config.joints, &config.objects)?;
     crate::deformable::check(
         &config.deformables,

@@ -43,7 +43,7 @@ use haptic_deformable::{CoupledWorld, DeformableBody};
 use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_physics::{PairContact, RigidBody, StepReport, World};
 use haptic_server::{surface_frame, StreamHub};
-use haptic_servo::{PhysicsSnapshot, ThreadSchedule, ToolState};
+use haptic_servo::{LocalBodyModel, PhysicsSnapshot, ThreadSchedule, ToolState, NO_ENTRY};
 use nalgebra::{Isometry3, Matrix3, Point3, SymmetricEigen, Vector3, Vector6};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -133,6 +133,11 @@ pub struct PhysicsWorld {
     external: Vec<Vector6<f64>>,
     received: Vec<Vector3<f64>>,
     sequence: u64,
+    /// The last tool tick whose impulses a step took.
+    tool_tick: u64,
+    /// Whether snapshots carry the bodies' local models
+    /// ([`haptic_servo::LocalBodies`]).
+    local_models: bool,
     report: PhysicsReport,
 }
 
@@ -149,6 +154,8 @@ impl PhysicsWorld {
             links,
             poses: environment_poses,
             sequence: 0,
+            tool_tick: 0,
+            local_models: false,
             report: PhysicsReport::default(),
         }
     }
@@ -169,8 +176,17 @@ impl PhysicsWorld {
             links,
             poses: environment_poses,
             sequence: 0,
+            tool_tick: 0,
+            local_models: false,
             report: PhysicsReport::default(),
         }
+    }
+
+    /// Publishes with every snapshot a local model of each dynamic body the
+    /// tool can touch that no joint holds (see [`haptic_servo::LocalBodies`]).
+    pub fn with_local_models(mut self, on: bool) -> Self {
+        self.local_models = on;
+        self
     }
 
     /// The world's rigid bodies, in its order (none without movable
@@ -228,6 +244,7 @@ impl PhysicsWorld {
         }
         let known = self.impulses.len().min(tool.contact_impulses.len());
         self.impulses[..known].copy_from_slice(&tool.contact_impulses[..known]);
+        self.tool_tick = tool.tick;
         self.advance(dt);
     }
 
@@ -287,9 +304,18 @@ impl PhysicsWorld {
         if self.world.is_none() {
             return;
         }
+        let world = self.world.as_ref().map(Bodies::rigid);
+        let (links, local_models) = (&self.links, self.local_models);
         snapshots.publish_with(|snapshot| {
             snapshot.sequence = self.sequence;
             snapshot.environment_poses.clone_from(&self.poses);
+            snapshot.tool_tick = self.tool_tick;
+            snapshot.local_models.clear();
+            if let (Some(world), true) = (world, local_models) {
+                snapshot
+                    .local_models
+                    .extend((0..links.len()).filter_map(|b| local_model(world, b, &links[b])));
+            }
         });
     }
 
@@ -425,6 +451,41 @@ pub fn surface_triangles(triangles: &[[u32; 3]], nodes: &[u32]) -> Vec<[u32; 3]>
         .iter()
         .map(|t| [at(t[0]), at(t[1]), at(t[2])])
         .collect()
+}
+
+/// The local model of body `b` of `world` as its last step left it: `None`
+/// for a static body, one without entries in the rendering cycle, one a
+/// joint holds (the joint's reactions are not in the linearisation) or
+/// one the world cannot linearise. Its drag joins the linearisation.
+fn local_model(world: &World, b: usize, link: &BodyLink) -> Option<LocalBodyModel> {
+    let body = &world.bodies()[b];
+    if link.entries.is_empty() || world.joints().iter().any(|j| j.a == b || j.b == Some(b)) {
+        return None;
+    }
+    let mut linearisation = world.linearisation(b)?;
+    let (linear, angular) = link.drag;
+    let (v, w) = (body.state.velocity, body.state.angular_velocity);
+    for k in 0..3 {
+        linearisation.wrench[k] -= linear * v[k];
+        linearisation.wrench[k + 3] -= angular * w[k];
+        linearisation.velocity_gradient[(k, k)] -= linear;
+        linearisation.velocity_gradient[(k + 3, k + 3)] -= angular;
+    }
+    let mut entries = [NO_ENTRY; 2];
+    for (slot, &entry) in entries.iter_mut().zip(&link.entries) {
+        *slot = u16::try_from(entry).ok()?;
+    }
+    Some(LocalBodyModel {
+        body: b as u32,
+        entries,
+        pose: body.state.pose,
+        velocity: Vector6::new(v.x, v.y, v.z, w.x, w.y, w.z),
+        mass: body.model.mass,
+        inertia: body.world_inertia(),
+        wrench: linearisation.wrench,
+        position_gradient: linearisation.position_gradient,
+        velocity_gradient: linearisation.velocity_gradient,
+    })
 }
 
 /// The impulse of viscous drag `(c, c_r)` on `body` over `dt`, integrated

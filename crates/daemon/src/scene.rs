@@ -304,10 +304,12 @@ fn physics_world(
     let joints = config.world_joints(&bodies)?;
     let world = World::new(bodies, joints, config.physics().world_parameters())?;
     if config.deformables().is_empty() {
-        return Ok(PhysicsWorld::new(world, links, environment_poses));
+        return Ok(PhysicsWorld::new(world, links, environment_poses)
+            .with_local_models(config.coupling().local_models));
     }
     let coupled = config.deformable_world(world)?;
-    Ok(PhysicsWorld::coupled(coupled, links, environment_poses))
+    Ok(PhysicsWorld::coupled(coupled, links, environment_poses)
+        .with_local_models(config.coupling().local_models))
 }
 
 /// `config`'s physics world alone, for `hapticd simulate`: every
@@ -411,6 +413,9 @@ pub struct BuiltScene {
     pub tool_mass: MassProperties,
     /// The device button that declutches the tool, if any.
     pub clutch_button: Option<u32>,
+    /// The servo period and the blend time (s) of the bodies' local models
+    /// (`[coupling]`), if on.
+    pub local_models: Option<(f64, f64)>,
     /// The triangles to draw each configured object with, in the config's
     /// order and its body frame: its mesh or shape; a floor grid as the
     /// rectangle it covers; nothing for a prepared file (which holds no
@@ -531,6 +536,12 @@ impl BuiltScene {
             tool: tool_config.name.clone(),
             tool_mass,
             clutch_button: config.device().clutch_button,
+            local_models: config.coupling().local_models.then(|| {
+                (
+                    config.servo_rate().period().as_secs_f64(),
+                    config.coupling().blend_ms * 1e-3,
+                )
+            }),
             display_meshes,
             physics,
             build_time: started.elapsed(),
@@ -556,6 +567,10 @@ impl BuiltScene {
         let (channels, control) =
             ServoChannels::with_control(&self.cycle, physics, tool, telemetry);
         let tick = ServoTick::new(device, self.mapping, self.cycle, channels);
+        let tick = match self.local_models {
+            Some((period, blend)) => tick.with_local_models(period, blend),
+            None => tick,
+        };
         let tick = match self.clutch_button {
             Some(button) => tick.with_clutch(button),
             None => tick,

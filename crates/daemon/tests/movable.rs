@@ -93,13 +93,14 @@ fn a_pushed_block_slides_on_the_table_against_friction() {
     );
     assert!(spread < 0.01 * friction, "the push varies by {spread} N");
 
-    // Every servo tick's contact impulse reached the block: what the tool
-    // received back, the recorded contact reaction, adds up to the body's.
+    // Every servo tick's contact impulse reached the block, and the hand
+    // felt what the block received: the servo moves the block every tick
+    // (`[coupling] local_models`), so the tool pushes the body it renders.
     let received = block.impulse.x;
     let felt: f64 = ticks.iter().map(|t| -t.rendered.force.x * 1e-3).sum();
     eprintln!("contact impulse {received:.5} N·s; felt {felt:.5} N·s");
     assert!(
-        felt > received && felt < 1.5 * received,
+        (felt - received).abs() < 0.01 * received,
         "felt {felt} N·s against the block's {received} N·s"
     );
 }

@@ -80,7 +80,7 @@ pub use narrow_phase::PairContact;
 pub use parameters::{ContactModel, Integrator, WorldParameters};
 pub use penalty::{ContactParameters, DampingMode};
 pub use report::StepReport;
-pub use world::{World, WorldError};
+pub use world::{BodyLinearisation, World, WorldError};
 
 /// A parameter out of its range: the world's ([`WorldParameters::check`]) or
 /// the PID model's ([`pid::PidParameters::check`]), named as in its struct.

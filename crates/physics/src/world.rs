@@ -14,7 +14,7 @@ use crate::post_stabilisation::post_stabilise;
 use crate::report::StepReport;
 use crate::substeps::{farthest_move, near_travel, SubstepPlan};
 use crate::ParameterError;
-use haptic_core::Vector6;
+use haptic_core::{Matrix6, Vector6};
 use std::time::Instant;
 
 /// Why a world cannot be built.
@@ -47,6 +47,26 @@ pub struct World {
     backup: SubstepBackup,
     /// Bodies quarantined so far.
     quarantined: u64,
+    /// The last step's external impulses spread over it, per body (N, N·m).
+    external_wrenches: Vec<Vector6>,
+}
+
+/// What acts on one body near its current state, the other bodies held
+/// where they are: the wrench and its gradients that the last substep's
+/// semi-implicit step (Xu, Zhao & Barbič eqs 15–18) took for it, the
+/// external impulses left out, carried to the end of the step along the
+/// gradients. Contact forces, contact damping, friction springs and gravity
+/// are in it; joints, which the augmented system holds (eq 62), are not.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BodyLinearisation {
+    /// `(F, τ)` at the body's state (N, N·m; torque about its centre of
+    /// mass).
+    pub wrench: Vector6,
+    /// `∂(F, τ)/∂(x, θ)`, with the pose perturbed as `x + δx`,
+    /// `exp([δθ]×) R`.
+    pub position_gradient: Matrix6,
+    /// `∂(F, τ)/∂(v, ω)`.
+    pub velocity_gradient: Matrix6,
 }
 
 /// What undoing a substep restores, copied into buffers sized once: the
@@ -128,6 +148,7 @@ impl World {
             backup: SubstepBackup::default(),
             parameters,
             quarantined: 0,
+            external_wrenches: Vec::new(),
         })
     }
 
@@ -160,6 +181,50 @@ impl World {
     }
 
     /// Total kinetic energy of the dynamic bodies (J).
+    /// [`BodyLinearisation`] of dynamic body `i` after the last step;
+    /// `None` for a static body, before the first step, with RK4 (whose
+    /// stages leave no one linearisation) or where it is not finite.
+    pub fn linearisation(&self, i: usize) -> Option<BodyLinearisation> {
+        let body = self.bodies.get(i)?;
+        let start = self.backup.bodies.get(i)?;
+        if !body.is_dynamic() || self.parameters.integrator == Integrator::Rk4 {
+            return None;
+        }
+        let forces = &self.pipeline.forces;
+        let mut linearisation = BodyLinearisation {
+            wrench: *forces.wrench.get(i)? - self.external_wrenches.get(i)?,
+            position_gradient: Matrix6::zeros(),
+            velocity_gradient: Matrix6::zeros(),
+        };
+        if let Some(block) = forces.gradients.iter().find(|g| g.on == i && g.by == i) {
+            linearisation.position_gradient = block.position;
+            linearisation.velocity_gradient = block.velocity;
+        }
+        // From the substep's start, where the forces were evaluated, to the
+        // step's end.
+        let state = &body.state;
+        let turn = (state.pose.rotation * start.pose.rotation.inverse()).scaled_axis();
+        let moved = state.pose.translation.vector - start.pose.translation.vector;
+        let position = Vector6::new(moved.x, moved.y, moved.z, turn.x, turn.y, turn.z);
+        let (dv, dw) = (
+            state.velocity - start.velocity,
+            state.angular_velocity - start.angular_velocity,
+        );
+        let velocity = Vector6::new(dv.x, dv.y, dv.z, dw.x, dw.y, dw.z);
+        linearisation.wrench +=
+            linearisation.position_gradient * position + linearisation.velocity_gradient * velocity;
+        let finite = linearisation.wrench.iter().all(|v| v.is_finite())
+            && linearisation
+                .position_gradient
+                .iter()
+                .all(|v| v.is_finite())
+            && linearisation
+                .velocity_gradient
+                .iter()
+                .all(|v| v.is_finite());
+        finite.then_some(linearisation)
+    }
+
     pub fn kinetic_energy(&self) -> f64 {
         self.bodies
             .iter()
@@ -187,6 +252,13 @@ impl World {
     /// all. The report's contacts and penetration are the taken substeps'
     /// largest, its counts their sums.
     pub fn step(&mut self, dt: f64, external_impulses: &[Vector6]) -> StepReport {
+        self.external_wrenches.clear();
+        self.external_wrenches
+            .extend((0..self.bodies.len()).map(|i| {
+                external_impulses
+                    .get(i)
+                    .map_or(Vector6::zeros(), |j| j / dt)
+            }));
         let mut plan = SubstepPlan::new(dt, self.parameters.max_travel);
         while plan.unfinished() {
             let pipeline = &mut self.pipeline;

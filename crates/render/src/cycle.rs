@@ -347,6 +347,11 @@ pub struct RenderingCycle {
     last_state: FrictionState,
     /// Consecutive cycles that held a static contact through a cut.
     held_cycles: u32,
+    /// Per environment object, its motion (new pose ∘ old pose⁻¹) since
+    /// the last step, which static damping leaves undamped.
+    moved: Vec<Isometry3<f64>>,
+    /// Per environment object, the last step's contacts on it.
+    contacts_on: Vec<u32>,
 }
 
 impl RenderingCycle {
@@ -361,6 +366,7 @@ impl RenderingCycle {
         let shell_points = moving.shell.as_ref().map_or(0, |s| s.shell().len());
         let springs = YamaneSprings::new(&environment, shell_points);
         let anchors = ContactAnchors::new(&environment, shell_points);
+        let objects = environment.len();
         let scene = ContactScene::new(moving, environment, parameters.penalty)?;
         let capacity = scene.max_contacts();
         Ok(Self {
@@ -375,6 +381,8 @@ impl RenderingCycle {
             pose,
             last_state: FrictionState::Free,
             held_cycles: 0,
+            moved: vec![Isometry3::identity(); objects],
+            contacts_on: vec![0; objects],
         })
     }
 
@@ -457,10 +465,62 @@ impl RenderingCycle {
         self.scene.set_environment_pose(index, pose);
     }
 
+    /// Moves environment object `index` to `pose` as
+    /// [`set_environment_pose`](Self::set_environment_pose) does, as a
+    /// motion that carries the tool where it touched the object: the next
+    /// [`step`](Self::step) starts with the tool moved along (the bodies
+    /// the servo moves every tick; a pose that jumps, as a physics step's
+    /// does, is set, not moved).
+    ///
+    /// # Panics
+    /// If `index` is out of range.
+    pub fn move_environment_pose(&mut self, index: usize, pose: Isometry3<f64>) {
+        let before = self.scene.environment()[index].pose;
+        self.moved[index] = pose * before.inverse() * self.moved[index];
+        self.scene.set_environment_pose(index, pose);
+    }
+
+    /// The displacement (in [`displaced`]'s terms) that carries the tool
+    /// with what it touched in the last step: each environment object's
+    /// motion since then applied to the tool's pose, weighted by the
+    /// contacts on it; zero without contacts or motion.
+    fn carried_displacement(&self) -> Vector6 {
+        let total: u32 = self.contacts_on.iter().sum();
+        let mut carried = Vector6::zeros();
+        if total == 0 {
+            return carried;
+        }
+        let x = self.pose.translation.vector;
+        for (motion, &n) in self.moved.iter().zip(&self.contacts_on) {
+            if n == 0 || *motion == Isometry3::identity() {
+                continue;
+            }
+            let moved = motion.transform_point(&x.into()).coords - x;
+            let turned = motion.rotation.scaled_axis();
+            let weight = f64::from(n) / f64::from(total);
+            for k in 0..3 {
+                carried[k] += weight * moved[k];
+                carried[k + 3] += weight * turned[k];
+            }
+        }
+        carried
+    }
+
     /// One servo cycle for the device at `manipulandum`. Never allocates
     /// with the fast solver.
     pub fn step(&mut self, manipulandum: &Isometry3<f64>) -> CycleReport {
         let p = self.parameters;
+
+        // What the tool touched carries it as it moved since the last step,
+        // so that the contacts keep their penetration: a body given way
+        // under the tool is met where it went, not felt as a contact
+        // released by its own travel (the paper's environment stands still,
+        // where this does nothing).
+        let carried = self.carried_displacement();
+        if carried != Vector6::zeros() {
+            self.pose = displaced(&self.pose, &carried);
+        }
+        self.moved.fill(Isometry3::identity());
 
         // Collision: penalty contacts at the current tool pose (eq 1).
         let start = Instant::now();
@@ -473,6 +533,10 @@ impl RenderingCycle {
             None => self.scene.evaluate(&self.pose, p.budget),
         };
         let contacts = self.scene.contacts().len();
+        self.contacts_on.fill(0);
+        for contact in self.scene.contacts() {
+            self.contacts_on[contact.environment as usize] += 1;
+        }
         // Coarse contacts stand for a cut's unresolved points: they read the
         // stick anchors and place none.
         let coarse = collision.unresolved_points > 0;

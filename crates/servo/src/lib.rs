@@ -5,11 +5,13 @@
 //! runs it at a fixed rate on a real-time thread with overrun accounting,
 //! stage timers and wake-up latency and tick-time histograms.
 
+mod local_models;
 mod schedule;
 mod stage;
 mod thread;
 mod tick;
 
+pub use local_models::{LocalBodies, LocalBodyModel, LOCAL_MODEL_HISTORY, NO_ENTRY};
 pub use schedule::ThreadSchedule;
 pub use stage::{PerStage, Stage};
 pub use thread::{

@@ -1,4 +1,5 @@
 //! One servo tick, from device sample to published record.
+use crate::local_models::{LocalBodies, LocalBodyModel};
 use crate::stage::{PerStage, Stage};
 use haptic_contact::ContactScene;
 use haptic_devices::{
@@ -77,6 +78,11 @@ pub struct PhysicsSnapshot {
     /// `min(len, objects)`: extra poses are ignored, and objects without a
     /// pose keep theirs.
     pub environment_poses: Vec<Isometry3<f64>>,
+    /// The last [`ToolState::tick`] whose contact impulses the step took.
+    pub tool_tick: u64,
+    /// The dynamic bodies the tool can touch, for the servo to move between
+    /// steps ([`crate::LocalBodies`]); none when local models are off.
+    pub local_models: Vec<LocalBodyModel>,
 }
 
 impl PhysicsSnapshot {
@@ -87,6 +93,8 @@ impl PhysicsSnapshot {
         Self {
             sequence: 0,
             environment_poses: poses,
+            tool_tick: 0,
+            local_models: Vec::new(),
         }
     }
 }
@@ -542,6 +550,9 @@ pub struct ServoTick<D: HapticDevice> {
     contact_wrenches: Vec<Vector6<f64>>,
     /// The running [`ToolState::contact_impulses`].
     contact_impulses: Vec<Vector6<f64>>,
+    /// The touched bodies moved between physics steps (room for none
+    /// unless [`with_local_models`](Self::with_local_models)).
+    local: LocalBodies,
 }
 
 impl<D: HapticDevice> ServoTick<D> {
@@ -586,7 +597,22 @@ impl<D: HapticDevice> ServoTick<D> {
             last_time: None,
             contact_wrenches: vec![Vector6::zeros(); objects],
             contact_impulses: vec![Vector6::zeros(); objects],
+            local: LocalBodies::new(0, 0.0, 0.0),
         }
+    }
+
+    /// Moves the bodies of the physics snapshots' local models every tick
+    /// of `period` seconds ([`LocalBodies`]), blending each new model in
+    /// over `blend` seconds.
+    pub fn with_local_models(mut self, period: f64, blend: f64) -> Self {
+        let objects = self.cycle.scene().environment().len();
+        self.local = LocalBodies::new(objects, period, blend);
+        self
+    }
+
+    /// The bodies moved between physics steps.
+    pub fn local_models(&self) -> &LocalBodies {
+        &self.local
     }
 
     /// Declutches the tool while button `button` (0–31) is held: the tool
@@ -637,10 +663,16 @@ impl<D: HapticDevice> ServoTick<D> {
         if let Some(snapshot) = self.physics.read_new() {
             self.physics_sequence = snapshot.sequence;
             let objects = self.cycle.scene().environment().len();
+            self.local
+                .take(&snapshot.local_models, snapshot.tool_tick, record.tick);
+            // A body moved here goes on from where it was rendered.
             for (index, pose) in snapshot.environment_poses.iter().take(objects).enumerate() {
-                self.cycle.set_environment_pose(index, *pose);
+                if !self.local.moves(index) {
+                    self.cycle.set_environment_pose(index, *pose);
+                }
             }
         }
+        self.local.place(&mut self.cycle);
         record.physics_sequence = self.physics_sequence;
 
         let mut rendered = false;
@@ -722,6 +754,7 @@ impl<D: HapticDevice> ServoTick<D> {
         } else {
             self.contact_wrenches.fill(Vector6::zeros());
         }
+        self.local.advance(record.tick, &self.contact_wrenches);
         let period = self
             .last_time
             .map_or(0.0, |last| time.saturating_sub(last).as_secs_f64());

@@ -51,8 +51,8 @@ use haptic_devices::{
     Wrench,
 };
 use haptic_render::{FrictionModel, RenderParameters, RenderingUpdate};
-use haptic_servo::{ParameterUpdate, ServoConfig, ServoThread};
-use nalgebra::Point3;
+use haptic_servo::{LocalBodyModel, ParameterUpdate, ServoConfig, ServoThread, NO_ENTRY};
+use nalgebra::{Matrix3, Matrix6, Point3, Vector6};
 use std::collections::BTreeMap;
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -297,9 +297,27 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
     });
     let field = field.expect("cube_corner's environment is a field");
     let corner = rig.tick.cycle().scene().environment()[0].pose;
+    // The corner as a body the servo moves between snapshots (heavy, held
+    // by a stiff spring), so that the local models' paths are audited too.
+    let servo_tick = rig.tick.with_local_models(1e-3, 0.01);
+    let mut held = Matrix6::zeros();
+    for k in 0..6 {
+        held[(k, k)] = -1e6;
+    }
+    let corner_model = LocalBodyModel {
+        body: 0,
+        entries: [0, NO_ENTRY],
+        pose: corner,
+        velocity: Vector6::zeros(),
+        mass: 1e3,
+        inertia: Matrix3::identity() * 10.0,
+        wrench: Vector6::zeros(),
+        position_gradient: held,
+        velocity_gradient: Matrix6::zeros(),
+    };
     let (mut physics, mut tool, mut telemetry) = (rig.physics, rig.tool, rig.telemetry);
     let mut control = rig.control;
-    let parameters = *rig.tick.cycle().parameters();
+    let parameters = *servo_tick.cycle().parameters();
 
     let listener = Arc::new(AtomicI32::new(PENDING));
     let done = Arc::new(AtomicBool::new(false));
@@ -317,6 +335,10 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
                 physics.publish_with(|snapshot| {
                     snapshot.sequence = sequence;
                     snapshot.environment_poses[0] = corner;
+                    // Every tick taken: nothing to replay.
+                    snapshot.tool_tick = 1 << 62;
+                    snapshot.local_models.clear();
+                    snapshot.local_models.push(corner_model);
                 });
             }
             sequence
@@ -385,7 +407,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
 
     let config = ServoConfig::default();
     let filter = listener.clone();
-    let handle = ServoThread::spawn_with(config.clone(), rig.tick, move || {
+    let handle = ServoThread::spawn_with(config.clone(), servo_tick, move || {
         filter.store(install_filter(), Ordering::SeqCst);
     })
     .unwrap();

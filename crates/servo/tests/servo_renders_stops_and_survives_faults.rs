@@ -230,6 +230,7 @@ fn physics_snapshots_move_the_environment() {
     rig.physics.publish(PhysicsSnapshot {
         sequence: 7,
         environment_poses: vec![away, Isometry3::identity()],
+        ..PhysicsSnapshot::new(Vec::new())
     });
     let record = run(&mut rig, 301);
     assert_eq!(record.physics_sequence, 7);
@@ -248,6 +249,7 @@ fn physics_snapshots_move_the_environment() {
     rig.physics.publish(PhysicsSnapshot {
         sequence: 9,
         environment_poses: vec![corner],
+        ..PhysicsSnapshot::new(Vec::new())
     });
     let record = run(&mut rig, 304);
     assert_eq!(record.physics_sequence, 9);
