@@ -8,6 +8,10 @@ use std::ops::{Index, IndexMut};
 pub enum Stage {
     /// The device read.
     Read,
+    /// The touched bodies' local models: taking a new one, placing the
+    /// bodies, and (after the write) stepping them under the tool's push
+    /// ([`LocalBodies`](crate::LocalBodies)).
+    Bodies,
     /// Point-tree traversals and penalty contacts.
     Collision,
     /// The friction problem's terms: `f`, `H`, `M̄` and the friction contacts.
@@ -22,8 +26,9 @@ pub enum Stage {
 
 impl Stage {
     /// Every stage, in tick order.
-    pub const ALL: [Stage; 6] = [
+    pub const ALL: [Stage; 7] = [
         Stage::Read,
+        Stage::Bodies,
         Stage::Collision,
         Stage::Assembly,
         Stage::Friction,
@@ -35,6 +40,7 @@ impl Stage {
     pub fn name(self) -> &'static str {
         match self {
             Stage::Read => "read",
+            Stage::Bodies => "bodies",
             Stage::Collision => "collision",
             Stage::Assembly => "assembly",
             Stage::Friction => "friction",
@@ -86,12 +92,13 @@ mod tests {
         for (n, stage) in Stage::ALL.into_iter().enumerate() {
             times[stage] = 10u64.pow(n as u32);
         }
-        assert_eq!(times.total(), 111_111);
+        assert_eq!(times.total(), 1_111_111);
         let names: Vec<_> = times.iter().map(|(stage, _)| stage.name()).collect();
         assert_eq!(
             names,
             [
                 "read",
+                "bodies",
                 "collision",
                 "assembly",
                 "friction",
@@ -99,6 +106,6 @@ mod tests {
                 "write"
             ]
         );
-        assert_eq!(times[Stage::Coupling], 10_000);
+        assert_eq!(times[Stage::Coupling], 100_000);
     }
 }

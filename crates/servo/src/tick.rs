@@ -660,6 +660,7 @@ impl<D: HapticDevice> ServoTick<D> {
         let sample = self.device.read();
         record.stage_ns[Stage::Read] = nanos(started.elapsed());
 
+        let bodies_started = Instant::now();
         if let Some(snapshot) = self.physics.read_new() {
             self.physics_sequence = snapshot.sequence;
             let objects = self.cycle.scene().environment().len();
@@ -673,6 +674,7 @@ impl<D: HapticDevice> ServoTick<D> {
             }
         }
         self.local.place(&mut self.cycle);
+        let mut bodies_time = bodies_started.elapsed();
         record.physics_sequence = self.physics_sequence;
 
         let mut rendered = false;
@@ -754,7 +756,10 @@ impl<D: HapticDevice> ServoTick<D> {
         } else {
             self.contact_wrenches.fill(Vector6::zeros());
         }
+        let advance_started = Instant::now();
         self.local.advance(record.tick, &self.contact_wrenches);
+        bodies_time += advance_started.elapsed();
+        record.stage_ns[Stage::Bodies] = nanos(bodies_time);
         let period = self
             .last_time
             .map_or(0.0, |last| time.saturating_sub(last).as_secs_f64());
