@@ -236,7 +236,7 @@ async function run() {
     const before = await view(page);
     await sleep(2000);
     const after = await view(page);
-    assert(after.plots.charts === 6, `${after.plots.charts} charts`);
+    assert(after.plots.charts === 8, `${after.plots.charts} charts`);
     assert(after.plots.points > before.plots.points || after.plots.lastX > before.plots.lastX,
       `plots did not advance: ${JSON.stringify(before.plots)} then ${JSON.stringify(after.plots)}`);
     // Tick frames per second of servo time: the stream's decimated rate.

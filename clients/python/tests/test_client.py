@@ -438,6 +438,11 @@ TICK = {
     "contact_points_omitted": 11,
     "dropped": 0,
     "servo_dropped": 0,
+    "passivity_energy_j": 0.012,
+    "passivity_rotational_energy_j": 1e-4,
+    "passivity_damping_n_s_per_m": 0.0,
+    "passivity_rotational_damping_n_m_s_per_rad": 0.0,
+    "local_bodies": 1,
 }
 
 

@@ -10,7 +10,7 @@ use crate::schema::{
 use crate::validate;
 use crate::ConfigError;
 use haptic_contact::{PenaltyParameters, StiffnessScaling, VirtualCoupling};
-use haptic_devices::ServoRate;
+use haptic_devices::{EmulatorMode, ServoRate};
 use haptic_physics::joints::Joint;
 use haptic_physics::RigidBody;
 use haptic_render::{CycleBudget, FrictionModel, MassProperties, RenderParameters};
@@ -263,6 +263,64 @@ impl Scene {
                  set `force_direction = \"shell_normal\"` (docs/rendering.md, \"Which direction with the LP\")",
                 self.name.display()
             ));
+        }
+        warnings.extend(self.colgate_warnings());
+        warnings
+    }
+
+    /// Colgate & Schenkel's bound for a sampled spring on a device of
+    /// viscous damping `b` at period `T`: passive only for `K < 2b/T`. The
+    /// handle feels the coupling stiffness times `workspace_scale²` (the
+    /// handle's motion is scaled into the scene, the force back out).
+    fn colgate_warnings(&self) -> Vec<String> {
+        let (c, d, r) = (&self.file.coupling, &self.file.device, &self.file.rendering);
+        let period = self.servo_rate.period().as_secs_f64();
+        let emulated = match (d.kind, d.emulator.mode()) {
+            (DeviceKind::Emulator, EmulatorMode::Hand(hand)) => Some(hand),
+            _ => None,
+        };
+        let ports = [
+            (
+                "coupling.device_damping_n_s_per_m",
+                "emulator handle_damping_n_s_per_m",
+                c.device_damping_n_s_per_m,
+                emulated.as_ref().map(|hand| hand.damping),
+                "rendering.coupling_stiffness_n_per_m",
+                r.coupling_stiffness_n_per_m * d.workspace_scale.powi(2),
+                "N/m",
+            ),
+            (
+                "coupling.device_rotational_damping_n_m_s_per_rad",
+                "emulator handle_rotational_damping_n_m_s_per_rad",
+                c.device_rotational_damping_n_m_s_per_rad,
+                emulated
+                    .as_ref()
+                    .and_then(|hand| hand.rotation.as_ref())
+                    .map(|turn| turn.damping),
+                "rendering.coupling_torsional_stiffness_n_m_per_rad",
+                r.coupling_torsional_stiffness_n_m_per_rad,
+                "N·m/rad",
+            ),
+        ];
+        let mut warnings = Vec::new();
+        for (field, emulator_field, given, emulator, stiffness_field, stiffness, unit) in ports {
+            let Some((damping, source)) = given
+                .map(|b| (b, field))
+                .or(emulator.map(|b| (b, emulator_field)))
+            else {
+                continue;
+            };
+            let bound = 2.0 * damping / period;
+            if stiffness >= bound {
+                warnings.push(format!(
+                    "{}: field `{stiffness_field}`: {stiffness} {unit} at the handle is not passive on a device \
+                     damped by {damping} ({source}) at a {:.3} ms period: Colgate & Schenkel's bound \
+                     2b/T is {bound} {unit}; the passivity controller (`coupling.passivity`) will add \
+                     damping where the exchange gives energy out (docs/rendering.md, \"Passivity\")",
+                    self.name.display(),
+                    period * 1e3,
+                ));
+            }
         }
         warnings
     }

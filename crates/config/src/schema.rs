@@ -664,6 +664,26 @@ pub struct Coupling {
     /// model and a new physics step fades, so that it does not step the
     /// force (ms). Default 10.
     pub blend_ms: f64,
+    /// The passivity controller (Hannaford & Ryu): when the energy the
+    /// scene has taken in from the device would go negative, damping
+    /// takes the deficit back (docs/rendering.md, "Passivity"). Default
+    /// `true`; the observer books the energy either way.
+    pub passivity: bool,
+    /// The largest damping the controller adds on the force port
+    /// (N·s/m). Default 50, well inside an explicit damper's bound `2m/T`
+    /// for a 0.2 kg handle at 1 kHz (400 N·s/m).
+    pub passivity_max_damping_n_s_per_m: f64,
+    /// The largest damping it adds on the torque port (N·m·s/rad).
+    /// Default 0.05 (the bound `2I/T` is 0.2 for 1e-4 kg·m² at 1 kHz).
+    pub passivity_max_rotational_damping_n_m_s_per_rad: f64,
+    /// The device's own viscous damping (N·s/m), where known: a coupling
+    /// stiffness at or above Colgate & Schenkel's `2b/T` (scaled to the
+    /// handle by `device.workspace_scale²`) is warned of. Unset: the
+    /// emulator's handle damping in hand mode, otherwise unknown.
+    pub device_damping_n_s_per_m: Option<f64>,
+    /// The same for its rotation (N·m·s/rad), against the torsional
+    /// coupling stiffness.
+    pub device_rotational_damping_n_m_s_per_rad: Option<f64>,
 }
 
 impl Default for Coupling {
@@ -671,6 +691,11 @@ impl Default for Coupling {
         Self {
             local_models: true,
             blend_ms: 10.0,
+            passivity: true,
+            passivity_max_damping_n_s_per_m: 50.0,
+            passivity_max_rotational_damping_n_m_s_per_rad: 0.05,
+            device_damping_n_s_per_m: None,
+            device_rotational_damping_n_m_s_per_rad: None,
         }
     }
 }

@@ -188,6 +188,18 @@ fn invalid_values_name_the_line_and_the_field() {
     );
     let text = format!("{MINIMAL}\n[coupling]\nblend_ms = -1.0\n");
     error(&text, line_of(&text, "blend_ms"), "coupling.blend_ms");
+    let text = format!("{MINIMAL}\n[coupling]\npassivity_max_damping_n_s_per_m = nan\n");
+    error(
+        &text,
+        line_of(&text, "passivity_max_damping"),
+        "coupling.passivity_max_damping_n_s_per_m",
+    );
+    let text = format!("{MINIMAL}\n[coupling]\ndevice_rotational_damping_n_m_s_per_rad = -0.1\n");
+    error(
+        &text,
+        line_of(&text, "device_rotational"),
+        "coupling.device_rotational_damping_n_m_s_per_rad",
+    );
 
     let text = format!("{MINIMAL}\n[rendering]\ncollision_budget_share = 0.0\n");
     error(
@@ -1509,4 +1521,50 @@ fn a_falcon_needs_its_firmware_file_and_sane_values() {
     std::fs::write(&path, &missing).unwrap();
     let e = Scene::load(&path, &Overrides::default()).unwrap_err();
     assert_eq!(e.field.as_deref(), Some("device.falcon.firmware"), "{e}");
+}
+
+#[test]
+fn a_coupling_stiffer_than_the_device_damping_allows_is_warned_of() {
+    // 2b/T = 2 · 0.5 N·s/m / 1 ms = 1,000 N/m: the default 1,000 N/m is at
+    // the bound, scaled by 2 it is four times past it.
+    let text = format!("{MINIMAL}\n[coupling]\ndevice_damping_n_s_per_m = 0.5\n");
+    let warnings = parse(&text).unwrap().warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("rendering.coupling_stiffness_n_per_m")
+            && warnings[0].contains("2b/T is 1000 N/m"),
+        "{}",
+        warnings[0]
+    );
+    let text = format!("{MINIMAL}\n[coupling]\ndevice_damping_n_s_per_m = 1.5\n");
+    assert!(parse(&text).unwrap().warnings().is_empty());
+    // The emulator's handle is damped by its configured damping; the
+    // defaults pass (2,000 N/m and 2 N·m/rad against 1,000 and 1).
+    let dir = tempfile::tempdir().unwrap();
+    let trajectory = dir.path().join("walk.traj");
+    std::fs::write(&trajectory, "not read by validation").unwrap();
+    let emulated = |text: &str| {
+        let overrides = Overrides {
+            trajectory: Some(trajectory.clone()),
+            ..Overrides::default()
+        };
+        let text = text.replace(
+            "motion = { segments = [{ type = \"hold\", duration_s = 1.0 }] }",
+            "kind = \"emulator\"",
+        );
+        Scene::parse(&text, Path::new("bad.toml"), dir.path(), &overrides)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .warnings()
+    };
+    assert!(emulated(MINIMAL).is_empty());
+    let weak =
+        format!("{MINIMAL}\n[device.emulator]\nhandle_rotational_damping_n_m_s_per_rad = 0.0001\n");
+    let warnings = emulated(&weak);
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert!(
+        warnings[0].contains("rendering.coupling_torsional_stiffness_n_m_per_rad")
+            && warnings[0].contains("emulator handle_rotational_damping_n_m_s_per_rad"),
+        "{}",
+        warnings[0]
+    );
 }

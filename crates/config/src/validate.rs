@@ -66,12 +66,29 @@ pub fn validate(config: &ConfigFile, base: &Path) -> Result<Valid, Invalid> {
         self::thread(name, thread, &config.threads.servo)?;
     }
     server(&config.server)?;
-    let blend = config.coupling.blend_ms;
-    if !(blend >= 0.0 && blend.is_finite()) {
-        fail(
-            "coupling.blend_ms",
-            format!("must be finite and ≥ 0, not {blend}"),
-        )?;
+    let c = &config.coupling;
+    for (name, value) in [
+        ("blend_ms", Some(c.blend_ms)),
+        (
+            "passivity_max_damping_n_s_per_m",
+            Some(c.passivity_max_damping_n_s_per_m),
+        ),
+        (
+            "passivity_max_rotational_damping_n_m_s_per_rad",
+            Some(c.passivity_max_rotational_damping_n_m_s_per_rad),
+        ),
+        ("device_damping_n_s_per_m", c.device_damping_n_s_per_m),
+        (
+            "device_rotational_damping_n_m_s_per_rad",
+            c.device_rotational_damping_n_m_s_per_rad,
+        ),
+    ] {
+        if let Some(value) = value.filter(|v| !(*v >= 0.0 && v.is_finite())) {
+            fail(
+                format!("coupling.{name}"),
+                format!("must be finite and ≥ 0, not {value}"),
+            )?;
+        }
     }
     crate::physics::check(&config.physics, &config.joints, &config.objects)?;
     crate::deformable::check(

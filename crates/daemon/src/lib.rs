@@ -48,7 +48,7 @@ pub use device::OpenError;
 pub use error::RunError;
 pub use lifecycle::{ThreadName, ThreadPanicked};
 pub use physics::{MovableBody, PhysicsReport};
-pub use replay::{replay, ReplayReport};
+pub use replay::{replay, replay_with, PhysicsStall, ReplayOptions, ReplayReport};
 pub use run::{run, RunOptions};
 pub use scene::{SceneBuildError, SceneControl};
 pub use signals::Shutdown;
@@ -56,3 +56,4 @@ pub use simulate::{
     is_mcap_path, simulate, DeformableSummary, SimulationReport, SIMULATION_HEADER,
 };
 pub use summary::{EndReason, RunSummary};
+pub use telemetry::PassivitySummary;

@@ -135,4 +135,9 @@ pub fn fill_tick_frame(
     frame.deadline_misses = deadline_misses;
     frame.generation = record.generation;
     frame.servo_dropped = servo_dropped;
+    frame.passivity_energy_j = record.passivity.energy;
+    frame.passivity_rotational_energy_j = record.passivity.rotational_energy;
+    frame.passivity_damping_n_s_per_m = record.passivity.damping;
+    frame.passivity_rotational_damping_n_m_s_per_rad = record.passivity.rotational_damping;
+    frame.local_bodies = record.local_body_count;
 }

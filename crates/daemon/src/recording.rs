@@ -8,7 +8,8 @@ use haptic_friction::FrictionState;
 use haptic_mesh::TriangleMesh;
 use haptic_physics::{PairContact, RigidBody};
 use haptic_recording::{
-    object_frame, BodyKind, BodyMesh, ContactArrow, ContactKind, RecordedTick, NOT_RENDERED,
+    object_frame, BodyKind, BodyMesh, ContactArrow, ContactKind, CoupledBody, RecordedCoupling,
+    RecordedTick, TickFile, NOT_RENDERED,
 };
 use haptic_render::FrictionVerdict;
 use haptic_servo::{ContactPoint, TickRecord};
@@ -78,6 +79,41 @@ pub fn recorded_tick(record: &TickRecord) -> RecordedTick {
         quarantined: record.quarantined,
         cycle_time_ns: record.compute_ns(),
     }
+}
+
+/// The coupling of a servo record: the passivity observer's energies, the
+/// controller's damping and the bodies the local models moved.
+pub fn recorded_coupling(record: &TickRecord) -> RecordedCoupling {
+    let p = &record.passivity;
+    let moved = (record.local_body_count as usize).min(record.local_bodies.len());
+    RecordedCoupling {
+        tick: record.tick,
+        energy_j: p.energy,
+        rotational_energy_j: p.rotational_energy,
+        damping_n_s_per_m: p.damping,
+        rotational_damping_n_m_s_per_rad: p.rotational_damping,
+        local_bodies: record.local_body_count,
+        bodies: record.local_bodies[..moved]
+            .iter()
+            .map(|b| CoupledBody {
+                body: b.body,
+                position_m: b.position,
+                orientation_wijk: b.orientation,
+                velocity: b.velocity,
+            })
+            .collect(),
+    }
+}
+
+/// Appends `record` to `file` as `recorded` (its tick as recorded), with
+/// the manipulandum and, in MCAP, its coupling.
+pub fn record_tick(
+    file: &mut TickFile,
+    record: &TickRecord,
+    recorded: &RecordedTick,
+) -> std::io::Result<()> {
+    file.record(recorded, &manipulandum_pose(record))?;
+    file.record_coupling(record.time, &recorded_coupling(record))
 }
 
 /// The frame the tool's mesh is drawn in: the tick recording's `/tf/tool`

@@ -7,8 +7,9 @@
 use crate::device::{self, Pacing};
 use crate::error::{io, RunError};
 use crate::physics::PhysicsReport;
-use crate::recording::{manipulandum_pose, recorded_tick};
+use crate::recording::{record_tick, recorded_tick};
 use crate::scene::BuiltScene;
+use crate::telemetry::PassivitySummary;
 use haptic_devices::AtEnd;
 use haptic_handoff::{Latest, TickStream};
 use haptic_recording::{RecordedTick, TickFile};
@@ -28,11 +29,46 @@ pub struct ReplayReport {
     pub verdicts: VerdictCounts,
     /// What the physics world did, and the movable objects at the end.
     pub physics: PhysicsReport,
+    /// The passivity observer's lowest energies and the controller's work.
+    pub passivity: PassivitySummary,
+    /// The observer's energies at the end (J): force port, torque port.
+    pub final_energy: [f64; 2],
+}
+
+/// A stretch of servo time in which the physics thread does not step, as
+/// when it is preempted or a step takes too long.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PhysicsStall {
+    /// Servo time at which it starts.
+    pub start: Duration,
+    pub length: Duration,
+}
+
+impl PhysicsStall {
+    fn covers(&self, time: Duration) -> bool {
+        time >= self.start && time < self.start + self.length
+    }
+}
+
+/// What a replay does beyond the config.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReplayOptions {
+    /// Stretches in which the physics does not step.
+    pub physics_stalls: Vec<PhysicsStall>,
 }
 
 /// Replays `config`'s emulator device through its scene until the
 /// trajectory ends, recording every tick to `out`.
 pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport, RunError> {
+    replay_with(config, out, &ReplayOptions::default())
+}
+
+/// [`replay`], with the physics stalled as `options` say.
+pub fn replay_with(
+    config: &haptic_config::Scene,
+    out: &Path,
+    options: &ReplayOptions,
+) -> Result<ReplayReport, RunError> {
     let mut scene = BuiltScene::build(config)?;
     // Every tick exact, so that a replay is deterministic: the budget is
     // the servo's, against the wall clock.
@@ -61,6 +97,8 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
         faults: TickFaults::default(),
         verdicts: VerdictCounts::default(),
         physics: PhysicsReport::default(),
+        passivity: PassivitySummary::default(),
+        final_energy: [0.0; 2],
     };
     let mut time = Duration::ZERO;
     let mut steps = 0;
@@ -74,13 +112,16 @@ pub fn replay(config: &haptic_config::Scene, out: &Path) -> Result<ReplayReport,
             cycle_time_ns: 0,
             ..recorded_tick(&record)
         };
-        file.record(&recorded, &manipulandum_pose(&record))
+        record_tick(&mut file, &record, &recorded)
             .map_err(io(format!("writing {}", out.display())))?;
         report.ticks += 1;
         report.max_contacts = report.max_contacts.max(record.contacts);
         let force = nalgebra::Vector3::from(record.force).norm();
         report.max_force = report.max_force.max(force);
-        if report.ticks.is_multiple_of(physics_every) {
+        report.passivity.add(&record.passivity);
+        report.final_energy = [record.passivity.energy, record.passivity.rotational_energy];
+        let stalled = options.physics_stalls.iter().any(|s| s.covers(time));
+        if report.ticks.is_multiple_of(physics_every) && !stalled {
             world.step(tool_reader.read(), physics_dt);
             world.publish(&mut physics_writer);
             steps += 1;

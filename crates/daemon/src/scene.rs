@@ -25,8 +25,8 @@ use haptic_pointshell::{sample_point_shell, spacing_for_count, PointShell};
 use haptic_render::{CycleLayout, MassProperties, RenderError, RenderingCycle, RenderingUpdate};
 use haptic_sdf::{DenseField, DenseOptions, NoProgress};
 use haptic_servo::{
-    ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels, ServoTick, TickRecord, ToolState,
-    WorkspaceMapping,
+    ParameterUpdate, PassivitySettings, PhysicsSnapshot, SceneFrame, ServoChannels, ServoTick,
+    TickRecord, ToolState, WorkspaceMapping,
 };
 use nalgebra::{Isometry3, Matrix3, Point3, Translation3, Vector3};
 use std::path::{Path, PathBuf};
@@ -416,6 +416,8 @@ pub struct BuiltScene {
     /// The servo period and the blend time (s) of the bodies' local models
     /// (`[coupling]`), if on.
     pub local_models: Option<(f64, f64)>,
+    /// The passivity controller's settings (`[coupling]`).
+    pub passivity: PassivitySettings,
     /// The triangles to draw each configured object with, in the config's
     /// order and its body frame: its mesh or shape; a floor grid as the
     /// rectangle it covers; nothing for a prepared file (which holds no
@@ -536,6 +538,13 @@ impl BuiltScene {
             tool: tool_config.name.clone(),
             tool_mass,
             clutch_button: config.device().clutch_button,
+            passivity: PassivitySettings {
+                enabled: config.coupling().passivity,
+                max_damping: config.coupling().passivity_max_damping_n_s_per_m,
+                max_rotational_damping: config
+                    .coupling()
+                    .passivity_max_rotational_damping_n_m_s_per_rad,
+            },
             local_models: config.coupling().local_models.then(|| {
                 (
                     config.servo_rate().period().as_secs_f64(),
@@ -566,7 +575,8 @@ impl BuiltScene {
     ) -> (ServoTick<AnyDevice>, SceneControl, LatestReader<SceneFrame>) {
         let (channels, control) =
             ServoChannels::with_control(&self.cycle, physics, tool, telemetry);
-        let tick = ServoTick::new(device, self.mapping, self.cycle, channels);
+        let tick = ServoTick::new(device, self.mapping, self.cycle, channels)
+            .with_passivity(self.passivity);
         let tick = match self.local_models {
             Some((period, blend)) => tick.with_local_models(period, blend),
             None => tick,

@@ -166,6 +166,16 @@ impl RunSummary {
             value["max_rendered_force_n"] = json!(t.max_rendered_force);
             value["max_rendered_torque_n_m"] = json!(t.max_rendered_torque);
             value["telemetry_send_failures"] = json!(t.send_failures);
+            let p = &t.passivity;
+            let last = t.last.map(|r| r.passivity).unwrap_or_default();
+            value["passivity"] = json!({
+                "energy_j": last.energy, "rotational_energy_j": last.rotational_energy,
+                "lowest_energy_j": p.lowest_energy,
+                "lowest_rotational_energy_j": p.lowest_rotational_energy,
+                "damped_ticks": p.damped_ticks,
+                "max_damping_n_s_per_m": p.max_damping,
+                "max_rotational_damping_n_m_s_per_rad": p.max_rotational_damping,
+            });
             if let Some((ticks, path)) = &t.recorded {
                 value["recorded_ticks"] = json!(ticks);
                 value["record_file"] = json!(path.display().to_string());

@@ -13,9 +13,7 @@ use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
 use crate::physics::DeformableNodes;
 use crate::publish::{self, fill_tick_frame};
-use crate::recording::{
-    device_pose, manipulandum_pose, recorded_tick, tool_contact_arrows, tool_pose,
-};
+use crate::recording::{device_pose, record_tick, recorded_tick, tool_contact_arrows, tool_pose};
 use crate::status::{StatusLine, StatusSnapshot};
 use haptic_devices::TripCause;
 use haptic_friction::FrictionState;
@@ -29,7 +27,7 @@ use haptic_server::{
     StreamHub, TickFrame,
 };
 use haptic_servo::SceneFrame;
-use haptic_servo::{ThreadSchedule, TickRecord, VerdictCounts};
+use haptic_servo::{PassivityRecord, ThreadSchedule, TickRecord, VerdictCounts};
 use hdrhistogram::Histogram;
 use nalgebra::Isometry3;
 use serde_json::json;
@@ -135,6 +133,8 @@ pub struct TelemetryReport {
     pub max_rendered_force: f64,
     /// Largest torque rendered, before the safety layer (N·m).
     pub max_rendered_torque: f64,
+    /// The passivity observer's lowest energies and the controller's work.
+    pub passivity: PassivitySummary,
     /// Safety trips seen.
     pub safety_trips: u64,
     /// Ticks recorded, and the file.
@@ -159,6 +159,7 @@ impl Default for TelemetryReport {
             max_torque: 0.0,
             max_rendered_force: 0.0,
             max_rendered_torque: 0.0,
+            passivity: PassivitySummary::default(),
             safety_trips: 0,
             recorded: None,
             send_failures: 0,
@@ -182,9 +183,34 @@ impl TelemetryReport {
         // NaN (a non-finite render) leaves the maxima as they were.
         self.max_rendered_force = self.max_rendered_force.max(norm(record.rendered_force));
         self.max_rendered_torque = self.max_rendered_torque.max(norm(record.rendered_torque));
+        self.passivity.add(&record.passivity);
         let compute = record.compute_ns().clamp(1, HISTOGRAM_MAX_NS);
         self.compute_time.saturating_record(compute);
         self.last = Some(*record);
+    }
+}
+
+/// The passivity observer and controller over the records received.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct PassivitySummary {
+    /// The lowest energy of the force port, and of the torque port (J).
+    pub lowest_energy: f64,
+    pub lowest_rotational_energy: f64,
+    /// Ticks the controller added damping in, either port.
+    pub damped_ticks: u64,
+    /// The largest damping it added (N·s/m), and rotational (N·m·s/rad).
+    pub max_damping: f64,
+    pub max_rotational_damping: f64,
+}
+
+impl PassivitySummary {
+    /// Counts one tick's observer and controller.
+    pub fn add(&mut self, p: &PassivityRecord) {
+        self.lowest_energy = self.lowest_energy.min(p.energy);
+        self.lowest_rotational_energy = self.lowest_rotational_energy.min(p.rotational_energy);
+        self.damped_ticks += u64::from(p.damping > 0.0 || p.rotational_damping > 0.0);
+        self.max_damping = self.max_damping.max(p.damping);
+        self.max_rotational_damping = self.max_rotational_damping.max(p.rotational_damping);
     }
 }
 
@@ -270,6 +296,13 @@ fn datagram(record: &TickRecord, dropped: u64) -> Vec<u8> {
             "quarantined": record.faults.quarantined,
         },
         "band_decisions": record.band_decisions,
+        "passivity": {
+            "energy_j": record.passivity.energy,
+            "rotational_energy_j": record.passivity.rotational_energy,
+            "damping_n_s_per_m": record.passivity.damping,
+            "rotational_damping_n_m_s_per_rad": record.passivity.rotational_damping,
+        },
+        "local_bodies": record.local_body_count,
         "budget_cut": {
             "unresolved_points": record.budget_cut.unresolved_points,
             "friction_out_of_time": record.budget_cut.friction_out_of_time,
@@ -657,7 +690,7 @@ fn run(
             window_latency.saturating_record(record.wake_latency_ns.clamp(1, HISTOGRAM_MAX_NS));
             window_ticks += 1;
             if let (Some(file), None) = (options.record.as_mut(), &record_error) {
-                match file.record(&recorded_tick(&record), &manipulandum_pose(&record)) {
+                match record_tick(file, &record, &recorded_tick(&record)) {
                     Ok(()) => publisher.recorded += 1,
                     Err(error) => {
                         tracing::error!(file = %file.path().display(), %error, "recording failed; recording stops");

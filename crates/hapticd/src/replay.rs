@@ -3,7 +3,9 @@
 
 use anyhow::Context;
 use haptic_config::{Overrides, Scene};
+use haptic_daemon::{PhysicsStall, ReplayOptions};
 use std::path::PathBuf;
+use std::time::Duration;
 
 #[derive(clap::Args)]
 pub struct ReplayArgs {
@@ -16,6 +18,28 @@ pub struct ReplayArgs {
     /// The tick recording to write.
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
+    /// Stall the physics from AT seconds of servo time for FOR
+    /// milliseconds (repeatable): it takes no step meanwhile, as when its
+    /// thread is preempted.
+    #[arg(long, value_name = "AT_S:FOR_MS", value_parser = parse_stall)]
+    physics_stall: Vec<PhysicsStall>,
+}
+
+/// `AT_S:FOR_MS`, both finite and ≥ 0.
+fn parse_stall(text: &str) -> Result<PhysicsStall, String> {
+    let (at, length) = text
+        .split_once(':')
+        .ok_or_else(|| format!("`{text}` is not AT_S:FOR_MS"))?;
+    let number = |field: &str, value: &str| match value.trim().parse::<f64>() {
+        Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+        _ => Err(format!(
+            "{field} `{value}` of `{text}` is not a finite number ≥ 0"
+        )),
+    };
+    Ok(PhysicsStall {
+        start: Duration::from_secs_f64(number("AT_S", at)?),
+        length: Duration::from_secs_f64(number("FOR_MS", length)? * 1e-3),
+    })
 }
 
 pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
@@ -27,7 +51,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         ..Overrides::default()
     };
     let scene = Scene::load(&args.config, &overrides)?;
-    let report = haptic_daemon::replay(&scene, &args.out)?;
+    let options = ReplayOptions {
+        physics_stalls: args.physics_stall.clone(),
+    };
+    let report = haptic_daemon::replay_with(&scene, &args.out, &options)?;
     let f = &report.faults;
     println!(
         "replayed {} ticks into {}: max force {:.3} N, max {} contacts; faults: render {}, solver failed {}, quarantined {}; {} decisions in the solver's band",
@@ -39,6 +66,17 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
         f.solver_failed,
         f.quarantined,
         report.verdicts.band_decisions()
+    );
+    let passivity = &report.passivity;
+    println!(
+        "passivity: energy taken in {:.4e} J (torque port {:.4e} J), lowest {:.4e} J ({:.4e} J); damped {} ticks, at most {:.3} N·s/m ({:.4} N·m·s/rad)",
+        report.final_energy[0],
+        report.final_energy[1],
+        passivity.lowest_energy,
+        passivity.lowest_rotational_energy,
+        passivity.damped_ticks,
+        passivity.max_damping,
+        passivity.max_rotational_damping
     );
     let p = &report.physics;
     if !p.bodies.is_empty() {

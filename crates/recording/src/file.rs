@@ -1,9 +1,10 @@
 //! A recording file in either encoding: written in the one its path's
 //! extension picks, read in the one its first bytes show.
 
+use crate::coupling::RecordedCoupling;
 use crate::csv::{read_csv, CsvWriter, WholeLines};
 use crate::format::{RecordedTick, TickFileError};
-use crate::mcap_file::{is_mcap, read_mcap, McapWriter};
+use crate::mcap_file::{is_mcap, read_coupling, read_mcap, McapWriter};
 use crate::scene::{BodyMesh, SceneSnapshot};
 use nalgebra::Isometry3;
 use std::fs::File;
@@ -87,6 +88,19 @@ impl TickFile {
         }
     }
 
+    /// Appends one tick's coupling at `time` to an MCAP recording; a CSV
+    /// recording has no room for it.
+    pub fn record_coupling(
+        &mut self,
+        time: Duration,
+        coupling: &RecordedCoupling,
+    ) -> io::Result<()> {
+        match &mut self.encoding {
+            Encoding::Csv(_) => Ok(()),
+            Encoding::Mcap(writer) => writer.record_coupling(time, coupling),
+        }
+    }
+
     /// Whether the recording holds the scene (MCAP).
     pub fn has_scene(&self) -> bool {
         matches!(self.encoding, Encoding::Mcap(_))
@@ -123,4 +137,20 @@ pub fn load_recording(path: impl AsRef<Path>) -> Result<Vec<RecordedTick>, TickF
         )
     })?;
     read_csv(&text, &file)
+}
+
+/// Reads an MCAP recording's coupling messages back, one per tick
+/// recorded with them (docs/protocol.md, "Recordings").
+pub fn load_coupling(path: impl AsRef<Path>) -> Result<Vec<RecordedCoupling>, TickFileError> {
+    let path = path.as_ref();
+    let file = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| TickFileError::whole(&file, format!("cannot read: {e}")))?;
+    if !is_mcap(&bytes) {
+        return Err(TickFileError::whole(
+            &file,
+            "not an MCAP recording: only MCAP carries the coupling".to_owned(),
+        ));
+    }
+    read_coupling(&bytes, &file)
 }

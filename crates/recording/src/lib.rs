@@ -12,9 +12,14 @@
 //! `scene` module writes the scene into either kind of MCAP recording as
 //! Foxglove's scene updates and frame transforms, for its 3D panel.
 //!
+//! The `coupling` module holds what MCAP tick recordings carry beside
+//! each tick: the passivity observer's energies and the bodies the local
+//! models moved.
+//!
 //! It depends on no device, servo or engine crate, so that any of them
 //! may read or write recordings.
 
+mod coupling;
 mod csv;
 mod file;
 mod format;
@@ -23,8 +28,11 @@ mod mcap_io;
 mod scene;
 mod simulation;
 
+pub use coupling::{
+    CoupledBody, RecordedCoupling, COUPLING_SCHEMA, COUPLING_SCHEMA_NAME, COUPLING_TOPIC,
+};
 pub use csv::{read_csv, CsvWriter};
-pub use file::{load_recording, TickFile};
+pub use file::{load_coupling, load_recording, TickFile};
 pub use format::{RecordedTick, TickFileError, COLUMNS, FORMAT_NAME, FORMAT_VERSION, NOT_RENDERED};
 pub use mcap_file::TICK_SCHEMA;
 pub use scene::{

@@ -5,6 +5,7 @@
 //! file renamed into place only once finished (docs/protocol.md,
 //! "Recordings").
 
+use crate::coupling::{RecordedCoupling, COUPLING_SCHEMA, COUPLING_SCHEMA_NAME, COUPLING_TOPIC};
 use crate::format::{
     unsupported_version, RecordedTick, TickFileError, FORMAT_NAME, FORMAT_VERSION,
 };
@@ -218,6 +219,8 @@ pub struct McapWriter {
     scene: Option<SceneChannels>,
     /// The rigid bodies' meshes, written with the first message.
     meshes: Option<Vec<BodyMesh>>,
+    /// Added with the first coupling message.
+    coupling: Option<u16>,
 }
 
 impl McapWriter {
@@ -268,7 +271,45 @@ impl McapWriter {
             sequence: 0,
             scene: None,
             meshes: None,
+            coupling: None,
         })
+    }
+
+    /// Appends one tick's coupling at `time` on [`COUPLING_TOPIC`].
+    pub fn record_coupling(
+        &mut self,
+        time: Duration,
+        coupling: &RecordedCoupling,
+    ) -> io::Result<()> {
+        let time = time.as_nanos() as u64;
+        let channel = match self.coupling {
+            Some(channel) => channel,
+            None => {
+                let schema = self
+                    .writer
+                    .add_schema(
+                        COUPLING_SCHEMA_NAME,
+                        "jsonschema",
+                        COUPLING_SCHEMA.as_bytes(),
+                    )
+                    .map_err(mcap_error)?;
+                let channel = self
+                    .writer
+                    .add_channel(schema, COUPLING_TOPIC, "json", &BTreeMap::new())
+                    .map_err(mcap_error)?;
+                *self.coupling.insert(channel)
+            }
+        };
+        let data = serde_json::to_vec(coupling).map_err(io::Error::other)?;
+        let header = MessageHeader {
+            channel_id: channel,
+            sequence: self.sequence,
+            log_time: time,
+            publish_time: time,
+        };
+        self.writer
+            .write_to_known_channel(&header, &data)
+            .map_err(mcap_error)
     }
 
     /// Draws `meshes` (the tool's and the environment's) from the first
@@ -420,4 +461,27 @@ pub fn read_mcap(bytes: &[u8], file: &str) -> Result<Vec<RecordedTick>, TickFile
         ticks.push(RecordedTick::from(&tick));
     }
     Ok(ticks)
+}
+
+/// Reads the coupling messages of a finished MCAP recording (none when
+/// it has no [`COUPLING_TOPIC`]); `file` names it in errors.
+pub fn read_coupling(bytes: &[u8], file: &str) -> Result<Vec<RecordedCoupling>, TickFileError> {
+    let error = |message: String| TickFileError::whole(file, message);
+    let crcs = mcap::read::Options::ValidateChunkCrcs.into();
+    let messages = mcap::MessageStream::new_with_options(bytes, crcs)
+        .map_err(|e| error(format!("not a complete MCAP recording ({e})")))?;
+    let mut couplings = Vec::new();
+    for message in messages {
+        let message = message.map_err(|e| error(format!("not a complete MCAP recording ({e})")))?;
+        if message.channel.topic != COUPLING_TOPIC {
+            continue;
+        }
+        couplings.push(serde_json::from_slice(&message.data).map_err(|e| {
+            error(format!(
+                "coupling message {} of `{COUPLING_TOPIC}`: {e}",
+                message.sequence
+            ))
+        })?);
+    }
+    Ok(couplings)
 }

@@ -91,6 +91,18 @@ pub struct TickFrame {
     pub generation: u64,
     /// Tick records the telemetry thread missed.
     pub servo_dropped: u64,
+    /// The passivity observer: energy the scene has taken in from the
+    /// device through the force port since the start (J), negative when it
+    /// gave out more.
+    pub passivity_energy_j: f64,
+    /// The same through the torque port (J).
+    pub passivity_rotational_energy_j: f64,
+    /// Damping the passivity controller added this tick (N·s/m).
+    pub passivity_damping_n_s_per_m: f64,
+    /// Rotational damping it added (N·m·s/rad).
+    pub passivity_rotational_damping_n_m_s_per_rad: f64,
+    /// Bodies moved by local models this tick.
+    pub local_bodies: u32,
 }
 
 /// Something that happened, sent to every client as an `event` frame.

@@ -57,6 +57,20 @@ const CHARTS = [
     ],
   },
   {
+    title: 'Passivity observer (J)',
+    series: [
+      { label: 'force port', stroke: '#e8b04a', value: (t) => t.passivity_energy_j },
+      { label: 'torque port', stroke: '#7cc4ff', value: (t) => t.passivity_rotational_energy_j, dash: [4, 3] },
+    ],
+  },
+  {
+    title: 'Passivity damping (N·s/m, N·m·s/rad)',
+    series: [
+      { label: 'force port', stroke: '#ff8f5a', value: (t) => t.passivity_damping_n_s_per_m },
+      { label: 'torque port', stroke: '#c792ea', value: (t) => t.passivity_rotational_damping_n_m_s_per_rad, dash: [4, 3] },
+    ],
+  },
+  {
     title: 'Deadline misses',
     series: [{ label: 'misses', stroke: '#ff5370', value: (t) => t.deadline_misses }],
   },

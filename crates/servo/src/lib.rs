@@ -6,19 +6,21 @@
 //! stage timers and wake-up latency and tick-time histograms.
 
 mod local_models;
+mod passivity;
 mod schedule;
 mod stage;
 mod thread;
 mod tick;
 
 pub use local_models::{LocalBodies, LocalBodyModel, LOCAL_MODEL_HISTORY, NO_ENTRY};
+pub use passivity::{PassivityController, PassivityRecord, PassivitySettings};
 pub use schedule::ThreadSchedule;
 pub use stage::{PerStage, Stage};
 pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
-    BudgetCuts, ContactPoint, ParameterUpdate, PhysicsSnapshot, SceneFrame, ServoChannels,
-    ServoControl, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts, WorkspaceMapping,
-    SCENE_FRAME_CONTACTS,
+    BudgetCuts, ContactPoint, LocalBodyState, ParameterUpdate, PhysicsSnapshot, SceneFrame,
+    ServoChannels, ServoControl, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts,
+    WorkspaceMapping, RECORDED_LOCAL_BODIES, SCENE_FRAME_CONTACTS,
 };

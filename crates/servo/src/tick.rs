@@ -1,5 +1,6 @@
 //! One servo tick, from device sample to published record.
 use crate::local_models::{LocalBodies, LocalBodyModel};
+use crate::passivity::{PassivityController, PassivityRecord, PassivitySettings};
 use crate::stage::{PerStage, Stage};
 use haptic_contact::ContactScene;
 use haptic_devices::{
@@ -319,8 +320,8 @@ pub struct TickRecord {
     /// The manipulandum's orientation, world frame.
     pub manipulandum_orientation: [f64; 4],
     /// Force rendered this tick, device frame (N): the coupling wrench mapped
-    /// to the device, as requested of the safety layer, before its limits
-    /// and the device's output mask. Zero while clutched or when nothing was
+    /// to the device, before the passivity controller's damping, the safety
+    /// layer's limits and the device's output mask. Zero while clutched or when nothing was
     /// rendered; not finite when the rendering was not.
     pub rendered_force: [f64; 3],
     /// Torque rendered this tick, device frame (N·m), as `rendered_force`.
@@ -353,6 +354,30 @@ pub struct TickRecord {
     pub budget_cut: BudgetCut,
     /// What it cut so far, this tick included.
     pub budget_cuts: BudgetCuts,
+    /// The passivity observer's energies and the controller's damping
+    /// after the tick.
+    pub passivity: PassivityRecord,
+    /// The bodies the local models moved this tick, the first
+    /// [`RECORDED_LOCAL_BODIES`] of them.
+    pub local_bodies: [LocalBodyState; RECORDED_LOCAL_BODIES],
+    /// How many bodies the local models moved, all of them.
+    pub local_body_count: u32,
+}
+
+/// How many of the bodies moved by local models a [`TickRecord`] carries.
+pub const RECORDED_LOCAL_BODIES: usize = 8;
+
+/// A body moved by its local model, after the tick.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LocalBodyState {
+    /// Its index in the physics world.
+    pub body: u32,
+    /// Its rendered centre of mass, world frame (m).
+    pub position: [f64; 3],
+    /// Its rendered orientation.
+    pub orientation: [f64; 4],
+    /// `(v, ω)`, world frame (m/s, rad/s).
+    pub velocity: [f64; 6],
 }
 
 /// Ticks the rendering budget cut, counted by the servo: the companion of
@@ -553,6 +578,9 @@ pub struct ServoTick<D: HapticDevice> {
     /// The touched bodies moved between physics steps (room for none
     /// unless [`with_local_models`](Self::with_local_models)).
     local: LocalBodies,
+    /// The energy exchanged with the device, and the damping that keeps it
+    /// passive.
+    passivity: PassivityController,
 }
 
 impl<D: HapticDevice> ServoTick<D> {
@@ -598,7 +626,14 @@ impl<D: HapticDevice> ServoTick<D> {
             contact_wrenches: vec![Vector6::zeros(); objects],
             contact_impulses: vec![Vector6::zeros(); objects],
             local: LocalBodies::new(0, 0.0, 0.0),
+            passivity: PassivityController::new(PassivitySettings::default()),
         }
+    }
+
+    /// The passivity controller's settings (the observer runs either way).
+    pub fn with_passivity(mut self, settings: PassivitySettings) -> Self {
+        self.passivity = PassivityController::new(settings);
+        self
     }
 
     /// Moves the bodies of the physics snapshots' local models every tick
@@ -677,10 +712,16 @@ impl<D: HapticDevice> ServoTick<D> {
         let mut bodies_time = bodies_started.elapsed();
         record.physics_sequence = self.physics_sequence;
 
+        let period = self
+            .last_time
+            .map_or(0.0, |last| time.saturating_sub(last).as_secs_f64());
+        self.last_time = Some(time);
         let mut rendered = false;
+        let mut controlled = false;
         let request = match sample {
             Ok(sample) => {
                 rendered = true;
+                self.passivity.observe(&sample);
                 record.device_position = sample.position.coords.into();
                 record.device_orientation = wijk(&sample.orientation);
                 let held = sample.buttons & self.clutch != 0;
@@ -713,6 +754,7 @@ impl<D: HapticDevice> ServoTick<D> {
                     // The safety layer trips and writes zero.
                     self.faults.render += 1;
                 }
+                controlled = !held;
                 wrench
             }
             Err(e @ (DeviceError::EndOfRecording | DeviceError::Lost)) => {
@@ -730,12 +772,18 @@ impl<D: HapticDevice> ServoTick<D> {
         record.rendered_force = request.force.into();
         record.rendered_torque = request.torque.into();
         let write_started = Instant::now();
+        // Zero while clutched or unread stays zero.
+        let request = self
+            .passivity
+            .shape(request, if controlled { period } else { 0.0 });
         if self.device.write(&request).is_err() {
             self.faults.write += 1;
         }
         record.stage_ns[Stage::Write] = nanos(write_started.elapsed());
         // What reached the device, after the safety layer's limits.
         let written = self.device.commanded();
+        self.passivity.wrote(written);
+        record.passivity = self.passivity.record();
         record.force = written.force.into();
         record.torque = written.torque.into();
         record.safety_trips = self.device.counters().total();
@@ -758,12 +806,19 @@ impl<D: HapticDevice> ServoTick<D> {
         }
         let advance_started = Instant::now();
         self.local.advance(record.tick, &self.contact_wrenches);
+        record.local_body_count = self.local.len() as u32;
+        for (k, slot) in record.local_bodies.iter_mut().enumerate() {
+            if let Some((body, pose, velocity)) = self.local.state(k) {
+                *slot = LocalBodyState {
+                    body,
+                    position: pose.translation.vector.into(),
+                    orientation: wijk(&pose.rotation),
+                    velocity: velocity.into(),
+                };
+            }
+        }
         bodies_time += advance_started.elapsed();
         record.stage_ns[Stage::Bodies] = nanos(bodies_time);
-        let period = self
-            .last_time
-            .map_or(0.0, |last| time.saturating_sub(last).as_secs_f64());
-        self.last_time = Some(time);
         for (impulse, wrench) in self.contact_impulses.iter_mut().zip(&self.contact_wrenches) {
             // A non-finite wrench would spoil every later difference.
             if wrench.iter().all(|v| v.is_finite()) {

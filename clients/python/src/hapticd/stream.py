@@ -145,6 +145,17 @@ class Tick:
     generation: int
     #: Tick records the telemetry thread missed.
     servo_dropped: int
+    #: The passivity observer's energy through the force port (J): what the
+    #: scene has taken in from the device, negative when it gave out more.
+    passivity_energy_j: float
+    #: The same through the torque port (J).
+    passivity_rotational_energy_j: float
+    #: Damping the passivity controller added this tick (N·s/m).
+    passivity_damping_n_s_per_m: float
+    #: Rotational damping it added (N·m·s/rad).
+    passivity_rotational_damping_n_m_s_per_rad: float
+    #: Bodies moved by local models this tick.
+    local_bodies: int
     #: The first of the tick's contacts, at most the subscription's cap.
     contact_points: list[ContactPoint]
     contact_points_omitted: int
