@@ -170,6 +170,7 @@ impl RunSummary {
             let last = t.last.map(|r| r.passivity).unwrap_or_default();
             value["passivity"] = json!({
                 "energy_j": last.energy, "rotational_energy_j": last.rotational_energy,
+                "lowest_total_energy_j": p.lowest_total_energy,
                 "lowest_energy_j": p.lowest_energy,
                 "lowest_rotational_energy_j": p.lowest_rotational_energy,
                 "damped_ticks": p.damped_ticks,

@@ -193,6 +193,9 @@ impl TelemetryReport {
 /// The passivity observer and controller over the records received.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct PassivitySummary {
+    /// The lowest energy of the two ports together, the one the
+    /// controller keeps from going negative (J).
+    pub lowest_total_energy: f64,
     /// The lowest energy of the force port, and of the torque port (J).
     pub lowest_energy: f64,
     pub lowest_rotational_energy: f64,
@@ -206,6 +209,7 @@ pub struct PassivitySummary {
 impl PassivitySummary {
     /// Counts one tick's observer and controller.
     pub fn add(&mut self, p: &PassivityRecord) {
+        self.lowest_total_energy = self.lowest_total_energy.min(p.total_energy());
         self.lowest_energy = self.lowest_energy.min(p.energy);
         self.lowest_rotational_energy = self.lowest_rotational_energy.min(p.rotational_energy);
         self.damped_ticks += u64::from(p.damping > 0.0 || p.rotational_damping > 0.0);

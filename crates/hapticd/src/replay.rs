@@ -69,9 +69,10 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
     );
     let passivity = &report.passivity;
     println!(
-        "passivity: energy taken in {:.4e} J (torque port {:.4e} J), lowest {:.4e} J ({:.4e} J); damped {} ticks, at most {:.3} N·s/m ({:.4} N·m·s/rad)",
+        "passivity: energy taken in {:.4e} J (torque port {:.4e} J), lowest {:.4e} J together (ports {:.4e} J, {:.4e} J); damped {} ticks, at most {:.3} N·s/m ({:.4} N·m·s/rad)",
         report.final_energy[0],
         report.final_energy[1],
+        passivity.lowest_total_energy,
         passivity.lowest_energy,
         passivity.lowest_rotational_energy,
         passivity.damped_ticks,

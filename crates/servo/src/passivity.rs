@@ -7,11 +7,14 @@
 //! and held until the next sample (zero-order hold) and `x` the handle's
 //! position, `E(n) = E(n−1) − F(n−1)·(x(n) − x(n−1))`, the torque and
 //! the handle's turn alike. A passive environment never gives back more
-//! than it took: `E ≥ 0`. The controller predicts the energy after this
-//! tick's force with the handle's velocity `v`, `E − h F·v`; when that is
-//! negative it adds the damping `α = −(E − h F·v)/(h |v|²)`, capped,
-//! writing `F − α v`, which dissipates exactly the deficit. It acts only
-//! then: a passive exchange is rendered untouched.
+//! than it took, through the two ports together: `E + E_r ≥ 0` (the tool
+//! turns what one port gives into what the other takes, so either alone
+//! may go negative). The controller predicts the energy after this tick,
+//! `E + E_r − h (F·v + τ·ω)` with the handle's velocities; when that is
+//! negative it adds the damping `α = β α_max`, `α_r = β α_r,max` on both
+//! ports, `β ≤ 1` just large enough to dissipate the deficit, writing
+//! `F − α v` and `τ − α_r ω`. It acts only then: a passive exchange is
+//! rendered untouched.
 
 use haptic_devices::{DeviceSample, Wrench};
 use nalgebra::{Point3, UnitQuaternion, Vector3};
@@ -51,6 +54,14 @@ pub struct PassivityRecord {
     pub damping: f64,
     /// Rotational damping it added this tick (N·m·s/rad).
     pub rotational_damping: f64,
+}
+
+impl PassivityRecord {
+    /// What the scene has taken in through both ports (J): the energy the
+    /// controller keeps from going negative.
+    pub fn total_energy(&self) -> f64 {
+        self.energy + self.rotational_energy
+    }
 }
 
 /// The handle's state at the last sample read.
@@ -114,31 +125,32 @@ impl PassivityController {
 
     /// The wrench to request for `rendered` over the next `period`
     /// seconds: `rendered` itself, or with the damping that keeps the
-    /// predicted energy of each port from going negative.
+    /// predicted energy of the two ports together from going negative.
     pub fn shape(&mut self, rendered: Wrench, period: f64) -> Wrench {
         self.record.damping = 0.0;
         self.record.rotational_damping = 0.0;
         if !self.settings.enabled || period <= 0.0 || !rendered.is_finite() {
             return rendered;
         }
-        let (linear, angular) = self.velocity;
-        let (force, damping) = damped(
-            rendered.force,
-            linear,
-            self.record.energy,
-            period,
+        let (v, w) = self.velocity;
+        let predicted = self.record.total_energy()
+            - period * (rendered.force.dot(&v) + rendered.torque.dot(&w));
+        // Dissipation per unit of β at the caps `α = β α_max`.
+        let (max, max_rotational) = (
             self.settings.max_damping,
-        );
-        let (torque, rotational_damping) = damped(
-            rendered.torque,
-            angular,
-            self.record.rotational_energy,
-            period,
             self.settings.max_rotational_damping,
         );
-        self.record.damping = damping;
-        self.record.rotational_damping = rotational_damping;
-        Wrench { force, torque }
+        let capacity = period * (max * v.norm_squared() + max_rotational * w.norm_squared());
+        if predicted >= 0.0 || !(capacity > f64::MIN_POSITIVE) || !capacity.is_finite() {
+            return rendered;
+        }
+        let share = (-predicted / capacity).min(1.0);
+        self.record.damping = share * max;
+        self.record.rotational_damping = share * max_rotational;
+        Wrench {
+            force: rendered.force - v * self.record.damping,
+            torque: rendered.torque - w * self.record.rotational_damping,
+        }
     }
 
     /// Takes what the device was commanded after the write, which the next
@@ -157,25 +169,6 @@ impl PassivityController {
     pub fn record(&self) -> PassivityRecord {
         self.record
     }
-}
-
-/// `force` with the damping `α ≤ max` that brings the port's predicted
-/// energy `energy − h force·v` back to zero when it would go negative,
-/// and `α`.
-fn damped(
-    force: Vector3<f64>,
-    velocity: Vector3<f64>,
-    energy: f64,
-    period: f64,
-    max: f64,
-) -> (Vector3<f64>, f64) {
-    let predicted = energy - period * force.dot(&velocity);
-    let speed_squared = velocity.norm_squared();
-    if predicted >= 0.0 || speed_squared <= f64::MIN_POSITIVE || !speed_squared.is_finite() {
-        return (force, 0.0);
-    }
-    let damping = (-predicted / (period * speed_squared)).min(max);
-    (force - velocity * damping, damping)
 }
 
 #[cfg(test)]
@@ -232,9 +225,10 @@ mod tests {
             "the sampled wall gave back {net_off} J"
         );
         // Cancelling the spring's return near the surface takes `α ≈ k x / v`
-        // (500 N·s/m at 5 mm): uncapped, the energy never goes negative.
+        // (500 N·s/m at 5 mm): with a cap far above, the energy never goes
+        // negative.
         let uncapped = PassivitySettings {
-            max_damping: f64::INFINITY,
+            max_damping: 1e6,
             ..PassivitySettings::default()
         };
         let (net_on, lowest) = press_and_release(uncapped);
