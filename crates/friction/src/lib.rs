@@ -25,6 +25,7 @@ mod qp;
 #[cfg(feature = "reference")]
 mod reference;
 mod wolfe;
+pub use wolfe::ITERATIONS_PAST_DEADLINE;
 
 pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, MembershipStatus};
 pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport};

@@ -32,6 +32,14 @@ const DEPENDENCE_EPSILON: f64 = 1e-12;
 /// sector ([`Sectors`]) rather than by scanning the vertices.
 const MAX_SECTOR_SIDES: usize = 16;
 
+/// Support evaluations an iteration takes even once its deadline has
+/// passed. A servo whose every cycle starts late (a host that stalls it
+/// cycle after cycle) then still moves each cycle's warm start towards the
+/// optimum, so a run of held cycles converges to a decision instead of
+/// standing still until the hold expires (docs/rendering.md, "The time
+/// budget").
+pub const ITERATIONS_PAST_DEADLINE: u32 = 2;
+
 /// The maximising vertex of a regular ℓ-gon with ℓ even, found without a
 /// chain of comparisons: `v_m` maximises `⟨a, v⟩` iff `a` lies in the sector
 /// between the bisectors of `v_m`'s edges, and the ℓ bisectors lie on ℓ/2
@@ -517,7 +525,9 @@ impl PolygonSum {
                 out.end = End::Capped;
                 return out;
             }
-            if deadline.is_some_and(|d| Instant::now() >= d) {
+            if out.iterations >= ITERATIONS_PAST_DEADLINE
+                && deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 out.end = End::OutOfTime;
                 return out;
             }

@@ -659,9 +659,13 @@ impl RenderingCycle {
         // A cycle cut short of its decision does not break a static
         // contact: the tool holds its pose and anchors, and the next
         // cycle's warm solve decides (docs/rendering.md, "The time budget").
+        // Cut short are a solve out of time, and a solve of the coarse
+        // contacts of a cut collision, whose slide, even certified, is
+        // that of another contact set.
         let uncertain = solved_ok
-            && self.friction.solution.out_of_time
-            && verdict == FrictionVerdict::SlidingInBand;
+            && verdict.state() == FrictionState::Sliding
+            && ((self.friction.solution.out_of_time && verdict == FrictionVerdict::SlidingInBand)
+                || coarse);
         if uncertain
             && self.last_state == FrictionState::Static
             && self.held_cycles < MAX_HELD_CYCLES
