@@ -207,9 +207,10 @@ fn pre_sliding_breaks_away_at_mu_on_real_and_generated_tools_in_both_roles() {
 /// Host stalls: one ramp cycle in `period` starts with its time budget
 /// spent, so its collision stops at coarse tree levels (a different,
 /// smaller contact set) and its friction solve answers from the warm start
-/// after `haptic_friction::ITERATIONS_PAST_DEADLINE` evaluations. Such a cycle cannot certify its
-/// decision, and must not break a static contact: the breakaway stays in
-/// its window and does not come more than 3 % before the unstalled one.
+/// after `haptic_friction::ITERATIONS_PAST_DEADLINE` evaluations. Such a
+/// cycle cannot certify its decision, and must not break a static contact:
+/// the breakaway stays in its window and does not come more than 3 %
+/// before the unstalled one.
 fn assert_stalls_do_not_move_the_breakaway(period: usize) {
     let friction = FrictionModel::PreSliding { displacement: 5e-6 };
     let (mus, directions) = ([0.3, 1.0], [30.0]);

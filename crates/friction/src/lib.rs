@@ -25,7 +25,6 @@ mod qp;
 #[cfg(feature = "reference")]
 mod reference;
 mod wolfe;
-pub use wolfe::ITERATIONS_PAST_DEADLINE;
 
 pub use fast::{FastSolveReport, FastSolverParameters, FastStaticFrictionSolver, MembershipStatus};
 pub use pre_sliding::{FastPreSlidingSolver, PreSlidingParameters, PreSlidingReport};
@@ -39,6 +38,7 @@ pub use problem::{
 pub use qp::{QpOutcome, QpSolver};
 #[cfg(feature = "reference")]
 pub use reference::{reduce, FullLpSolver, Reduction, ReferenceLpSolver};
+pub use wolfe::ITERATIONS_PAST_DEADLINE;
 
 /// The reference solvers were not compiled in (feature `reference`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, thiserror::Error)]

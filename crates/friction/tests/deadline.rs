@@ -8,7 +8,7 @@ mod fast_common;
 use fast_common::{equilibrium_residual, pyramid_violation};
 use haptic_friction::{
     FastPreSlidingSolver, FastStaticFrictionSolver, FrictionSolution, FrictionState,
-    PreSlidingParameters, ITERATIONS_PAST_DEADLINE, StaticFrictionProblem, StaticFrictionSolver,
+    PreSlidingParameters, StaticFrictionProblem, StaticFrictionSolver, ITERATIONS_PAST_DEADLINE,
 };
 use haptic_testkit::instances::{with_anchor_slips, Instance, InstanceSpec};
 use rand::SeedableRng;

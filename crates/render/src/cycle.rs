@@ -663,9 +663,11 @@ impl RenderingCycle {
         // contacts of a cut collision, whose slide, even certified, is
         // that of another contact set.
         let uncertain = solved_ok
-            && verdict.state() == FrictionState::Sliding
-            && ((self.friction.solution.out_of_time && verdict == FrictionVerdict::SlidingInBand)
-                || coarse);
+            && match verdict {
+                FrictionVerdict::SlidingInBand => self.friction.solution.out_of_time || coarse,
+                FrictionVerdict::Sliding => coarse,
+                _ => false,
+            };
         if uncertain
             && self.last_state == FrictionState::Static
             && self.held_cycles < MAX_HELD_CYCLES
