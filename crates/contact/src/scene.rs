@@ -1,6 +1,7 @@
 //! The tool, the static environment and one cycle's contacts: each
-//! (environment object, role) pair is queried through its nested point tree,
-//! with every buffer sized when the scene is built.
+//! (environment object, role) pair is queried through its nested point tree
+//! (or, for a set of nodes the physics moves, point by point), with every
+//! buffer sized when the scene is built.
 
 use crate::penalty::{ForceDirection, PenaltyContact, Role};
 use crate::stiffness_scaling::StiffnessScaling;
@@ -8,7 +9,7 @@ use haptic_pointshell::{
     Contact, LookupDeadline, NestedPointTree, PointShell, PointTreeTraversal, TraversalBudget,
 };
 use haptic_sdf::DistanceField;
-use nalgebra::Isometry3;
+use nalgebra::{Isometry3, Point3, Vector3};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -70,6 +71,13 @@ pub enum EnvironmentGeometry {
     Field(SharedField),
     /// A point shell queried in the tool's field (role B).
     Shell(Arc<ShellTree>),
+    /// Up to `capacity` points with outward normals set while running
+    /// ([`ContactScene::set_nodes`]), each queried in the tool's field
+    /// (role B) with no tree: a deformable's surface nodes near the tool,
+    /// refreshed by every physics step. A slot keeps its point from one
+    /// refresh to the next while the node stays near, so that a contact's
+    /// friction anchor stays with its node.
+    Nodes { capacity: usize },
 }
 
 /// A static environment object. For both roles against one object, list it
@@ -159,10 +167,39 @@ pub struct CycleStats {
 struct Pair {
     environment: u32,
     role: Role,
-    shell: Arc<ShellTree>,
+    points: PairPoints,
     field: SharedField,
-    traversal: PointTreeTraversal,
 }
+
+/// What a pair's points are and how they are queried.
+enum PairPoints {
+    /// A shell and its nested point tree, traversed.
+    Tree {
+        shell: Arc<ShellTree>,
+        traversal: PointTreeTraversal,
+    },
+    /// Slots of points and outward normals in the object's frame, each
+    /// looked up; an empty slot holds a non-finite point. `ids` names what
+    /// each slot holds, and `depths` is scratch for [`ContactScene::set_nodes`].
+    Nodes {
+        points: Vec<Point3<f64>>,
+        normals: Vec<Vector3<f64>>,
+        ids: Vec<u32>,
+        depths: Vec<f64>,
+    },
+}
+
+impl PairPoints {
+    fn len(&self) -> usize {
+        match self {
+            PairPoints::Tree { shell, .. } => shell.shell().len(),
+            PairPoints::Nodes { points, .. } => points.len(),
+        }
+    }
+}
+
+/// An empty node slot.
+const NO_NODE: Point3<f64> = Point3::new(f64::INFINITY, f64::INFINITY, f64::INFINITY);
 
 /// The tool against the static environment: evaluates one cycle's
 /// penalty contacts without allocating.
@@ -224,31 +261,46 @@ impl ContactScene {
         let mut pairs = Vec::with_capacity(environment.len());
         for (index, object) in environment.iter().enumerate() {
             check_friction_coefficient(index, object.friction_coefficient)?;
-            let (role, shell, field) = match &object.geometry {
+            let tool_field = || {
+                moving
+                    .field
+                    .clone()
+                    .ok_or(SceneError::MissingMovingField { index })
+            };
+            let tree = |shell: &Arc<ShellTree>| PairPoints::Tree {
+                traversal: PointTreeTraversal::new(shell.tree()),
+                shell: shell.clone(),
+            };
+            let (role, points, field) = match &object.geometry {
                 EnvironmentGeometry::Field(field) => {
                     let shell = moving
                         .shell
-                        .clone()
+                        .as_ref()
                         .ok_or(SceneError::MissingMovingShell { index })?;
-                    (Role::MovingShell, shell, field.clone())
+                    (Role::MovingShell, tree(shell), field.clone())
                 }
                 EnvironmentGeometry::Shell(shell) => {
-                    let field = moving
-                        .field
-                        .clone()
-                        .ok_or(SceneError::MissingMovingField { index })?;
-                    (Role::MovingField, shell.clone(), field)
+                    (Role::MovingField, tree(shell), tool_field()?)
                 }
+                EnvironmentGeometry::Nodes { capacity } => (
+                    Role::MovingField,
+                    PairPoints::Nodes {
+                        points: vec![NO_NODE; *capacity],
+                        normals: vec![Vector3::zeros(); *capacity],
+                        ids: vec![u32::MAX; *capacity],
+                        depths: vec![0.0; *capacity],
+                    },
+                    tool_field()?,
+                ),
             };
             pairs.push(Pair {
                 environment: index as u32,
                 role,
-                traversal: PointTreeTraversal::new(shell.tree()),
-                shell,
+                points,
                 field,
             });
         }
-        let widest = pairs.iter().map(|p| p.shell.shell().len()).max();
+        let widest = pairs.iter().map(|p| p.points.len()).max();
         let mut scene = Self {
             environment,
             parameters,
@@ -304,26 +356,49 @@ impl ContactScene {
                 Role::MovingShell => env_pose.inv_mul(pose),
                 Role::MovingField => pose.inv_mul(env_pose),
             };
-            let shell = pair.shell.shell();
-            let traversal = pair.traversal.traverse(
-                pair.shell.tree(),
-                shell,
-                pair.field.as_ref(),
-                &field_from_shell,
-                budget,
-                &mut self.found,
-            );
-            stats.lookups += traversal.lookups;
-            stats.stopped_early |= traversal.stopped_early;
-            stats.unresolved_points += traversal.unresolved_points;
             let field = pair.field.as_ref();
+            let (points, normals) = match &mut pair.points {
+                PairPoints::Tree { shell, traversal } => {
+                    let traversal = traversal.traverse(
+                        shell.tree(),
+                        shell.shell(),
+                        field,
+                        &field_from_shell,
+                        budget,
+                        &mut self.found,
+                    );
+                    stats.lookups += traversal.lookups;
+                    stats.stopped_early |= traversal.stopped_early;
+                    stats.unresolved_points += traversal.unresolved_points;
+                    let shell = shell.shell();
+                    (&shell.points[..], &shell.outward_normals[..])
+                }
+                PairPoints::Nodes {
+                    points, normals, ..
+                } => {
+                    // A few points, each looked up: no tree, no budget.
+                    self.found.clear();
+                    for (k, p) in points.iter().enumerate() {
+                        if !p.x.is_finite() {
+                            continue;
+                        }
+                        stats.lookups += 1;
+                        let distance = field.value(&(field_from_shell * p));
+                        if distance < 0.0 {
+                            self.found.push(Contact {
+                                point: k as u32,
+                                distance,
+                                weight: 1,
+                            });
+                        }
+                    }
+                    (&points[..], &normals[..])
+                }
+            };
             let direction = self.parameters.direction;
             let field_rotation = env_pose.rotation.to_rotation_matrix();
             self.contacts.extend(self.found.iter().map(|c| {
-                let (p, n) = (
-                    &shell.points[c.point as usize],
-                    &shell.outward_normals[c.point as usize],
-                );
+                let (p, n) = (&points[c.point as usize], &normals[c.point as usize]);
                 match pair.role {
                     Role::MovingShell => PenaltyContact::moving_shell(
                         pair.environment,
@@ -407,6 +482,72 @@ impl ContactScene {
 
     /// The most contacts one cycle can report: every shell point of every pair.
     pub fn max_contacts(&self) -> usize {
-        self.pairs.iter().map(|p| p.shell.shell().len()).sum()
+        self.pairs.iter().map(|p| p.points.len()).sum()
+    }
+
+    /// Sets the points of environment object `index`, an
+    /// [`EnvironmentGeometry::Nodes`] object, from the next
+    /// [`evaluate`](Self::evaluate) on: slot `k` takes `points[k]` (object
+    /// frame; a non-finite point empties it), `normals[k]` (unit, outward)
+    /// and `ids[k]`, what it stands for. Slots beyond the slices are
+    /// emptied, and points beyond the capacity ignored. Never allocates.
+    ///
+    /// Returns how far the points moved where the tool touched them: the
+    /// mean move of the slots holding the same id before and after,
+    /// weighted by their penetration in the last evaluation (equally when
+    /// none was in contact); zero when no slot kept its point. `None`,
+    /// changing nothing, when `index` is not a node set.
+    pub fn set_nodes(
+        &mut self,
+        index: usize,
+        points: &[Point3<f64>],
+        normals: &[Vector3<f64>],
+        ids: &[u32],
+    ) -> Option<Vector3<f64>> {
+        let pair = self
+            .pairs
+            .iter_mut()
+            .find(|p| p.environment as usize == index)?;
+        let PairPoints::Nodes {
+            points: slots,
+            normals: slot_normals,
+            ids: slot_ids,
+            depths,
+        } = &mut pair.points
+        else {
+            return None;
+        };
+        depths.fill(0.0);
+        let mut touched = false;
+        for c in self
+            .contacts
+            .iter()
+            .filter(|c| c.environment as usize == index)
+        {
+            if let Some(depth) = depths.get_mut(c.point as usize) {
+                *depth -= c.distance.min(0.0);
+                touched |= *depth > 0.0;
+            }
+        }
+        let (mut moved, mut kept) = (Vector3::zeros(), 0.0);
+        for k in 0..slots.len() {
+            match (points.get(k), normals.get(k), ids.get(k)) {
+                (Some(p), Some(n), Some(&id)) if p.coords.iter().all(|v| v.is_finite()) => {
+                    if slots[k].x.is_finite() && slot_ids[k] == id {
+                        let weight = if touched { depths[k] } else { 1.0 };
+                        moved += (p - slots[k]) * weight;
+                        kept += weight;
+                    }
+                    slots[k] = *p;
+                    slot_normals[k] = *n;
+                    slot_ids[k] = id;
+                }
+                _ => {
+                    slots[k] = NO_NODE;
+                    slot_ids[k] = u32::MAX;
+                }
+            }
+        }
+        Some(if kept > 0.0 { moved / kept } else { moved })
     }
 }

@@ -48,6 +48,9 @@ fn tree_contacts_equal_brute_force_contacts_in_both_roles() {
                     &pose.inv_mul(&object.pose),
                     &mut found,
                 ),
+                EnvironmentGeometry::Nodes { .. } => {
+                    unreachable!("the mixed scene has no node set")
+                }
             };
             brute.extend(found.iter().map(|c| (index as u32, c.point, true, 1)));
         }

@@ -30,6 +30,7 @@ mod error;
 mod lifecycle;
 pub mod listing;
 mod pacer;
+mod patches;
 mod physics;
 mod publish;
 mod realtime;

@@ -24,11 +24,12 @@
 //! A scene with `[[deformables]]` steps a `haptic_deformable::CoupledWorld`
 //! instead, which owns the rigid world and hands it the same impulses
 //! ([`CoupledWorld::step_with_impulses`]); its rigid bodies' poses reach
-//! the servo as the rigid world's do. The tool does not touch the
-//! deformables: they move under gravity, their anchors and the rigid
-//! bodies alone. Their surfaces go to the state stream
+//! the servo as the rigid world's do. The tool touches each deformable
+//! through its surface points near the tool, which every step publishes
+//! with their motion model, and its impulse on them reaches their nodes
+//! ([`crate::patches`]). Their surfaces go to the state stream
 //! ([`SurfaceStream`]) and their nodes to the telemetry thread, which
-//! records them ([`DeformableNodes`]); never to the servo.
+//! records them ([`DeformableNodes`]).
 //!
 //! A body whose step comes out non-finite is put back by the world at
 //! rest and counted ([`PhysicsReport::quarantined`], and
@@ -39,6 +40,8 @@
 
 use crate::lifecycle::{StoppableThread, ThreadName, ThreadPanicked};
 use crate::pacer::Pacer;
+use crate::patches::ToolPatches;
+use haptic_contact::SharedField;
 use haptic_deformable::{CoupledWorld, DeformableBody};
 use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_physics::{PairContact, RigidBody, StepReport, World};
@@ -82,6 +85,9 @@ pub struct PhysicsReport {
     pub deformables_quarantined: u64,
     /// Deformable bodies the world steps.
     pub deformables: usize,
+    /// Per deformable, the tool's linear contact impulse it received so
+    /// far, world frame (N·s).
+    pub tool_impulse_on_deformables: Vec<Vector3<f64>>,
     /// Most penetrating shell points between bodies in a step.
     pub max_contacts: usize,
     /// Deepest penetration between bodies (m).
@@ -138,6 +144,8 @@ pub struct PhysicsWorld {
     /// Whether snapshots carry the bodies' local models
     /// ([`haptic_servo::LocalBodies`]).
     local_models: bool,
+    /// The tool against the deformables, when the scene has both.
+    patches: Option<ToolPatches>,
     report: PhysicsReport,
 }
 
@@ -156,6 +164,7 @@ impl PhysicsWorld {
             sequence: 0,
             tool_tick: 0,
             local_models: false,
+            patches: None,
             report: PhysicsReport::default(),
         }
     }
@@ -178,6 +187,7 @@ impl PhysicsWorld {
             sequence: 0,
             tool_tick: 0,
             local_models: false,
+            patches: None,
             report: PhysicsReport::default(),
         }
     }
@@ -186,6 +196,22 @@ impl PhysicsWorld {
     /// tool can touch that no joint holds (see [`haptic_servo::LocalBodies`]).
     pub fn with_local_models(mut self, on: bool) -> Self {
         self.local_models = on;
+        self
+    }
+
+    /// Lets the tool touch the deformables: their surface nodes near the
+    /// tool, in its `field`, rendered as the cycle's `entries` (one per
+    /// deformable, `capacity` slots each; see [`crate::patches`]). Nothing
+    /// without deformables or a field.
+    pub fn with_tool_patches(
+        mut self,
+        field: Option<SharedField>,
+        entries: Vec<usize>,
+        capacity: usize,
+    ) -> Self {
+        if let (Some(field), Some(Bodies::Coupled(world))) = (field, &self.world) {
+            self.patches = Some(ToolPatches::new(field, &entries, capacity, world.bodies()));
+        }
         self
     }
 
@@ -242,10 +268,25 @@ impl PhysicsWorld {
             self.received[b] += impulse.fixed_rows::<3>(0);
             self.external[b] = impulse;
         }
+        if let (Some(patches), Some(Bodies::Coupled(world))) = (&mut self.patches, &mut self.world)
+        {
+            patches.push(
+                world,
+                &tool.contact_impulses,
+                &self.impulses,
+                &tool.tool_pose,
+                dt,
+            );
+        }
         let known = self.impulses.len().min(tool.contact_impulses.len());
         self.impulses[..known].copy_from_slice(&tool.contact_impulses[..known]);
         self.tool_tick = tool.tick;
         self.advance(dt);
+        if let (Some(patches), Some(Bodies::Coupled(world))) = (&mut self.patches, &mut self.world)
+        {
+            let rigid_bodies = world.rigid().bodies().len();
+            patches.select(world, rigid_bodies, self.local_models);
+        }
     }
 
     /// Advances the world by `dt` under the external impulses gathered so
@@ -306,6 +347,7 @@ impl PhysicsWorld {
         }
         let world = self.world.as_ref().map(Bodies::rigid);
         let (links, local_models) = (&self.links, self.local_models);
+        let patches = self.patches.as_ref();
         snapshots.publish_with(|snapshot| {
             snapshot.sequence = self.sequence;
             snapshot.environment_poses.clone_from(&self.poses);
@@ -315,6 +357,10 @@ impl PhysicsWorld {
                 snapshot
                     .local_models
                     .extend((0..links.len()).filter_map(|b| local_model(world, b, &links[b])));
+            }
+            snapshot.patches.clear();
+            if let Some(patches) = patches {
+                patches.publish(&mut snapshot.patches, &mut snapshot.local_models);
             }
         });
     }
@@ -344,6 +390,10 @@ impl PhysicsWorld {
             quarantined: self.world.as_ref().map_or(0, |w| w.rigid().quarantined()),
             deformables_quarantined,
             deformables,
+            tool_impulse_on_deformables: self
+                .patches
+                .as_ref()
+                .map_or_else(Vec::new, |p| p.received().collect()),
             ..self.report.clone()
         }
     }
@@ -485,6 +535,7 @@ fn local_model(world: &World, b: usize, link: &BodyLink) -> Option<LocalBodyMode
         wrench: linearisation.wrench,
         position_gradient: linearisation.position_gradient,
         velocity_gradient: linearisation.velocity_gradient,
+        rotates: true,
     })
 }
 

@@ -391,13 +391,27 @@ fn footprint(points: &PointShell) -> TriangleMesh {
 /// geometry (Xu, Zhao & Barbič, implicit penalty contact, §4.1).
 #[derive(Clone, Debug, PartialEq)]
 pub struct EnvironmentEntry {
-    /// The object's `name` in the config.
+    /// The object's or deformable's `name` in the config.
     pub name: String,
-    /// Its index in the config's `[[objects]]`.
-    pub object: usize,
+    /// What it renders.
+    pub source: EntrySource,
     /// Its pose when the scene was built (body frame → world).
     pub pose: Isometry3<f64>,
 }
+
+/// What an environment entry of the cycle renders.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EntrySource {
+    /// The object of this index in the config's `[[objects]]`.
+    Object(usize),
+    /// The surface nodes near the tool of the deformable of this index in
+    /// the config's `[[deformables]]`.
+    Deformable(usize),
+}
+
+/// Slots of a deformable's node set in the rendering cycle: the most
+/// surface nodes near the tool the servo looks up each tick.
+pub const PATCH_NODES: usize = 128;
 
 /// A scene with its geometry built: the rendering cycle, the device
 /// mapping, what each environment entry of the cycle is, and the physics
@@ -442,10 +456,11 @@ impl BuiltScene {
         }
         let physics = config.has_movable() || !config.deformables().is_empty();
         let tool_config = config.tool();
+        // The deformables' nodes are looked up in the tool's field.
         let tool = load_geometry(
             config,
             config.tool_index(),
-            tool_config.role.has_field(),
+            tool_config.role.has_field() || !config.deformables().is_empty(),
             tool_config.role.has_shell(),
         )?;
         let tool_pose = tool.pose(tool_config);
@@ -496,7 +511,7 @@ impl BuiltScene {
                 parts.push((pose, geometry));
                 entries.push(EnvironmentEntry {
                     name: object.name.clone(),
-                    object: index,
+                    source: EntrySource::Object(index),
                     pose,
                 });
             }
@@ -506,9 +521,31 @@ impl BuiltScene {
             });
             display_meshes.push(geometry.display);
         }
+        // Each deformable's nodes near the tool, in the tool's field, after
+        // the objects; their points are world-frame.
+        let patch_entries: Vec<usize> = (0..config.deformables().len())
+            .map(|d| entries.len() + d)
+            .collect();
+        for (d, deformable) in config.deformables().iter().enumerate() {
+            parts.push((
+                Isometry3::identity(),
+                EnvironmentGeometry::Nodes {
+                    capacity: PATCH_NODES,
+                },
+            ));
+            entries.push(EnvironmentEntry {
+                name: deformable.name.clone(),
+                source: EntrySource::Deformable(d),
+                pose: Isometry3::identity(),
+            });
+        }
         let environment_poses = entries.iter().map(|e| e.pose).collect();
         let physics = if physics {
-            physics_world(config, bodies, links, environment_poses)?
+            physics_world(config, bodies, links, environment_poses)?.with_tool_patches(
+                moving.field.clone(),
+                patch_entries,
+                PATCH_NODES,
+            )
         } else {
             PhysicsWorld::default()
         };
@@ -597,11 +634,18 @@ impl BuiltScene {
 
 /// `μ` of each environment object of the cycle, in the cycle's order
 /// (`entries`), from `config`.
+/// A deformable's `μ` with the tool is the product of the two, as its
+/// pairs with rigid bodies are.
 fn friction_coefficients(config: &Scene, entries: &[EnvironmentEntry]) -> Vec<f64> {
     entries
         .iter()
-        .filter_map(|entry| config.objects().get(entry.object))
-        .map(|object| config.friction_coefficient(object))
+        .map(|entry| match entry.source {
+            EntrySource::Object(index) => config.friction_coefficient(&config.objects()[index]),
+            EntrySource::Deformable(index) => {
+                config.friction_coefficient(config.tool())
+                    * config.deformables()[index].material.friction
+            }
+        })
         .collect()
 }
 

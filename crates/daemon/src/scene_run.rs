@@ -16,7 +16,7 @@ use crate::physics::{DeformableNodes, PhysicsOptions, PhysicsThread, PhysicsWorl
 use crate::publish;
 use crate::realtime::{keep_cpus_awake, lock_memory, schedule};
 use crate::recording::scene_meshes;
-use crate::scene::BuiltScene;
+use crate::scene::{BuiltScene, EntrySource};
 use crate::signals::{Shutdown, ShutdownRequest};
 use crate::status::StatusLine;
 use crate::summary::{EndReason, RunSummary};
@@ -231,14 +231,24 @@ impl<'a> RunningScene<'a> {
         // The hello order (the config's, less the tool) and the cycle's
         // order of the environment objects, for the stream; each object's
         // pose is its body frame's, as its display mesh.
-        let entry_objects: Vec<u32> = scene.environment.iter().map(|e| e.object as u32).collect();
+        let entry_objects: Vec<u32> = scene
+            .environment
+            .iter()
+            .map(|e| match e.source {
+                EntrySource::Object(index) => index as u32,
+                EntrySource::Deformable(_) => u32::MAX,
+            })
+            .collect();
         let environment: Vec<(Option<usize>, _)> = config
             .objects()
             .iter()
             .enumerate()
             .filter(|(_, object)| !object.tool)
             .map(|(index, object)| {
-                let entry = scene.environment.iter().position(|e| e.object == index);
+                let entry = scene
+                    .environment
+                    .iter()
+                    .position(|e| e.source == EntrySource::Object(index));
                 let pose = entry.map_or_else(|| object.pose(), |e| scene.environment[e].pose);
                 (entry, publish::pose(&pose))
             })

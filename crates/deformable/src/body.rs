@@ -231,6 +231,28 @@ impl DeformableBody {
         Point3::from(weighted / self.mass())
     }
 
+    /// Refills `out` with each node's unit normal at its current position:
+    /// the area-weighted mean of the normals `(b − a) × (c − a)` of the
+    /// surface triangles `[a, b, c]` about it, outward for a closed surface
+    /// whose triangles face out (as [`topology::boundary`] turns them), on
+    /// the side the winding gives for an open sheet; zero for a node on no
+    /// triangle (or whose triangles' normals cancel).
+    pub fn vertex_normals(&self, out: &mut Vec<Vector3<f64>>) {
+        out.clear();
+        out.resize(self.state.positions.len(), Vector3::zeros());
+        for t in &self.model.surface {
+            let [a, b, c] = t.map(|i| self.state.positions[i as usize]);
+            // Twice the triangle's area along its normal.
+            let weighted = (b - a).cross(&(c - a));
+            for &i in t {
+                out[i as usize] += weighted;
+            }
+        }
+        for n in out.iter_mut() {
+            *n = n.try_normalize(0.0).unwrap_or_else(Vector3::zeros);
+        }
+    }
+
     /// The largest relative stretch `(|x_b − x_a| − L)/L` over `edges`
     /// (negative when all are shorter than at rest).
     pub fn max_strain(&self, edges: &[Edge]) -> f64 {

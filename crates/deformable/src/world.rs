@@ -8,7 +8,11 @@
 //! Zhao & Barbič), which has no iterations to stagger with, so a step here
 //! is:
 //!
-//! 1. each deformable's paradigm gives its nodes' free velocities (eqs 1–3);
+//! 1. each deformable node takes its share of the external impulses on it
+//!    ([`CoupledWorld::add_node_impulse`]) as a velocity change `p/m`, then
+//!    each deformable's paradigm gives its nodes' free velocities (eqs 1–3)
+//!    from there, so that its implicit solve and the rows see the push (a
+//!    pinned node takes it too, and its pin holds it, as gravity);
 //! 2. every rigid body enters the PGS as a participant with its inverse mass
 //!    and world inverse inertia (eq 18) and its free velocity `v + h g`, `ω`;
 //!    the rigid joints enter as bilateral rows, so that a jointed body
@@ -35,9 +39,11 @@ use crate::collision;
 use crate::collision::deformable::SurfaceCollision;
 use crate::constraints::anchor::{self, Anchor, AnchorTarget, RigidView};
 use crate::constraints::contact::{self, ContactSettings, RigidContact, SurfaceContact};
-use crate::constraints::{bending, inextensibility, joints, RowSource, Rows};
+use crate::constraints::{bending, inextensibility, joints, NodeTerm, Row, RowSource, Rows};
 use crate::direct::DirectSolver;
-use crate::paradigms::{ContactPlane, StepInput};
+use crate::paradigms::{
+    ContactPlane, CorotationalFem, ForceIntegration, MassSpring, Paradigm, StepInput,
+};
 use crate::parameters::{EqualitySolver, SolverParameterError, SolverParameters, TangentBasis};
 use crate::post_stabilisation;
 use crate::solver::{self, Velocities};
@@ -129,6 +135,20 @@ struct Scratch {
     rigid_states: Vec<RigidBodyState>,
 }
 
+/// The buffers of [`CoupledWorld::patch_response`], one body's nodes long.
+#[derive(Debug, Default)]
+struct PatchScratch {
+    /// Zero for the nodes anchored to the world.
+    pinned: Vec<Option<Vector3<f64>>>,
+    planes: Vec<ContactPlane>,
+    supports: Vec<f64>,
+    impulses: Vec<Vector3<f64>>,
+    /// Velocities at `t + h` with no impulse, and with the probe's (then its
+    /// velocity change).
+    base: Vec<Vector3<f64>>,
+    velocities: Vec<Vector3<f64>>,
+}
+
 /// Deformable bodies, anchors and the rigid world they share.
 pub struct CoupledWorld {
     rigid: World,
@@ -143,6 +163,12 @@ pub struct CoupledWorld {
     convergence: Vec<f64>,
     quarantined: u64,
     direct: DirectSolver,
+    /// External impulses on the nodes (N·s, all bodies' nodes in turn), for
+    /// the next step to apply; whether any was added; those refused so far.
+    node_impulses: Vec<Vector3<f64>>,
+    node_impulses_pending: bool,
+    refused_node_impulses: u64,
+    patch: PatchScratch,
 }
 
 impl CoupledWorld {
@@ -195,6 +221,10 @@ impl CoupledWorld {
             convergence: Vec::new(),
             quarantined: 0,
             direct: DirectSolver::default(),
+            node_impulses: vec![Vector3::zeros(); total as usize],
+            node_impulses_pending: false,
+            refused_node_impulses: 0,
+            patch: PatchScratch::default(),
         })
     }
 
@@ -272,6 +302,197 @@ impl CoupledWorld {
                 .sum::<f64>()
     }
 
+    /// Adds `impulse` (N·s, world frame) on node `node` of deformable body
+    /// `body`, for the next [`step`](Self::step) to apply, `1/substeps` of it
+    /// in each substep as a velocity change before the free velocities, and
+    /// then forget. An out-of-range body or node, or an impulse that is not
+    /// finite (or would make the node's sum so), is ignored and counted.
+    pub fn add_node_impulse(&mut self, body: usize, node: u32, impulse: Vector3<f64>) {
+        let slot = self
+            .bodies
+            .get(body)
+            .filter(|b| (node as usize) < b.state.positions.len())
+            .map(|_| self.node_offsets[body] as usize + node as usize);
+        match slot {
+            Some(i)
+                if (self.node_impulses[i] + impulse)
+                    .iter()
+                    .all(|v| v.is_finite()) =>
+            {
+                self.node_impulses[i] += impulse;
+                self.node_impulses_pending = true;
+            }
+            _ => self.refused_node_impulses += 1,
+        }
+    }
+
+    /// Node impulses [`add_node_impulse`](Self::add_node_impulse) refused so
+    /// far.
+    pub fn refused_node_impulses(&self) -> u64 {
+        self.refused_node_impulses
+    }
+
+    /// The one-step compliance `W` (1/kg, symmetric) of the patch `nodes` of
+    /// deformable body `body`, a condensed Delassus operator: an impulse `p`
+    /// (N·s) spread evenly over the patch's `n` nodes (`p/n` each) changes
+    /// the plain mean of their velocities by `W p` within one step of `h`,
+    /// through the body's own model. `W = S̄ᵀ A_c⁻¹ S / n`, `S` the 3N×3
+    /// selection of the patch's nodes (a node listed twice counts twice),
+    /// `S̄ = S/n` its mean, and `A_c⁻¹` the body's one-step response at its
+    /// current state: `A = M − hD − h²K` of a linearly implicit force-based
+    /// body (its solve with contacts), shape matching's rigid share
+    /// ([`Paradigm::respond`]) or `M⁻¹` (explicit, XPBD), with the nodes
+    /// anchored to the world pinned at rest, and the nodes the last step found
+    /// touching rigid bodies and the patch's nodes within the contact margin
+    /// of one held on their contact planes (at zero
+    /// normal velocity; with planes, a position-based body's solve with
+    /// contacts). A force `F` held on the patch for one step moves its mean
+    /// by `h² W F`: `(h² W)⁻¹` is the stiffness it meets there (N/m).
+    ///
+    /// Gravity is left out, and the body's paradigm is copied, so that the
+    /// world steps on as if this had not been asked. `None` for an empty
+    /// patch, a body or node out of range, a step that is not positive, or
+    /// a result that is not finite.
+    pub fn patch_response(&mut self, body: usize, nodes: &[u32], h: f64) -> Option<Matrix3<f64>> {
+        let deformable = self.bodies.get(body)?;
+        let count = deformable.state.positions.len();
+        if nodes.is_empty() || !(h > 0.0 && h.is_finite()) {
+            return None;
+        }
+        if nodes.iter().any(|&i| i as usize >= count) {
+            return None;
+        }
+        let PatchScratch {
+            pinned,
+            planes,
+            supports,
+            impulses,
+            base,
+            velocities,
+        } = &mut self.patch;
+        pinned.clear();
+        pinned.resize(count, None);
+        for anchor in &self.anchors {
+            if anchor.body == body && matches!(anchor.target, AnchorTarget::World(_)) {
+                pinned[anchor.node as usize] = Some(Vector3::zeros());
+            }
+        }
+        // The last substep's rows, with their final impulses, as the elastic
+        // passes chose their planes (whether or not the step holds planes,
+        // its rows hold these nodes).
+        let offset = self.node_offsets[body] as usize;
+        let rows = &self.scratch.rows;
+        let gravity = self.rigid.parameters().gravity;
+        planes.clear();
+        for row in &rows.rows {
+            // A node the step found touching holds whether or not its row
+            // pushed in that step: a resting contact's impulse comes and
+            // goes from step to step, its support does not.
+            let Some(t) = resting_node(rows, row, &self.scratch.rigid_views, gravity, false) else {
+                continue;
+            };
+            let node = (t.node as usize).wrapping_sub(offset);
+            if node < count && pinned[node].is_none() {
+                planes.push(ContactPlane {
+                    node: node as u32,
+                    normal: t.jacobian,
+                    normal_velocity: 0.0,
+                });
+            }
+        }
+        // A patch node within the contact margin of a rigid body is held too,
+        // touching or not in the last step: a node resting on a surface
+        // leaves it and comes back from step to step, and a press meets the
+        // surface whichever the step was.
+        let reach = deformable.model.material.thickness + self.parameters.contact_margin;
+        for &node in nodes {
+            let i = node as usize;
+            if pinned[i].is_some() || planes.iter().any(|p| p.node == node) {
+                continue;
+            }
+            let x = deformable.state.positions[i];
+            let nearest = self
+                .rigid
+                .bodies()
+                .iter()
+                .filter_map(|rigid| {
+                    let geometry = rigid.model.geometry.as_ref()?;
+                    let local = rigid.state.pose.inverse_transform_point(&x);
+                    let (distance, gradient) = geometry.field.value_gradient(&local);
+                    let length = gradient.norm();
+                    (distance < reach && length > 1e-9)
+                        .then(|| (distance, rigid.state.pose.rotation * (gradient / length)))
+                })
+                .min_by(|a, b| a.0.total_cmp(&b.0));
+            if let Some((_, normal)) = nearest {
+                planes.push(ContactPlane {
+                    node,
+                    normal,
+                    normal_velocity: 0.0,
+                });
+            }
+        }
+        let masses = &deformable.model.masses;
+        let input = StepInput {
+            h,
+            gravity: Vector3::zeros(),
+            masses,
+            positions: &deformable.state.positions,
+            velocities: &deformable.state.velocities,
+            pinned,
+        };
+        let mut paradigm = deformable.model.paradigm.clone();
+        base.clear();
+        base.resize(count, Vector3::zeros());
+        velocities.clear();
+        velocities.resize(count, Vector3::zeros());
+        // Prepares the copy's step at `h` (its matrix, right-hand side and
+        // rotations at the current state).
+        paradigm.free_velocities(&input, base);
+        impulses.clear();
+        impulses.resize(count, Vector3::zeros());
+        supports.clear();
+        supports.resize(planes.len(), 0.0);
+        // The solve with contacts is `A_c Δv = h (f + hKv) + p`: affine in
+        // `p`, so a probe's answer less the unpushed answer is its response.
+        let affine = (!planes.is_empty() || solves_implicitly(&paradigm))
+            && paradigm.solve_with_contacts(&input, impulses, planes, base, supports);
+        let n = nodes.len() as f64;
+        let probe = PROBE_SPEED * nodes.iter().map(|&i| masses[i as usize]).sum::<f64>();
+        let mut w = Matrix3::zeros();
+        for axis in 0..3 {
+            impulses.iter_mut().for_each(|p| *p = Vector3::zeros());
+            for &i in nodes {
+                impulses[i as usize][axis] += probe / n;
+            }
+            if affine {
+                paradigm.solve_with_contacts(&input, impulses, planes, velocities, supports);
+                for (v, v0) in velocities.iter_mut().zip(base.iter()) {
+                    *v -= v0;
+                }
+            } else if !paradigm.respond(&input, impulses, velocities) {
+                for i in 0..count {
+                    velocities[i] = match pinned[i] {
+                        Some(_) => Vector3::zeros(),
+                        None => impulses[i] / masses[i],
+                    };
+                }
+                for plane in planes.iter() {
+                    let v = &mut velocities[plane.node as usize];
+                    *v -= plane.normal.dot(v) * plane.normal;
+                }
+            }
+            let mean = nodes
+                .iter()
+                .map(|&i| velocities[i as usize])
+                .sum::<Vector3<f64>>()
+                / n;
+            w.set_column(axis, &(mean / probe));
+        }
+        let w = 0.5 * (w + w.transpose());
+        w.iter().all(|v| v.is_finite()).then_some(w)
+    }
+
     /// Advances the world by `h` seconds in
     /// [`SolverParameters::substeps`] equal substeps (see the module's
     /// documentation). The report's counts and largest values are the
@@ -308,6 +529,12 @@ impl CoupledWorld {
             total.projection_seconds += r.projection_seconds;
             total.rigid = r.rigid;
         }
+        if self.node_impulses_pending {
+            self.node_impulses
+                .iter_mut()
+                .for_each(|p| *p = Vector3::zeros());
+            self.node_impulses_pending = false;
+        }
         total
     }
 
@@ -319,9 +546,25 @@ impl CoupledWorld {
         let started = std::time::Instant::now();
         let s = &mut self.scratch;
 
-        // 1. Free velocities (eqs 1–3), all bodies' nodes in one array. A
-        //    node anchored to the world is held in its paradigm's solve at
-        //    the velocity that closes its anchor's error at the Baumgarte rate.
+        // 1. This substep's share of the external node impulses as velocity
+        //    changes, then free velocities (eqs 1–3), all bodies' nodes in
+        //    one array. A node anchored to the world is held in its
+        //    paradigm's solve at the velocity that closes its anchor's error
+        //    at the Baumgarte rate.
+        if self.node_impulses_pending {
+            for (body, &offset) in self.bodies.iter_mut().zip(&self.node_offsets) {
+                let pushes = &self.node_impulses[offset as usize..];
+                for ((v, m), p) in body
+                    .state
+                    .velocities
+                    .iter_mut()
+                    .zip(&body.model.masses)
+                    .zip(pushes)
+                {
+                    *v += (share / m) * p;
+                }
+            }
+        }
         let total: usize = self.bodies.iter().map(|b| b.state.positions.len()).sum();
         s.pinned.clear();
         s.pinned.resize(total, None);
@@ -622,18 +865,9 @@ impl CoupledWorld {
                 // meets the nodes'; held on planes, a bar on four jellies
                 // took every jelly's support at once and rocked off them
                 // in 10 ms substeps.
-                let lies_on = || {
-                    terms[0].jacobian.dot(&gravity) >= 0.0
-                        && s.rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize]
-                            .iter()
-                            .any(|r| s.rigid_views[r.body as usize].inverse_mass > 0.0)
-                };
                 let rests = parameters.contact_planes
-                    && matches!(row.source, RowSource::Contact { axis: 0, .. })
-                    && terms.len() == 1
-                    && row.impulse > 0.0
-                    && s.pinned[terms[0].node as usize].is_none()
-                    && !lies_on();
+                    && resting_node(&s.rows, row, &s.rigid_views, gravity, true)
+                        .is_some_and(|t| s.pinned[t.node as usize].is_none());
                 if rests {
                     s.plane_rows[k] = true;
                 } else {
@@ -926,6 +1160,50 @@ impl CoupledWorld {
         report
     }
 }
+
+/// The node term of `row` if it is a non-penetration row of one node
+/// against rigid bodies, pushing (a positive impulse) where `pushing` is
+/// asked, and no dynamic body among them lies on the node (its normal on
+/// the node along `gravity`): a node resting on the rigid world, held on
+/// its contact plane in the body's implicit solve.
+fn resting_node(
+    rows: &Rows,
+    row: &Row,
+    rigid_views: &[RigidView],
+    gravity: Vector3<f64>,
+    pushing: bool,
+) -> Option<NodeTerm> {
+    let terms = &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize];
+    if !(matches!(row.source, RowSource::Contact { axis: 0, .. })
+        && terms.len() == 1
+        && (row.impulse > 0.0 || !pushing))
+    {
+        return None;
+    }
+    let lies_on = terms[0].jacobian.dot(&gravity) >= 0.0
+        && rows.rigid_terms[row.rigids.0 as usize..row.rigids.1 as usize]
+            .iter()
+            .any(|r| rigid_views[r.body as usize].inverse_mass > 0.0);
+    (!lies_on).then_some(terms[0])
+}
+
+/// Whether `paradigm` integrates its forces linearly implicitly: its solve
+/// with contacts answers with any planes, none included, at its own
+/// tolerance.
+fn solves_implicitly(paradigm: &Paradigm) -> bool {
+    let implicit = |i: &ForceIntegration| matches!(i, ForceIntegration::LinearlyImplicit { .. });
+    match paradigm {
+        Paradigm::MassSpring(MassSpring { integration, .. })
+        | Paradigm::CorotationalFem(CorotationalFem { integration, .. }) => implicit(integration),
+        Paradigm::Xpbd(_) | Paradigm::ShapeMatching(_) => false,
+    }
+}
+
+/// The speed (m/s) the probe impulses of [`CoupledWorld::patch_response`]
+/// give their patch: large against a resting body's one-step velocities, so
+/// that the solves' tolerance costs the difference little, and small
+/// enough for a position-based solve with contacts to answer near linearly.
+const PROBE_SPEED: f64 = 1.0;
 
 /// Rounds of an elastic pass's active set of contact planes: each lets go
 /// of the planes that pulled and solves again.

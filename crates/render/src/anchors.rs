@@ -38,6 +38,7 @@ impl ContactAnchors {
             total += match &object.geometry {
                 EnvironmentGeometry::Field(_) => moving_shell_points,
                 EnvironmentGeometry::Shell(shell) => shell.shell().len(),
+                EnvironmentGeometry::Nodes { capacity } => *capacity,
             };
         }
         Self {

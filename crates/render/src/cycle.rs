@@ -20,7 +20,7 @@ use haptic_pointshell::TraversalBudget;
 /// What the friction stage decided in one cycle, and how surely, in the
 /// protocol's vocabulary.
 pub use haptic_schema::FrictionVerdict;
-use nalgebra::{Isometry3, Matrix3, Vector3};
+use nalgebra::{Isometry3, Matrix3, Point3, Vector3};
 use std::time::{Duration, Instant};
 
 /// How friction enters the cycle.
@@ -478,6 +478,21 @@ impl RenderingCycle {
         let before = self.scene.environment()[index].pose;
         self.moved[index] = pose * before.inverse() * self.moved[index];
         self.scene.set_environment_pose(index, pose);
+    }
+
+    /// Sets the points of environment object `index`, a node set
+    /// ([`EnvironmentGeometry::Nodes`](haptic_contact::EnvironmentGeometry)),
+    /// from the next [`step`](Self::step) on (see
+    /// [`ContactScene::set_nodes`]): the mean move of the nodes kept, or
+    /// `None` when it is not a node set.
+    pub fn set_environment_nodes(
+        &mut self,
+        index: usize,
+        points: &[Point3<f64>],
+        normals: &[Vector3<f64>],
+        ids: &[u32],
+    ) -> Option<Vector3<f64>> {
+        self.scene.set_nodes(index, points, normals, ids)
     }
 
     /// The displacement (in [`displaced`]'s terms) that carries the tool

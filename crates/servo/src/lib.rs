@@ -20,7 +20,7 @@ pub use thread::{
     LatencyHistogram, ServoConfig, ServoHandle, ServoStats, ServoThread, StageTimer, StageTimers,
 };
 pub use tick::{
-    BudgetCuts, ContactPoint, LocalBodyState, ParameterUpdate, PhysicsSnapshot, SceneFrame,
-    ServoChannels, ServoControl, ServoTick, TickFaults, TickRecord, ToolState, VerdictCounts,
-    WorkspaceMapping, RECORDED_LOCAL_BODIES, SCENE_FRAME_CONTACTS,
+    BudgetCuts, ContactPoint, LocalBodyState, NodePatch, ParameterUpdate, PhysicsSnapshot,
+    SceneFrame, ServoChannels, ServoControl, ServoTick, TickFaults, TickRecord, ToolState,
+    VerdictCounts, WorkspaceMapping, RECORDED_LOCAL_BODIES, SCENE_FRAME_CONTACTS,
 };

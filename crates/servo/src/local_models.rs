@@ -29,11 +29,19 @@
 //! pose the tool felt a tick ago is kept as a correction that decays with
 //! time constant `blend`, so the contact force does not step.
 //!
+//! A deformable's patch of surface nodes near the tool is moved the same
+//! way, as a body that only translates ([`LocalBodyModel::rotates`] false):
+//! its mass is the patch's, and its stiffness and damping about the
+//! published nodes come from the deformable's one-step response there
+//! (docs/rendering.md, "Deformables at the servo rate").
+//!
 //! Every buffer is sized at construction: nothing here allocates or locks
 //! on the servo thread.
 
 use haptic_render::RenderingCycle;
-use nalgebra::{Isometry3, Matrix3, Matrix6, Translation3, UnitQuaternion, Vector6, LU, U6};
+use nalgebra::{
+    Isometry3, Matrix3, Matrix6, Translation3, UnitQuaternion, Vector3, Vector6, LU, U6,
+};
 
 /// Ticks of the tool's wrenches kept for replay: a step that took the tool
 /// state of more than this many ticks ago is replayed from the oldest kept.
@@ -52,8 +60,9 @@ const MAX_SPEED: f64 = 50.0;
 /// between steps (see the module's doc).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct LocalBodyModel {
-    /// The body's index in the physics world: the same body from snapshot
-    /// to snapshot.
+    /// The body's index in the physics world, the same body from snapshot
+    /// to snapshot: its rigid bodies first, then its deformables (a
+    /// deformable's patch is `rigid bodies + its index`).
     pub body: u32,
     /// Its entries in the rendering cycle's environment (two for an object
     /// of role `both`), [`NO_ENTRY`] where none.
@@ -72,6 +81,10 @@ pub struct LocalBodyModel {
     pub position_gradient: Matrix6<f64>,
     /// `G_v = ∂f/∂(v, ω)`.
     pub velocity_gradient: Matrix6<f64>,
+    /// Whether it turns: `false` for a deformable's patch, which only
+    /// translates (the tool's torque on it is left out, and its rotational
+    /// rows are held at rest).
+    pub rotates: bool,
 }
 
 /// A body the servo moves.
@@ -94,12 +107,23 @@ impl LocalBody {
         mass.fixed_view_mut::<3, 3>(0, 0)
             .copy_from(&(Matrix3::identity() * model.mass));
         mass.fixed_view_mut::<3, 3>(3, 3).copy_from(&model.inertia);
-        let system = (mass - model.velocity_gradient * h - model.position_gradient * (h * h)).lu();
+        let mut system = mass - model.velocity_gradient * h - model.position_gradient * (h * h);
+        let mut velocity = model.velocity;
+        if !model.rotates {
+            // The rotational rows decoupled and at rest: δθ stays zero.
+            system.fixed_view_mut::<3, 3>(0, 3).fill(0.0);
+            system.fixed_view_mut::<3, 3>(3, 0).fill(0.0);
+            system
+                .fixed_view_mut::<3, 3>(3, 3)
+                .copy_from(&Matrix3::identity());
+            velocity.fixed_rows_mut::<3>(3).fill(0.0);
+        }
+        let system = system.lu();
         system.is_invertible().then_some(Self {
             model,
             system,
             offset: Vector6::zeros(),
-            velocity: model.velocity,
+            velocity,
             correction: Vector6::zeros(),
         })
     }
@@ -109,10 +133,13 @@ impl LocalBody {
     /// [`MAX_OFFSET_M`] / [`MAX_SPEED`].
     fn advance(&mut self, tool: &Vector6<f64>, h: f64) -> bool {
         let m = &self.model;
-        let force = m.wrench
+        let mut force = m.wrench
             + m.position_gradient * (self.offset + self.velocity * h)
             + m.velocity_gradient * (self.velocity - m.velocity)
             + tool;
+        if !m.rotates {
+            force.fixed_rows_mut::<3>(3).fill(0.0);
+        }
         let Some(change) = self.system.solve(&(force * h)) else {
             return false;
         };
@@ -262,6 +289,24 @@ impl LocalBodies {
         std::mem::swap(&mut self.bodies, &mut self.spare);
     }
 
+    /// Shifts the rendered pose of the body of environment entry `entry` by
+    /// `shift` (m, world frame), decaying as its correction does: a
+    /// deformable's patch whose published nodes moved under the tool keeps
+    /// them where the tool felt them. `false`, and nothing done, when no
+    /// body has the entry.
+    pub fn carry(&mut self, entry: usize, shift: &Vector3<f64>) -> bool {
+        let Some(body) = self
+            .bodies
+            .iter_mut()
+            .find(|b| b.model.entries.iter().any(|&e| e as usize == entry))
+        else {
+            return false;
+        };
+        let mut correction = body.correction.fixed_rows_mut::<3>(0);
+        correction += shift;
+        true
+    }
+
     /// Whether environment entry `entry` is a body moved here.
     pub fn moves(&self, entry: usize) -> bool {
         self.bodies
@@ -342,6 +387,7 @@ mod tests {
             wrench: Vector6::zeros(),
             position_gradient: Matrix6::zeros(),
             velocity_gradient: Matrix6::zeros(),
+            rotates: true,
         }
     }
 

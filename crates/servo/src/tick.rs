@@ -84,6 +84,27 @@ pub struct PhysicsSnapshot {
     /// The dynamic bodies the tool can touch, for the servo to move between
     /// steps ([`crate::LocalBodies`]); none when local models are off.
     pub local_models: Vec<LocalBodyModel>,
+    /// Per deformable the tool can touch, its surface nodes near the tool.
+    pub patches: Vec<NodePatch>,
+}
+
+/// A deformable's surface nodes near the tool, as a physics step left
+/// them, for the servo to render in the tool's field: the points of an
+/// environment entry of `haptic_contact::EnvironmentGeometry::Nodes`, whose
+/// pose is the identity (or, with local models on, the patch's motion since
+/// the step, a translation).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NodePatch {
+    /// Its entry in the rendering cycle's environment.
+    pub entry: u16,
+    /// Slot `k`'s node, world frame (m); a non-finite point is an empty
+    /// slot. A node keeps its slot from step to step while it stays near.
+    pub points: Vec<Point3<f64>>,
+    /// Slot `k`'s outward unit normal.
+    pub normals: Vec<Vector3<f64>>,
+    /// What slot `k` holds (the point's index in the deformable's surface
+    /// samples), so that the servo knows a point kept from one moved.
+    pub ids: Vec<u32>,
 }
 
 impl PhysicsSnapshot {
@@ -96,6 +117,7 @@ impl PhysicsSnapshot {
             environment_poses: poses,
             tool_tick: 0,
             local_models: Vec::new(),
+            patches: Vec::new(),
         }
     }
 }
@@ -701,6 +723,24 @@ impl<D: HapticDevice> ServoTick<D> {
             let objects = self.cycle.scene().environment().len();
             self.local
                 .take(&snapshot.local_models, snapshot.tool_tick, record.tick);
+            for patch in &snapshot.patches {
+                let entry = usize::from(patch.entry);
+                if let Some(moved) = self.cycle.set_environment_nodes(
+                    entry,
+                    &patch.points,
+                    &patch.normals,
+                    &patch.ids,
+                ) {
+                    // The nodes the tool felt stay where it felt them; the
+                    // frame's jump that keeps them there is no motion of
+                    // the surface, and carries the tool nowhere.
+                    if self.local.carry(entry, &-moved) {
+                        let pose = self.cycle.scene().environment()[entry].pose;
+                        self.cycle
+                            .set_environment_pose(entry, Translation3::from(-moved) * pose);
+                    }
+                }
+            }
             // A body moved here goes on from where it was rendered.
             for (index, pose) in snapshot.environment_poses.iter().take(objects).enumerate() {
                 if !self.local.moves(index) {

@@ -43,16 +43,19 @@
 
 mod common;
 
-use common::{press_into_corner, rig_with};
+use common::{press_into_corner, rig_with_geometry};
 use haptic_alloc_counter::{allocations, CountingAllocator};
-use haptic_contact::{EnvironmentGeometry, SharedField};
+use haptic_contact::{EnvironmentGeometry, EnvironmentObject, SharedField};
 use haptic_devices::{
     DeviceCapabilities, DeviceError, DeviceSample, HapticDevice, SimulatedClock, SimulatedDevice,
     Wrench,
 };
 use haptic_render::{FrictionModel, RenderParameters, RenderingUpdate};
-use haptic_servo::{LocalBodyModel, ParameterUpdate, ServoConfig, ServoThread, NO_ENTRY};
-use nalgebra::{Matrix3, Matrix6, Point3, Vector6};
+use haptic_servo::{
+    LocalBodyModel, NodePatch, ParameterUpdate, ServoConfig, ServoThread, NO_ENTRY,
+};
+use haptic_testkit::fields::SphereField;
+use nalgebra::{Isometry3, Matrix3, Matrix6, Point3, Vector3, Vector6};
 use std::collections::BTreeMap;
 use std::mem::offset_of;
 use std::sync::atomic::{AtomicBool, AtomicI32, AtomicU64, AtomicUsize, Ordering};
@@ -289,11 +292,22 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         probe: Arc::clone(&probe),
     };
     let mut field: Option<SharedField> = None;
-    let rig = rig_with(device, 1 << 12, |environment| {
+    // The tool also carries a field, and a deformable's node set joins the
+    // corner (entry 1), so that the node patches' paths are audited too.
+    let rig = rig_with_geometry(device, 1 << 12, |mut tool, mut environment| {
         if let EnvironmentGeometry::Field(shared) = &environment[0].geometry {
             field = Some(Arc::clone(shared));
         }
-        environment
+        tool.field = Some(Arc::new(SphereField {
+            center: Point3::origin(),
+            radius: 0.02,
+        }));
+        environment.push(EnvironmentObject {
+            pose: Isometry3::identity(),
+            geometry: EnvironmentGeometry::Nodes { capacity: 16 },
+            friction_coefficient: 0.3,
+        });
+        (tool, environment)
     });
     let field = field.expect("cube_corner's environment is a field");
     let corner = rig.tick.cycle().scene().environment()[0].pose;
@@ -314,6 +328,32 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         wrench: Vector6::zeros(),
         position_gradient: held,
         velocity_gradient: Matrix6::zeros(),
+        rotates: true,
+    };
+    // Points about the tool's start, some inside its field, and their
+    // patch's motion model, held by a stiff spring.
+    let start = servo_tick.cycle().tool_pose().translation.vector;
+    let patch = NodePatch {
+        entry: 1,
+        points: (0..16)
+            .map(|k| Point3::from(start + Vector3::new(0.003 * k as f64 - 0.02, 0.0, -0.015)))
+            .collect(),
+        normals: vec![Vector3::z(); 16],
+        ids: (0..16).collect(),
+    };
+    let mut patch_held = Matrix6::zeros();
+    for k in 0..3 {
+        patch_held[(k, k)] = -1e4;
+    }
+    let patch_model = LocalBodyModel {
+        body: 1,
+        entries: [1, NO_ENTRY],
+        pose: Isometry3::identity(),
+        mass: 0.01,
+        inertia: Matrix3::identity(),
+        position_gradient: patch_held,
+        rotates: false,
+        ..corner_model
     };
     let (mut physics, mut tool, mut telemetry) = (rig.physics, rig.tool, rig.telemetry);
     let mut control = rig.control;
@@ -339,6 +379,14 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
                     snapshot.tool_tick = 1 << 62;
                     snapshot.local_models.clear();
                     snapshot.local_models.push(corner_model);
+                    snapshot.local_models.push(patch_model);
+                    // In place: the publisher allocates once per slot.
+                    snapshot.patches.resize_with(1, NodePatch::default);
+                    let slot = &mut snapshot.patches[0];
+                    slot.entry = patch.entry;
+                    slot.points.clone_from(&patch.points);
+                    slot.normals.clone_from(&patch.normals);
+                    slot.ids.clone_from(&patch.ids);
                 });
             }
             sequence

@@ -2,7 +2,7 @@
 //! into the corner.
 #![allow(dead_code)]
 
-use haptic_contact::EnvironmentObject;
+use haptic_contact::{EnvironmentObject, ToolGeometry};
 use haptic_devices::{HapticDevice, Motion, MotionConfig, SafetyLayer, SegmentConfig};
 use haptic_handoff::{Latest, LatestReader, LatestWriter, TickConsumer, TickStream};
 use haptic_render::RenderingCycle;
@@ -50,19 +50,29 @@ pub fn rig_with<D: HapticDevice>(
     telemetry_capacity: usize,
     environment: impl FnOnce(Vec<EnvironmentObject>) -> Vec<EnvironmentObject>,
 ) -> Rig<D> {
+    rig_with_geometry(device, telemetry_capacity, |tool, objects| {
+        (tool, environment(objects))
+    })
+}
+
+/// [`rig`] with `cube_corner`'s tool geometry and environment replaced by
+/// `geometry` of them.
+pub fn rig_with_geometry<D: HapticDevice>(
+    device: D,
+    telemetry_capacity: usize,
+    geometry: impl FnOnce(
+        ToolGeometry,
+        Vec<EnvironmentObject>,
+    ) -> (ToolGeometry, Vec<EnvironmentObject>),
+) -> Rig<D> {
     let scenario = cube_corner(0.5);
     let scene = scenario.scene;
     let mapping = WorkspaceMapping::new(scene.initial_pose, 1.0);
-    let environment = environment(scene.environment);
+    let (moving, environment) = geometry(scene.moving, scene.environment);
     let poses = environment.iter().map(|object| object.pose).collect();
     let objects = environment.len();
-    let cycle = RenderingCycle::new(
-        scene.moving,
-        environment,
-        scenario.parameters,
-        scene.initial_pose,
-    )
-    .unwrap();
+    let cycle =
+        RenderingCycle::new(moving, environment, scenario.parameters, scene.initial_pose).unwrap();
     let (physics, reader) = Latest::new(&PhysicsSnapshot::new(poses)).split();
     let (tool_writer, tool) = Latest::new(&ToolState::new(objects)).split();
     let (producer, telemetry) = TickStream::new(telemetry_capacity).split();
