@@ -160,7 +160,7 @@ impl<'a> RunningScene<'a> {
         if !config.deformables().is_empty() {
             tracing::info!(
                 deformables = config.deformables().len(),
-                "the physics thread steps the deformables with the rigid world; the tool does not touch them"
+                "the physics thread steps the deformables with the rigid world; the tool touches their surfaces near it"
             );
         }
         let mut scene = match built {

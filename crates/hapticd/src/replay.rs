@@ -86,6 +86,12 @@ pub fn run(args: &ReplayArgs) -> anyhow::Result<()> {
             p.steps, p.quarantined, p.max_contacts
         );
     }
+    if p.deformables > 0 {
+        println!(
+            "deformables: {}, {} put back after a step that was not finite or too fast",
+            p.deformables, p.deformables_quarantined
+        );
+    }
     for body in &p.bodies {
         let x = body.pose.translation.vector;
         println!(
