@@ -6,9 +6,10 @@
 //! physics at 1 kHz (the single-rate reference) with the physics at 50, 100
 //! and 200 Hz, and the tool's impulse must reach the deformable once.
 
-use haptic_config::{Overrides, Scene};
-use haptic_daemon::{replay, ReplayReport};
-use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
+mod common;
+
+use common::{handle_rows, replay_rows};
+use haptic_daemon::ReplayReport;
 use haptic_recording::RecordedTick;
 
 /// The handle holds still, descends at [`SPEED`], then holds again.
@@ -116,30 +117,10 @@ fn handle_z(t_s: f64) -> f64 {
 }
 
 fn run(body: Body, rate_hz: f64, local_models: bool) -> (ReplayReport, Vec<RecordedTick>) {
-    let dir = tempfile::tempdir().unwrap();
-    let rows: Vec<TrajectoryRow> = (0..=((HOLD_S + PRESS_S + REST_S) * 1000.0).round() as usize)
-        .map(|i| TrajectoryRow {
-            t_s: i as f64 * 1e-3,
-            position: [0.0, 0.0, handle_z(i as f64 * 1e-3)],
-            quaternion: [1.0, 0.0, 0.0, 0.0],
-            buttons: 0,
-        })
-        .collect();
-    let trajectory = dir.path().join("press.traj");
-    Trajectory::new(LengthUnit::Meters, 1000.0, rows)
-        .unwrap()
-        .write(std::fs::File::create(&trajectory).unwrap())
-        .unwrap();
-    let path = dir.path().join("scene.toml");
-    std::fs::write(&path, scene(body, rate_hz, local_models)).unwrap();
-    let overrides = Overrides {
-        trajectory: Some(trajectory),
-        ..Overrides::default()
-    };
-    let config = Scene::load(&path, &overrides).unwrap();
-    let out = dir.path().join("ticks.csv");
-    let report = replay(&config, &out).unwrap();
-    (report, haptic_recording::load_recording(&out).unwrap())
+    replay_rows(
+        &scene(body, rate_hz, local_models),
+        handle_rows(HOLD_S + PRESS_S + REST_S, |t| [0.0, 0.0, handle_z(t)]),
+    )
 }
 
 /// The force the hand feels upwards (N), every tick.

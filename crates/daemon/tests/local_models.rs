@@ -5,6 +5,9 @@
 //! `m a` every tick, not a sawtooth at the physics rate, and the tool's
 //! impulses must reach the box once.
 
+mod common;
+
+use common::{handle_rows, replay_rows};
 use haptic_config::{Overrides, Scene};
 use haptic_daemon::{replay, ReplayReport};
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
@@ -59,30 +62,10 @@ fn handle_x(t_s: f64) -> f64 {
 }
 
 fn run(local_models: bool) -> (ReplayReport, Vec<RecordedTick>) {
-    let dir = tempfile::tempdir().unwrap();
-    let rows: Vec<TrajectoryRow> = (0..=((HOLD_S + PUSH_S) * 1000.0).round() as usize)
-        .map(|i| TrajectoryRow {
-            t_s: i as f64 * 1e-3,
-            position: [handle_x(i as f64 * 1e-3), 0.0, 0.0],
-            quaternion: [1.0, 0.0, 0.0, 0.0],
-            buttons: 0,
-        })
-        .collect();
-    let trajectory = dir.path().join("push.traj");
-    Trajectory::new(LengthUnit::Meters, 1000.0, rows)
-        .unwrap()
-        .write(std::fs::File::create(&trajectory).unwrap())
-        .unwrap();
-    let path = dir.path().join("scene.toml");
-    std::fs::write(&path, scene(local_models)).unwrap();
-    let overrides = Overrides {
-        trajectory: Some(trajectory),
-        ..Overrides::default()
-    };
-    let config = Scene::load(&path, &overrides).unwrap();
-    let out = dir.path().join("ticks.csv");
-    let report = replay(&config, &out).unwrap();
-    (report, haptic_recording::load_recording(&out).unwrap())
+    replay_rows(
+        &scene(local_models),
+        handle_rows(HOLD_S + PUSH_S, |t| [handle_x(t), 0.0, 0.0]),
+    )
 }
 
 /// The force the hand feels along the push (N) in each tick of the last
