@@ -58,20 +58,6 @@ pub const PATCH_MARGIN_M: f64 = 0.005;
 /// handed through; below it the turn about that direction is left out.
 const SINGULAR_SHARE: f64 = 1e-9;
 
-/// Whether every edge of `triangles` is shared by exactly two of them.
-fn is_closed(triangles: &[[u32; 3]]) -> bool {
-    let mut edges: Vec<(u32, u32)> = triangles
-        .iter()
-        .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
-        .map(|(a, b)| (a.min(b), a.max(b)))
-        .collect();
-    edges.sort_unstable();
-    !edges.is_empty()
-        && edges
-            .chunk_by(|a, b| a == b)
-            .all(|shared| shared.len() == 2)
-}
-
 /// One deformable's patch.
 struct Patch {
     /// Its entry in the rendering cycle's environment.
@@ -121,7 +107,7 @@ impl ToolPatches {
             .zip(entries)
             .map(|(body, &entry)| Patch {
                 entry,
-                two_sided: !is_closed(&body.model.surface),
+                two_sided: !body.model.surface_is_closed(),
                 slots: vec![None; capacity],
                 applied: Vector3::zeros(),
                 received: Vector3::zeros(),
@@ -196,10 +182,11 @@ impl ToolPatches {
                 self.weights
                     .extend(patch.slots.iter().flatten().map(|&k| (k, 1.0)));
             }
-            let total: f64 = self.weights.iter().map(|(_, w)| w).sum();
-            if self.weights.is_empty() || total.is_nan() || total <= 0.0 {
+            if self.weights.is_empty() {
                 continue;
             }
+            // Every weight is positive.
+            let total: f64 = self.weights.iter().map(|(_, w)| w).sum();
             for (_, w) in &mut self.weights {
                 *w /= total;
             }
@@ -209,7 +196,12 @@ impl ToolPatches {
                 let r = at(k).coords - centre;
                 spread += w * (Matrix3::identity() * r.norm_squared() - r * r.transpose());
             }
-            let turn = pseudo_inverse(&spread) * (torque - centre.cross(&linear));
+            // `I_w⁺`: its eigenvalues below SINGULAR_SHARE of their sum
+            // (its trace) left out.
+            let inverse = spread
+                .pseudo_inverse(SINGULAR_SHARE * spread.trace())
+                .unwrap_or_else(|_| Matrix3::zeros());
+            let turn = inverse * (torque - centre.cross(&linear));
             // A point's impulse reaches its nodes by its weights: the same
             // impulse, and the same torque about any point.
             self.impulses.clear();
@@ -380,19 +372,4 @@ fn patch_model(
         velocity_gradient,
         rotates: false,
     })
-}
-
-/// `A⁺` of a symmetric positive semi-definite `A`: its eigenvalues below
-/// [`SINGULAR_SHARE`] of their sum left out.
-fn pseudo_inverse(a: &Matrix3<f64>) -> Matrix3<f64> {
-    let eigen = SymmetricEigen::new(*a);
-    let floor = SINGULAR_SHARE * eigen.eigenvalues.iter().map(|v| v.abs()).sum::<f64>();
-    let inverted = eigen.eigenvalues.map(|v| {
-        if v > floor && floor > 0.0 {
-            1.0 / v
-        } else {
-            0.0
-        }
-    });
-    eigen.eigenvectors * Matrix3::from_diagonal(&inverted) * eigen.eigenvectors.transpose()
 }

@@ -1,6 +1,6 @@
 //! The tool pressing deformables (docs/rendering.md, "Deformables at the
 //! servo rate"): a sphere on the emulator's hand presses a FEM jelly
-//! resting on the ground, and a cloth lying on a table, replayed tick by
+//! resting on the ground, and a cloth lying on the ground, replayed tick by
 //! tick. The force felt must grow with the indentation with no step above
 //! the documented bound, stay within 20 % RMS of the same press with the
 //! physics at 1 kHz (the single-rate reference) with the physics at 50, 100
@@ -31,19 +31,11 @@ enum Body {
 }
 
 fn scene(body: Body, rate_hz: f64, local_models: bool) -> String {
-    let (tool_z, support, deformable) = match body {
+    let (tool_z, deformable) = match body {
         // A 6 cm FEM cube on the ground, its top at 6 cm; the sphere's
         // bottom 1 mm above it.
         Body::Jelly => (
             0.081,
-            r#"
-[[objects]]
-name = "ground"
-shape = { kind = "box", half_extents_m = [0.2, 0.2, 0.02] }
-role = "field"
-position_m = [0.0, 0.0, -0.02]
-field_resolution = 64
-"#,
             r#"
 [[deformables]]
 name = "jelly"
@@ -58,18 +50,10 @@ poisson_ratio = 0.45
 stiffness_damping = 0.01
 "#,
         ),
-        // A 20 cm cloth lying on a table whose top is at 0; the sphere's
-        // bottom 1 mm above the cloth.
+        // A 20 cm cloth lying on the ground; the sphere's bottom 1 mm above
+        // the cloth.
         Body::Cloth => (
             0.026,
-            r#"
-[[objects]]
-name = "table"
-shape = { kind = "box", half_extents_m = [0.2, 0.2, 0.02] }
-role = "field"
-position_m = [0.0, 0.0, -0.02]
-field_resolution = 64
-"#,
             r#"
 [[deformables]]
 name = "cloth"
@@ -91,7 +75,15 @@ tool = true
 position_m = [0.0, 0.0, {tool_z}]
 shell_points = 1000
 field_resolution = 48
-{support}
+
+# The ground, its top at 0.
+[[objects]]
+name = "ground"
+shape = {{ kind = "box", half_extents_m = [0.2, 0.2, 0.02] }}
+role = "field"
+position_m = [0.0, 0.0, -0.02]
+field_resolution = 64
+
 # Frictionless: the tool's friction forces are not split per object, so
 # a frictional press would show the hand a force the deformable does not
 # receive (docs/rendering.md).

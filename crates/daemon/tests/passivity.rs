@@ -6,6 +6,9 @@
 //! from the device through its two ports never falls below −ε; the energy it took in per second
 //! is printed with the controller on and off.
 
+mod common;
+
+use common::handle_rows;
 use haptic_config::{Overrides, Scene};
 use haptic_daemon::{replay_with, PhysicsStall, ReplayOptions, ReplayReport};
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
@@ -15,19 +18,6 @@ use std::time::Duration;
 /// The lowest energy the controller lets either port reach (J): what a
 /// tick's velocity prediction misses, and what the damping cap leaves.
 const EPSILON_J: f64 = 1e-4;
-
-/// A 1 kHz trajectory of `duration_s` through `position(t)`, the handle
-/// level.
-fn rows(duration_s: f64, position: impl Fn(f64) -> [f64; 3]) -> Vec<TrajectoryRow> {
-    (0..=(duration_s * 1000.0).round() as usize)
-        .map(|i| TrajectoryRow {
-            t_s: i as f64 * 1e-3,
-            position: position(i as f64 * 1e-3),
-            quaternion: [1.0, 0.0, 0.0, 0.0],
-            buttons: 0,
-        })
-        .collect()
-}
 
 /// Replays `scene` (a config's text, `[coupling]` appended) along `rows`.
 fn run(
@@ -143,7 +133,7 @@ gravity_m_s2 = [0.0, 0.0, 0.0]
 #[test]
 fn contact_made_and_broken_stays_passive() {
     // In and out of the wall at 3 Hz, 4 mm past its face.
-    let rows = rows(2.0, |t| {
+    let rows = handle_rows(2.0, |t| {
         let x = -0.002 + 0.003 * (1.0 - (std::f64::consts::TAU * 3.0 * t).cos());
         [x, 0.0, 0.0]
     });
@@ -187,7 +177,7 @@ gravity_m_s2 = [0.0, 0.0, 0.0]
 fn stick_slip_stays_passive() {
     // Pressed 3 mm into the floor, dragged ±2 cm at 1 Hz: it sticks at
     // each turn and slides between.
-    let rows = rows(3.0, |t| {
+    let rows = handle_rows(3.0, |t| {
         let press = -0.003 * (t / 0.3).min(1.0);
         let drag = 0.02 * (std::f64::consts::TAU * (t - 0.3).max(0.0)).sin();
         [drag, 0.0, press]
@@ -204,7 +194,7 @@ fn push_block() -> (String, Vec<TrajectoryRow>) {
         .motion
         .clone()
         .unwrap();
-    let rows = rows(motion.duration_s(), |t| {
+    let rows = handle_rows(motion.duration_s(), |t| {
         motion.state_at(t).position.coords.into()
     });
     (std::fs::read_to_string(path).unwrap(), rows)

@@ -66,6 +66,24 @@ pub struct DeformableModel {
     pub paradigm: Paradigm,
 }
 
+impl DeformableModel {
+    /// Whether every edge of the surface is shared by exactly two of its
+    /// triangles: a closed surface bounds a solid, an open one is a sheet.
+    pub fn surface_is_closed(&self) -> bool {
+        let mut edges: Vec<(u32, u32)> = self
+            .surface
+            .iter()
+            .flat_map(|t| [(t[0], t[1]), (t[1], t[2]), (t[2], t[0])])
+            .map(|(a, b)| (a.min(b), a.max(b)))
+            .collect();
+        edges.sort_unstable();
+        !edges.is_empty()
+            && edges
+                .chunk_by(|a, b| a == b)
+                .all(|shared| shared.len() == 2)
+    }
+}
+
 /// Where a deformable body is and how it moves.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DeformableState {

@@ -228,16 +228,14 @@ impl SurfaceTree {
         let model = &body.model;
         let nodes = body.state.positions.len();
         let mut neighbours: Vec<Vec<u32>> = vec![Vec::new(); nodes];
-        let mut edge_use: std::collections::BTreeMap<(u32, u32), u32> = Default::default();
         for t in &model.surface {
             for k in 0..3 {
                 let (a, b) = (t[k], t[(k + 1) % 3]);
                 neighbours[a as usize].push(b);
                 neighbours[b as usize].push(a);
-                *edge_use.entry((a.min(b), a.max(b))).or_default() += 1;
             }
         }
-        let closed = !model.surface.is_empty() && edge_use.values().all(|&n| n == 2);
+        let closed = model.surface_is_closed();
         let mut near_start = Vec::with_capacity(nodes + 1);
         let mut near = Vec::new();
         for (node, list) in neighbours.iter_mut().enumerate() {
