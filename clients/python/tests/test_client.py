@@ -412,6 +412,7 @@ TICK = {
     "tool": POSE,
     "manipulandum": POSE,
     "environment": [POSE],
+    "physics_sequence": 246,
     "force_n": [0.1, 0.2, 2.0],
     "torque_n_m": [0, 0, 0],
     "rendered_force_n": [0.1, 0.2, 2.0],

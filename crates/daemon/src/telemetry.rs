@@ -461,6 +461,7 @@ impl Publisher {
     /// The newest scene frame's environment poses and contact points.
     fn fill_scene(&mut self) {
         let scene = self.link.scene_frames.read();
+        self.frame.physics_sequence = scene.physics_sequence;
         for (pose, (entry, _)) in self
             .frame
             .environment

@@ -350,13 +350,17 @@ fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
         dir.path(),
     );
     // The block at the physics thread's poses only: with local models
-    // the stream shows it moved at the servo rate too, which the step
-    // clock below is not made for.
+    // the stream shows it moved at the servo rate too. The physics step is
+    // stated so that a pose's physics time is its step count's multiple.
+    const STEP_S: f64 = 0.005;
     let config = dir.path().join("push-block.toml");
     let base = std::fs::read_to_string(repo().join("config/push-block.toml")).unwrap();
     std::fs::write(
         &config,
-        format!("{base}\n[coupling]\nlocal_models = false\n"),
+        format!(
+            "{base}\n[coupling]\nlocal_models = false\n\n[threads.physics]\nrate_hz = {}\n",
+            1.0 / STEP_S
+        ),
     )
     .unwrap();
     let (mut daemon, port) = start(
@@ -387,32 +391,31 @@ fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
     for _ in objects {
         assert_eq!(stream.frame().0, 2, "a geometry frame");
     }
-    // (time, x) each time the block's pose changes (the physics rate).
+    // (physics time, x) of each physics step the stream shows, by the
+    // step's own count: a loaded machine delays a step's publication, never
+    // its physics time.
     let mut track: Vec<(f64, f64)> = Vec::new();
     loop {
         let frame = stream.text();
         if frame["type"] != "tick" {
             continue;
         }
-        let t = frame["time_s"].as_f64().unwrap();
+        let time = frame["physics_sequence"].as_u64().unwrap() as f64 * STEP_S;
         let x = frame["environment"][block]["position_m"][0]
             .as_f64()
             .unwrap();
-        if track.last().is_none_or(|&(_, last)| last != x) {
-            track.push((t, x));
+        if track.last().is_none_or(|&(last, _)| time > last) {
+            track.push((time, x));
         }
-        if t > 2.85 {
+        if frame["time_s"].as_f64().unwrap() > 2.85 {
             break;
         }
     }
     let exit = daemon.0.wait().unwrap();
     assert!(exit.success(), "{exit:?}");
 
-    // Velocities over two pose changes, so that one pose stamped late (the
-    // stream stamps it with the tick that first saw it) shortens one
-    // interval and lengthens the next rather than making a spike; the slide
-    // from the fastest moment (the release) until the block has slowed to a
-    // fifth of it.
+    // The slide from the fastest moment (the release) until the block has
+    // slowed to a fifth of it.
     let velocities: Vec<(f64, f64)> = track
         .windows(3)
         .map(|w| (w[1].0, (w[2].1 - w[0].1) / (w[2].0 - w[0].0)))
@@ -428,29 +431,9 @@ fn a_flicked_block_slides_to_rest_at_the_friction_deceleration() {
         .take_while(|&&(_, v)| v > 0.2 * peak)
         .count();
     assert!(sliding >= 6, "{velocities:?}");
-    // The positions over those velocities against the physics thread's own
-    // clock: the stream stamps a pose with the tick that first saw it,
-    // which a loaded machine makes late by a varying part of a step, and a
-    // pose it never saw makes an interval of two. So each interval is
-    // taken as the whole number of steps nearest it, the step being the
-    // median interval between pose changes, to the millisecond.
-    let slide = &track[release + 2..=release + 2 + sliding];
-    let mut intervals: Vec<f64> = slide.windows(2).map(|w| w[1].0 - w[0].0).collect();
-    intervals.sort_by(f64::total_cmp);
-    let step = (intervals[intervals.len() / 2] * 1e3).round() / 1e3;
-    let mut clock = 0.0;
-    let positions: Vec<(f64, f64)> = slide
-        .iter()
-        .enumerate()
-        .map(|(k, &(t, x))| {
-            if k > 0 {
-                clock += step * ((t - slide[k - 1].0) / step).round().max(1.0);
-            }
-            (clock, x)
-        })
-        .collect();
-    let deceleration = -acceleration(&positions);
-    println!("peak {peak:.3} m/s, physics step {step} s, deceleration {deceleration:.4} m/s² against μg = {MU_G:.4}");
+    let positions = &track[release + 2..=release + 2 + sliding];
+    let deceleration = -acceleration(positions);
+    println!("peak {peak:.3} m/s over {sliding} steps, deceleration {deceleration:.4} m/s² against μg = {MU_G:.4}");
     assert!(
         (deceleration - MU_G).abs() < 0.05 * MU_G,
         "deceleration {deceleration} m/s² against μ g = {MU_G}"

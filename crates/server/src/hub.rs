@@ -71,6 +71,10 @@ pub struct TickFrame {
     pub manipulandum: Pose,
     /// Every object but the tool, in `hello.objects` order.
     pub environment: Vec<Pose>,
+    /// The physics steps taken when the step whose poses `environment`
+    /// shows was published (moved since by local models when they are on):
+    /// that step ended `physics_sequence` physics periods after the start.
+    pub physics_sequence: u64,
     /// Written to the device, device frame.
     pub force_n: [f64; 3],
     pub torque_n_m: [f64; 3],

@@ -198,6 +198,10 @@ pub struct ContactPoint {
 #[derive(Debug, PartialEq)]
 pub struct SceneFrame {
     pub tick: u64,
+    /// [`PhysicsSnapshot::sequence`] of the last snapshot the tick applied:
+    /// the physics step whose poses `environment_poses` are (moved since by
+    /// local models when they are on).
+    pub physics_sequence: u64,
     /// Pose (object frame → world) of each environment object, as applied
     /// in the tick.
     pub environment_poses: Vec<Isometry3<f64>>,
@@ -214,6 +218,7 @@ impl SceneFrame {
     pub fn new(environment_objects: usize) -> Self {
         Self {
             tick: 0,
+            physics_sequence: 0,
             environment_poses: vec![Isometry3::identity(); environment_objects],
             contacts: Vec::with_capacity(SCENE_FRAME_CONTACTS),
             contacts_total: 0,
@@ -229,6 +234,7 @@ impl Clone for SceneFrame {
         contacts.extend_from_slice(&self.contacts);
         Self {
             tick: self.tick,
+            physics_sequence: self.physics_sequence,
             environment_poses: self.environment_poses.clone(),
             contacts,
             contacts_total: self.contacts_total,
@@ -539,9 +545,15 @@ fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
 
 /// Fills `frame` with the tick's environment poses and, when `rendered`,
 /// the contacts of the cycle's last step.
-fn fill_scene_frame(frame: &mut SceneFrame, tick: u64, cycle: &RenderingCycle, rendered: bool) {
+fn fill_scene_frame(
+    frame: &mut SceneFrame,
+    record: &TickRecord,
+    cycle: &RenderingCycle,
+    rendered: bool,
+) {
     let scene = cycle.scene();
-    frame.tick = tick;
+    frame.tick = record.tick;
+    frame.physics_sequence = record.physics_sequence;
     for (slot, object) in frame.environment_poses.iter_mut().zip(scene.environment()) {
         *slot = object.pose;
     }
@@ -878,7 +890,7 @@ impl<D: HapticDevice> ServoTick<D> {
         });
         let cycle = &self.cycle;
         self.scene_frames
-            .publish_with(|frame| fill_scene_frame(frame, record.tick, cycle, rendered));
+            .publish_with(|frame| fill_scene_frame(frame, &record, cycle, rendered));
         self.telemetry.push(record);
         record
     }

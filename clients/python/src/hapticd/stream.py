@@ -127,6 +127,9 @@ class Tick:
     manipulandum: Pose
     #: Every object but the tool, in `Hello.objects` order.
     environment: list[Pose]
+    #: The physics steps taken when the step whose poses `environment`
+    #: shows was published.
+    physics_sequence: int
     #: Written to the device, device frame.
     force_n: list[float]
     torque_n_m: list[float]
