@@ -110,6 +110,8 @@ struct Scratch {
     rigid_linear: Vec<Vector3<f64>>,
     rigid_angular: Vec<Vector3<f64>>,
     contacts: Vec<RigidContact>,
+    /// Per node of the body being detected, its gap to the rigid body.
+    node_gaps: Vec<f64>,
     surface_contacts: Vec<SurfaceContact>,
     joint_rows: Vec<ConstraintRow>,
     rows: Rows,
@@ -651,7 +653,10 @@ impl CoupledWorld {
                     + rigid.state.angular_velocity.norm()
                         * rigid.model.geometry.as_ref().map_or(0.0, |g| g.reach());
                 let margin = parameters.contact_margin + h * rigid_speed;
-                let bounds = collision::rigid::bounds(&body.state.positions, margin + h * fastest);
+                let bounds = collision::rigid::bounds(
+                    &body.state.positions,
+                    margin + h * fastest + body.model.material.thickness,
+                );
                 collision::rigid::detect(
                     b as u32,
                     body,
@@ -662,6 +667,7 @@ impl CoupledWorld {
                     h,
                     &s.velocities[nodes.clone()],
                     &s.anchored_to[offset..offset + body.state.positions.len()],
+                    &mut s.node_gaps,
                     &mut s.contacts,
                 );
             }

@@ -3,6 +3,7 @@
 
 use crate::body::DeformableBody;
 use crate::constraints::contact::RigidContact;
+use crate::topology::SurfaceSample;
 use haptic_mesh::Aabb;
 use haptic_physics::RigidBody;
 use nalgebra::{Point3, Vector3};
@@ -25,6 +26,13 @@ pub fn bounds(positions: &[Point3<f64>], margin: f64) -> Aabb {
 /// to this rigid body (`anchored_to[node] == Some(rigid_index)`) are left
 /// out: the anchor holds the node where it is, and a contact pushing it out
 /// by the thickness would fight it.
+///
+/// A sample inside a face (a centroid) is there so that a rigid edge or
+/// corner cannot pass between the face's nodes. Where the field is no
+/// deeper at it than its nodes' gaps interpolated (a flat or concave
+/// surface under the face), the nodes' own rows already hold it, as their
+/// velocities interpolate: it makes no contact. `node_gaps` is scratch of
+/// one gap per node.
 #[allow(clippy::too_many_arguments)]
 pub fn detect(
     body_index: u32,
@@ -36,6 +44,7 @@ pub fn detect(
     h: f64,
     velocities: &[Vector3<f64>],
     anchored_to: &[Option<u32>],
+    node_gaps: &mut Vec<f64>,
     out: &mut Vec<RigidContact>,
 ) {
     let Some(geometry) = rigid.model.geometry.as_ref() else {
@@ -56,7 +65,24 @@ pub fn detect(
     };
     let friction = (body.model.material.friction * rigid.model.static_friction).sqrt();
     let pose = rigid.state.pose;
-    for (s, sample) in body.model.samples.iter().enumerate() {
+    node_gaps.clear();
+    node_gaps.resize(body.state.positions.len(), f64::NAN);
+    let at_node = |sample: &SurfaceSample| sample.weights[1] == 0.0 && sample.weights[2] == 0.0;
+    // Nodes first, so that each face knows its nodes' gaps.
+    let nodes_then_faces = body
+        .model
+        .samples
+        .iter()
+        .enumerate()
+        .filter(|(_, sample)| at_node(sample))
+        .chain(
+            body.model
+                .samples
+                .iter()
+                .enumerate()
+                .filter(|(_, sample)| !at_node(sample)),
+        );
+    for (s, sample) in nodes_then_faces {
         if (0..3).any(|k| {
             sample.weights[k] != 0.0 && anchored_to[sample.nodes[k] as usize] == Some(rigid_index)
         }) {
@@ -69,6 +95,17 @@ pub fn detect(
         }
         let (distance, gradient) = geometry.field.value_gradient(&local);
         let gap = distance - thickness;
+        if at_node(sample) {
+            node_gaps[sample.nodes[0] as usize] = gap;
+        } else {
+            // NaN (a node out of reach) keeps the face's sample.
+            let interpolated: f64 = (0..3)
+                .map(|k| sample.weights[k] * node_gaps[sample.nodes[k] as usize])
+                .sum();
+            if gap >= interpolated {
+                continue;
+            }
+        }
         let length = gradient.norm();
         let speed: f64 = (0..3)
             .map(|k| sample.weights[k] * velocities[sample.nodes[k] as usize].norm())
