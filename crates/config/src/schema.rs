@@ -654,8 +654,9 @@ pub enum DeviceKind {
 #[serde(deny_unknown_fields, default)]
 pub struct Coupling {
     /// Each physics step publishes, for every dynamic body the tool can
-    /// touch that no joint holds, a local model (its state, mass, inertia
-    /// and its contacts' wrench with their gradients), which the servo
+    /// touch that its joints do not hold still, a local model (its state,
+    /// mass, inertia, its contacts' wrench with their gradients and the
+    /// motions its joints allow), which the servo
     /// advances every tick under the tool's push, so the body gives way at
     /// the servo rate and its inertia is felt. Default `true`; `false`
     /// renders each body at the last published pose.

@@ -370,6 +370,6 @@ fn patch_model(
         wrench: Vector6::new(applied.x, applied.y, applied.z, 0.0, 0.0, 0.0),
         position_gradient,
         velocity_gradient,
-        rotates: false,
+        free_motion: LocalBodyModel::TRANSLATES,
     })
 }

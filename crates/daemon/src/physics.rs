@@ -47,7 +47,7 @@ use haptic_handoff::{LatestReader, LatestWriter};
 use haptic_physics::{PairContact, RigidBody, StepReport, World};
 use haptic_server::{surface_frame, StreamHub};
 use haptic_servo::{LocalBodyModel, PhysicsSnapshot, ThreadSchedule, ToolState, NO_ENTRY};
-use nalgebra::{Isometry3, Matrix3, Point3, SymmetricEigen, Vector3, Vector6};
+use nalgebra::{DMatrix, Isometry3, Matrix3, Matrix6, Point3, SymmetricEigen, Vector3, Vector6};
 use std::io;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -193,7 +193,8 @@ impl PhysicsWorld {
     }
 
     /// Publishes with every snapshot a local model of each dynamic body the
-    /// tool can touch that no joint holds (see [`haptic_servo::LocalBodies`]).
+    /// tool can touch that its joints do not hold still (see
+    /// [`haptic_servo::LocalBodies`]).
     pub fn with_local_models(mut self, on: bool) -> Self {
         self.local_models = on;
         self
@@ -504,14 +505,16 @@ pub fn surface_triangles(triangles: &[[u32; 3]], nodes: &[u32]) -> Vec<[u32; 3]>
 }
 
 /// The local model of body `b` of `world` as its last step left it: `None`
-/// for a static body, one without entries in the rendering cycle, one a
-/// joint holds (the joint's reactions are not in the linearisation) or
-/// one the world cannot linearise. Its drag joins the linearisation.
+/// for a static body, one without entries in the rendering cycle, one its
+/// joints hold still or one the world cannot linearise. Its drag joins the
+/// linearisation. A jointed body moves as its joints let it, the bodies at
+/// their other ends held where they are ([`joint_free_motion`]).
 fn local_model(world: &World, b: usize, link: &BodyLink) -> Option<LocalBodyModel> {
     let body = &world.bodies()[b];
-    if link.entries.is_empty() || world.joints().iter().any(|j| j.a == b || j.b == Some(b)) {
+    if link.entries.is_empty() {
         return None;
     }
+    let free_motion = joint_free_motion(world, b)?;
     let mut linearisation = world.linearisation(b)?;
     let (linear, angular) = link.drag;
     let (v, w) = (body.state.velocity, body.state.angular_velocity);
@@ -535,8 +538,34 @@ fn local_model(world: &World, b: usize, link: &BodyLink) -> Option<LocalBodyMode
         wrench: linearisation.wrench,
         position_gradient: linearisation.position_gradient,
         velocity_gradient: linearisation.velocity_gradient,
-        rotates: true,
+        free_motion,
     })
+}
+
+/// The orthogonal projector onto the motions `(δx, δθ)` of body `b`'s
+/// centre of mass that its joints' rows allow at its present pose, `I −
+/// J⁺ J` with `J` their Jacobians on `b` (the identity without joints);
+/// `None` when they allow none.
+fn joint_free_motion(world: &World, b: usize) -> Option<Matrix6<f64>> {
+    let mut rows = Vec::new();
+    for joint in world.joints().iter().filter(|j| j.a == b || j.b == Some(b)) {
+        joint.rows(world.bodies(), &mut rows);
+    }
+    if rows.is_empty() {
+        return Some(LocalBodyModel::FREE);
+    }
+    let jacobian = DMatrix::from_fn(rows.len(), 6, |r, c| {
+        let row = &rows[r];
+        if row.a == b {
+            row.jacobian_a[c]
+        } else {
+            row.jacobian_b[c]
+        }
+    });
+    let held = jacobian.clone().pseudo_inverse(1e-12).ok()? * jacobian;
+    let free = Matrix6::identity() - Matrix6::from_fn(|r, c| held[(r, c)]);
+    // Its trace is the count of motions left.
+    (free.trace() > 0.5).then_some(free)
 }
 
 /// The impulse of viscous drag `(c, c_r)` on `body` over `dt`, integrated
@@ -754,6 +783,50 @@ mod tests {
             "{}",
             nodes.positions[0][0].z
         );
+    }
+
+    /// A cube hinged to the world along the vertical through its face's
+    /// centre may only turn about that line: its free motions are the one
+    /// `(ω × (c − p), ω)`, `ω` along the axis; on a ball joint it keeps the
+    /// three turns about the joint; unjointed, all six motions.
+    #[test]
+    fn a_jointed_body_s_local_model_moves_only_as_its_joints_allow() {
+        let body = |world: &PhysicsWorld| match &world.world {
+            Some(Bodies::Rigid(w)) => w.bodies().to_vec(),
+            _ => unreachable!(),
+        };
+        let free = cube(0.5, (0.0, 0.0));
+        let Some(Bodies::Rigid(unjointed)) = &free.world else {
+            unreachable!()
+        };
+        assert_eq!(joint_free_motion(unjointed, 0), Some(LocalBodyModel::FREE));
+        let bodies = body(&free);
+        let pivot = Point3::new(0.025, 0.0, 0.0);
+        let axis = Vector3::z();
+        for (joint, motions) in [
+            (
+                haptic_physics::joints::Joint::hinge("hinge", 0, None, &bodies, pivot, axis)
+                    .unwrap(),
+                1.0,
+            ),
+            (
+                haptic_physics::joints::Joint::ball("ball", 0, None, &bodies, pivot).unwrap(),
+                3.0,
+            ),
+        ] {
+            let world =
+                World::new(bodies.clone(), vec![joint], WorldParameters::default()).unwrap();
+            let projector = joint_free_motion(&world, 0).unwrap();
+            assert!((projector.trace() - motions).abs() < 1e-9);
+            assert!((projector * projector - projector).norm() < 1e-9);
+            // Turning about the axis through the pivot is allowed.
+            let turn = axis.cross(&(Point3::origin() - pivot));
+            let about_pivot = Vector6::new(turn.x, turn.y, turn.z, axis.x, axis.y, axis.z);
+            assert!((projector * about_pivot - about_pivot).norm() < 1e-9);
+            // Sliding the cube, or turning it about its own centre, is not.
+            let slide = Vector6::new(1.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+            assert!((projector * slide).norm() < 1e-9);
+        }
     }
 
     #[test]

@@ -29,8 +29,16 @@
 //! pose the tool felt a tick ago is kept as a correction that decays with
 //! time constant `blend`, so the contact force does not step.
 //!
+//! A body held by joints moves only as they let it: with `P` the
+//! orthogonal projector onto the motions its joints allow
+//! ([`LocalBodyModel::free_motion`], the null space of the joints'
+//! Jacobians), the step solves `(P A P + I − P) Δu = P h (…)`, which is the
+//! constrained step `Nᵀ A N q̇ = Nᵀ h (…)`, `u = N q̇`, for any basis `N` of
+//! those motions: the joints' reactions, which do no work along them, are
+//! the part of the wrench `P` takes away.
+//!
 //! A deformable's patch of surface nodes near the tool is moved the same
-//! way, as a body that only translates ([`LocalBodyModel::rotates`] false):
+//! way, as a body that only translates (`free_motion` the translations):
 //! its mass is the patch's, and its stiffness and damping about the
 //! published nodes come from the deformable's one-step response there
 //! (docs/rendering.md, "Deformables at the servo rate").
@@ -81,10 +89,33 @@ pub struct LocalBodyModel {
     pub position_gradient: Matrix6<f64>,
     /// `G_v = ∂f/∂(v, ω)`.
     pub velocity_gradient: Matrix6<f64>,
-    /// Whether it turns: `false` for a deformable's patch, which only
-    /// translates (the tool's torque on it is left out, and its rotational
-    /// rows are held at rest).
-    pub rotates: bool,
+    /// The orthogonal projector onto the motions `(δx, δθ)` it may take:
+    /// the identity for a free body, the translations for a deformable's
+    /// patch (the tool's torque on it is left out), the null space of its
+    /// joints' Jacobians for a jointed body.
+    pub free_motion: Matrix6<f64>,
+}
+
+impl LocalBodyModel {
+    /// [`free_motion`](Self::free_motion) of a body that translates and
+    /// turns freely.
+    pub const FREE: Matrix6<f64> = Matrix6::new(
+        1.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 1.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 1.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 0.0, 1.0, 0.0, 0.0, //
+        0.0, 0.0, 0.0, 0.0, 1.0, 0.0, //
+        0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
+    );
+    /// [`free_motion`](Self::free_motion) of a body that only translates.
+    pub const TRANSLATES: Matrix6<f64> = Matrix6::new(
+        1.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 1.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 1.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
+        0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    );
 }
 
 /// A body the servo moves.
@@ -107,17 +138,11 @@ impl LocalBody {
         mass.fixed_view_mut::<3, 3>(0, 0)
             .copy_from(&(Matrix3::identity() * model.mass));
         mass.fixed_view_mut::<3, 3>(3, 3).copy_from(&model.inertia);
-        let mut system = mass - model.velocity_gradient * h - model.position_gradient * (h * h);
-        let mut velocity = model.velocity;
-        if !model.rotates {
-            // The rotational rows decoupled and at rest: δθ stays zero.
-            system.fixed_view_mut::<3, 3>(0, 3).fill(0.0);
-            system.fixed_view_mut::<3, 3>(3, 0).fill(0.0);
-            system
-                .fixed_view_mut::<3, 3>(3, 3)
-                .copy_from(&Matrix3::identity());
-            velocity.fixed_rows_mut::<3>(3).fill(0.0);
-        }
+        let free = &model.free_motion;
+        let system = mass - model.velocity_gradient * h - model.position_gradient * (h * h);
+        // P A P + (I − P): the allowed motions' block, the others held.
+        let system = free * system * free + (Matrix6::identity() - free);
+        let velocity = free * model.velocity;
         let system = system.lu();
         system.is_invertible().then_some(Self {
             model,
@@ -133,14 +158,11 @@ impl LocalBody {
     /// [`MAX_OFFSET_M`] / [`MAX_SPEED`].
     fn advance(&mut self, tool: &Vector6<f64>, h: f64) -> bool {
         let m = &self.model;
-        let mut force = m.wrench
+        let force = m.wrench
             + m.position_gradient * (self.offset + self.velocity * h)
             + m.velocity_gradient * (self.velocity - m.velocity)
             + tool;
-        if !m.rotates {
-            force.fixed_rows_mut::<3>(3).fill(0.0);
-        }
-        let Some(change) = self.system.solve(&(force * h)) else {
+        let Some(change) = self.system.solve(&(m.free_motion * force * h)) else {
             return false;
         };
         let velocity = self.velocity + change;
@@ -375,6 +397,7 @@ impl LocalBodies {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use nalgebra::Point3;
 
     fn free_box(mass: f64) -> LocalBodyModel {
         LocalBodyModel {
@@ -387,7 +410,7 @@ mod tests {
             wrench: Vector6::zeros(),
             position_gradient: Matrix6::zeros(),
             velocity_gradient: Matrix6::zeros(),
-            rotates: true,
+            free_motion: LocalBodyModel::FREE,
         }
     }
 
@@ -468,5 +491,65 @@ mod tests {
             local.advance(tick, &[Vector6::zeros()]);
             assert!(energy(&local) <= start * (1.0 + 1e-12));
         }
+    }
+
+    /// A door hinged about the vertical through `(−a, 0, 0)` from its
+    /// centre of mass, pushed at its free edge: it turns about the hinge
+    /// as `I_hinge α = τ` (the parallel axis, `I + m a²`), its centre moving
+    /// on the circle and never along the door, whatever the push's
+    /// direction.
+    #[test]
+    fn a_hinged_body_turns_about_its_hinge_at_the_rate_its_inertia_there_allows() {
+        let (h, mass, a, izz) = (1e-3, 0.1, 0.04, 2e-5);
+        // The hinge's rows: the hinge point's velocity v + ω × r (r from
+        // the centre to the hinge) and ωx, ωy held.
+        let r = Vector3::new(-a, 0.0, 0.0);
+        let mut rows = nalgebra::SMatrix::<f64, 5, 6>::zeros();
+        for k in 0..3 {
+            rows[(k, k)] = 1.0;
+        }
+        // v + ω × r = v − r × ω.
+        let cross = -r.cross_matrix();
+        rows.fixed_view_mut::<3, 3>(0, 3).copy_from(&cross);
+        rows[(3, 3)] = 1.0;
+        rows[(4, 4)] = 1.0;
+        let free = Matrix6::identity() - rows.pseudo_inverse(1e-12).unwrap() * rows;
+        let mut door = free_box(mass);
+        door.inertia = Matrix3::from_diagonal(&Vector3::new(1e-5, 1e-5, izz));
+        door.free_motion = free;
+        let mut local = LocalBodies::new(1, h, 0.0);
+        local.take(&[door], 0, 1);
+        // 0.1 N at the free edge (a from the centre), along y and into the
+        // door's plane alike: only the y part turns it.
+        let lever = Vector3::new(a, 0.0, 0.0);
+        let push = Vector3::new(0.05, 0.1, 0.0);
+        let torque = lever.cross(&push);
+        let wrench = [Vector6::new(
+            push.x, push.y, push.z, torque.x, torque.y, torque.z,
+        )];
+        let ticks = 20;
+        for tick in 1..=ticks {
+            local.advance(tick, &wrench);
+        }
+        let (_, pose, velocity) = local.state(0).unwrap();
+        let hinge_inertia = izz + mass * a * a;
+        // About the hinge: the push's moment (2a × 0.1 N).
+        let alpha = (2.0 * a * push.y) / hinge_inertia;
+        let omega = alpha * ticks as f64 * h;
+        assert!(
+            (velocity[5] - omega).abs() < 1e-9 * omega.abs(),
+            "ω {} against {omega}",
+            velocity[5]
+        );
+        // The centre moves on the circle: v = ω × (centre − hinge).
+        let v = Vector3::new(velocity[0], velocity[1], velocity[2]);
+        let expected = Vector3::new(0.0, 0.0, velocity[5]).cross(&(-r));
+        assert!(
+            (v - expected).norm() < 1e-9 * expected.norm(),
+            "{v} against {expected}"
+        );
+        // The hinge point stays put (to second order in the turn).
+        let hinge = pose * Point3::from(r);
+        assert!((hinge.coords - r).norm() < 1e-5, "{hinge}");
     }
 }

@@ -328,7 +328,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         wrench: Vector6::zeros(),
         position_gradient: held,
         velocity_gradient: Matrix6::zeros(),
-        rotates: true,
+        free_motion: LocalBodyModel::FREE,
     };
     // Points about the tool's start, some inside its field, and their
     // patch's motion model, held by a stiff spring.
@@ -352,7 +352,7 @@ fn servo_thread_makes_no_syscall_but_its_sleep() {
         mass: 0.01,
         inertia: Matrix3::identity(),
         position_gradient: patch_held,
-        rotates: false,
+        free_motion: LocalBodyModel::TRANSLATES,
         ..corner_model
     };
     let (mut physics, mut tool, mut telemetry) = (rig.physics, rig.tool, rig.telemetry);
