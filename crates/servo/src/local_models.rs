@@ -99,23 +99,23 @@ pub struct LocalBodyModel {
 impl LocalBodyModel {
     /// [`free_motion`](Self::free_motion) of a body that translates and
     /// turns freely.
-    pub const FREE: Matrix6<f64> = Matrix6::new(
-        1.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 1.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 1.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 0.0, 1.0, 0.0, 0.0, //
-        0.0, 0.0, 0.0, 0.0, 1.0, 0.0, //
-        0.0, 0.0, 0.0, 0.0, 0.0, 1.0,
-    );
+    pub const FREE: Matrix6<f64> = diagonal([1.0; 6]);
     /// [`free_motion`](Self::free_motion) of a body that only translates.
-    pub const TRANSLATES: Matrix6<f64> = Matrix6::new(
-        1.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 1.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 1.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 0.0, 0.0, 0.0, 0.0, //
-        0.0, 0.0, 0.0, 0.0, 0.0, 0.0,
+    pub const TRANSLATES: Matrix6<f64> = diagonal([1.0, 1.0, 1.0, 0.0, 0.0, 0.0]);
+}
+
+/// The diagonal matrix of `d`.
+const fn diagonal(d: [f64; 6]) -> Matrix6<f64> {
+    #[rustfmt::skip]
+    let m = Matrix6::new(
+        d[0], 0.0, 0.0, 0.0, 0.0, 0.0,
+        0.0, d[1], 0.0, 0.0, 0.0, 0.0,
+        0.0, 0.0, d[2], 0.0, 0.0, 0.0,
+        0.0, 0.0, 0.0, d[3], 0.0, 0.0,
+        0.0, 0.0, 0.0, 0.0, d[4], 0.0,
+        0.0, 0.0, 0.0, 0.0, 0.0, d[5],
     );
+    m
 }
 
 /// A body the servo moves.
