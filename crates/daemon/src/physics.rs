@@ -791,16 +791,12 @@ mod tests {
     /// three turns about the joint; unjointed, all six motions.
     #[test]
     fn a_jointed_body_s_local_model_moves_only_as_its_joints_allow() {
-        let body = |world: &PhysicsWorld| match &world.world {
-            Some(Bodies::Rigid(w)) => w.bodies().to_vec(),
-            _ => unreachable!(),
-        };
         let free = cube(0.5, (0.0, 0.0));
         let Some(Bodies::Rigid(unjointed)) = &free.world else {
             unreachable!()
         };
         assert_eq!(joint_free_motion(unjointed, 0), Some(LocalBodyModel::FREE));
-        let bodies = body(&free);
+        let bodies = unjointed.bodies().to_vec();
         let pivot = Point3::new(0.025, 0.0, 0.0);
         let axis = Vector3::z();
         for (joint, motions) in [
@@ -826,6 +822,8 @@ mod tests {
             // Sliding the cube, or turning it about its own centre, is not.
             let slide = Vector6::new(1.0, 0.0, 0.0, 0.0, 0.0, 0.0);
             assert!((projector * slide).norm() < 1e-9);
+            let spin = Vector6::new(0.0, 0.0, 0.0, axis.x, axis.y, axis.z);
+            assert!((projector * spin - spin).norm() > 0.01);
         }
     }
 
