@@ -144,11 +144,13 @@ pub struct ToolState {
     /// object.
     pub contact_wrenches: Vec<Vector6<f64>>,
     /// Per environment object, the contact impulse `[∫F dt; ∫τ dt]` (N·s,
-    /// N·m·s) since the start of the run: the sum over ticks of
-    /// [`contact_wrenches`](Self::contact_wrenches) times the tick's period,
-    /// the difference between its scheduled `time` and the previous tick's
-    /// (zero for the first tick). World frame; each tick's torque is about
-    /// the object's origin at that tick, as in `contact_wrenches`. A reader
+    /// N·m·s) since the start of the run up to this tick's scheduled `time`:
+    /// each tick's [`contact_wrenches`](Self::contact_wrenches) held until
+    /// the next tick, as the tool stays where that tick put it and the
+    /// device holds that tick's output. A tick late after an overrun
+    /// therefore books the wrench rendered before the stall over the
+    /// stall, not its own, newer one. World frame; each tick's torque is
+    /// about the object's origin at that tick, as in `contact_wrenches`. A reader
     /// sampling at a lower rate takes the difference between two reads to
     /// get every tick's push in between, not just the last tick's.
     pub contact_impulses: Vec<Vector6<f64>>,
@@ -851,6 +853,14 @@ impl<D: HapticDevice> ServoTick<D> {
         record.manipulandum_position = self.manipulandum.translation.vector.into();
         record.manipulandum_orientation = wijk(&self.manipulandum.rotation);
 
+        // The previous tick's wrenches held until now, before this tick's
+        // replace them.
+        for (impulse, wrench) in self.contact_impulses.iter_mut().zip(&self.contact_wrenches) {
+            // A non-finite wrench would spoil every later difference.
+            if wrench.iter().all(|v| v.is_finite()) {
+                *impulse += wrench * period;
+            }
+        }
         if rendered {
             reaction_wrenches(self.cycle.scene(), &mut self.contact_wrenches);
         } else {
@@ -871,12 +881,6 @@ impl<D: HapticDevice> ServoTick<D> {
         }
         bodies_time += advance_started.elapsed();
         record.stage_ns[Stage::Bodies] = nanos(bodies_time);
-        for (impulse, wrench) in self.contact_impulses.iter_mut().zip(&self.contact_wrenches) {
-            // A non-finite wrench would spoil every later difference.
-            if wrench.iter().all(|v| v.is_finite()) {
-                *impulse += wrench * period;
-            }
-        }
         let manipulandum = self.manipulandum;
         let (wrenches, impulses) = (&self.contact_wrenches, &self.contact_impulses);
         self.tool.publish_with(|state| {

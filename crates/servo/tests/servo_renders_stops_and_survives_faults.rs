@@ -759,11 +759,12 @@ fn a_failed_read_publishes_zero_contact_wrenches() {
 }
 
 /// Held still with the corner pushed 1 mm into the cube from the start:
-/// each tick adds its contact wrench times its period (the step between
-/// scheduled times, which a late tick lengthens) to the impulse, the first
-/// tick and the failed reads nothing.
+/// each tick adds the previous tick's contact wrench times its period (the
+/// step between scheduled times, which a late tick lengthens) to the
+/// impulse, held as the device holds its output; the first tick and the
+/// ticks after failed reads add nothing.
 #[test]
-fn contact_impulses_sum_wrench_times_period() {
+fn contact_impulses_hold_each_wrench_until_the_next_tick() {
     use haptic_devices::{Motion, MotionConfig, SegmentConfig};
     let hold = Motion::try_from(MotionConfig {
         start_position_m: [0.0; 3],
@@ -788,7 +789,7 @@ fn contact_impulses_sum_wrench_times_period() {
         environment
     });
     let mut time = Duration::ZERO;
-    let mut previous: Option<(Duration, Vec<Vector6<f64>>)> = None;
+    let mut previous: Option<(Duration, Vec<Vector6<f64>>, Vec<Vector6<f64>>, bool)> = None;
     let mut constant = 0;
     let mut late = 0;
     for i in 0..600u32 {
@@ -806,39 +807,44 @@ fn contact_impulses_sum_wrench_times_period() {
                 assert!(state.contact_wrenches[0].norm() > 0.1);
                 assert_eq!(state.contact_impulses, vec![Vector6::zeros(); 2]);
             }
-            Some((before, impulses)) => {
+            Some((before, impulses, wrenches, rendered)) => {
                 let dt = (time - *before).as_secs_f64();
                 assert_eq!(dt, period.as_secs_f64());
                 for (k, (now, then)) in state.contact_impulses.iter().zip(impulses).enumerate() {
-                    let expected = then + state.contact_wrenches[k] * dt;
+                    let expected = then + wrenches[k] * dt;
                     assert!(
                         (now - expected).norm() <= 1e-12 * (1.0 + expected.norm()),
                         "tick {i}, object {k}: {now:?} vs {expected:?}"
                     );
                 }
-                if record.verdict.is_none() {
-                    assert_eq!(&state.contact_impulses, impulses, "tick {i}");
-                } else {
+                if *rendered {
                     late += usize::from(period > DT);
+                } else {
+                    assert_eq!(&state.contact_impulses, impulses, "tick {i}");
                 }
             }
         }
         // Settled into static contact: the wrench is constant, so the
         // impulse grows by the same amount per period.
-        if i >= 300 && record.verdict.is_some() {
-            let (before, impulses) = previous.as_ref().unwrap();
+        if i >= 300 && previous.as_ref().is_some_and(|p| p.3) {
+            let (before, impulses, wrenches, _) = previous.as_ref().unwrap();
             let dt = (time - *before).as_secs_f64();
-            let held = rig.tool.read().contact_wrenches[0];
+            let held = wrenches[0];
             assert!(held[0] < -0.1 && held[2] < -0.1, "tick {i}: {held:?}");
             let grown = (state.contact_impulses[0] - impulses[0]) / dt;
             assert!((grown - held).norm() <= 1e-9 * held.norm(), "tick {i}");
             constant += 1;
         }
-        previous = Some((time, state.contact_impulses.clone()));
+        previous = Some((
+            time,
+            state.contact_impulses.clone(),
+            state.contact_wrenches.clone(),
+            record.verdict.is_some(),
+        ));
     }
     assert!(constant > 250 && late > 3, "{constant} {late}");
     // Over the run, both objects were pushed out of the corner (−x, −z).
-    let (_, total) = previous.unwrap();
+    let (_, total, _, _) = previous.unwrap();
     for impulse in &total {
         assert!(impulse[0] < -0.01 && impulse[2] < -0.01, "{impulse:?}");
     }
