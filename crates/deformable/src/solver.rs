@@ -16,6 +16,7 @@ pub struct Velocities<'a> {
 
 impl Velocities<'_> {
     /// `J V` of `row`.
+    #[inline]
     pub(crate) fn row_velocity(&self, rows: &Rows, row: &Row) -> f64 {
         let mut jv = 0.0;
         for t in &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize] {
@@ -29,6 +30,7 @@ impl Velocities<'_> {
     }
 
     /// Applies impulse `delta` along `row` (eqs 36–37).
+    #[inline]
     pub(crate) fn apply(&mut self, rows: &Rows, row: &Row, delta: f64) {
         for t in &rows.node_terms[row.nodes.0 as usize..row.nodes.1 as usize] {
             let i = t.node as usize;
@@ -59,22 +61,42 @@ pub trait HeldRows {
     fn answer(&self, rows: &mut Rows, velocities: &mut Velocities, row: usize, delta: f64);
 }
 
+/// No rows held: every row swept.
+struct NoRowsHeld;
+
+impl HeldRows for NoRowsHeld {
+    #[inline]
+    fn holds(&self, _: &Row) -> bool {
+        false
+    }
+
+    #[inline]
+    fn answer(&self, _: &mut Rows, _: &mut Velocities, _: usize, _: f64) {}
+}
+
 /// One sweep of Algorithm 1 over all rows; or, with `direct`, over the
 /// rows it does not hold exactly, each impulse answered by the equality
 /// rows (see [`crate::direct`]). Returns the root mean square of the
 /// impulse changes (the paper's Fig. 1 measure).
 pub fn iterate(rows: &mut Rows, velocities: &mut Velocities, direct: Option<&dyn HeldRows>) -> f64 {
+    match direct {
+        Some(direct) => sweep(rows, velocities, direct),
+        None => sweep(rows, velocities, &NoRowsHeld),
+    }
+}
+
+/// [`iterate`] with `held` answering the swept rows' impulses; monomorphised
+/// so that a sweep with nothing held costs no call per row.
+fn sweep<H: HeldRows + ?Sized>(rows: &mut Rows, velocities: &mut Velocities, held: &H) -> f64 {
     let mut squares = 0.0;
     let mut i = 0;
     let apply = |rows: &mut Rows, velocities: &mut Velocities, i: usize, delta: f64| {
         velocities.apply(rows, &rows.rows[i], delta);
-        if let Some(direct) = direct {
-            direct.answer(rows, velocities, i, delta);
-        }
+        held.answer(rows, velocities, i, delta);
     };
     while i < rows.rows.len() {
         let row = rows.rows[i];
-        if direct.is_some_and(|d| d.holds(&row)) {
+        if held.holds(&row) {
             i += 1;
             continue;
         }
