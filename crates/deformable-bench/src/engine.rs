@@ -39,4 +39,8 @@ pub trait Engine {
     fn failed(&self) -> bool;
     /// The simulated body's size.
     fn size(&self) -> BodySize;
+    /// Each stage's median step time so far, for engines that time them.
+    fn stages(&self) -> Option<crate::run::Stages> {
+        None
+    }
 }

@@ -3,6 +3,7 @@
 //! co-rotational FEM body, the ball and the ground as fixed rigid bodies.
 
 use crate::engine::{BodySize, Engine};
+use crate::run::Stages;
 use crate::scene::{ClothScene, JellyScene};
 use haptic_deformable::paradigms::{
     CorotationalFem, ForceIntegration, MassSpring, Paradigm, Spring,
@@ -12,12 +13,15 @@ use haptic_deformable::topology::{self, Edge};
 use haptic_deformable::{CoupledWorld, DeformableBody, DeformableMaterial, SolverParameters};
 use haptic_physics::{RigidBody, World, WorldParameters};
 use nalgebra::{Isometry3, Point3, Vector3};
+use std::time::Instant;
 
 /// A coupled world holding one deformable body.
 pub struct Ours {
     world: CoupledWorld,
     elements: Vec<(&'static str, usize)>,
     rows: usize,
+    /// Each step's time by stage.
+    stages: Vec<Stages>,
 }
 
 fn rigid_world(bodies: Vec<RigidBody>) -> World {
@@ -110,6 +114,7 @@ impl Ours {
                 ("shear springs", grid.shear.len()),
             ],
             rows: 0,
+            stages: Vec::new(),
         })
     }
 
@@ -156,13 +161,17 @@ impl Ours {
                 ("surface triangles", surface.len()),
             ],
             rows: 0,
+            stages: Vec::new(),
         })
     }
 }
 
 impl Engine for Ours {
     fn step(&mut self, h: f64) {
+        let started = Instant::now();
         let report = self.world.step(h);
+        self.stages
+            .push(Stages::of(&report, started.elapsed().as_secs_f64()));
         self.rows = self.rows.max(report.rows);
     }
 
@@ -181,5 +190,9 @@ impl Engine for Ours {
             elements: self.elements.clone(),
             peak_constraints: Some(self.rows),
         }
+    }
+
+    fn stages(&self) -> Option<Stages> {
+        Some(Stages::medians(&self.stages))
     }
 }

@@ -5,6 +5,7 @@
 use crate::engine::{BodySize, Engine};
 use crate::metrics::{self, MetricError};
 use crate::scene::{ClothScene, JellyScene};
+use haptic_deformable::CoupledStepReport;
 use nalgebra::Point3;
 use std::time::Instant;
 
@@ -43,6 +44,68 @@ impl StepTimes {
     /// The times of `self` then `other`.
     pub fn pooled(&self, other: &StepTimes) -> StepTimes {
         StepTimes(self.0.iter().chain(&other.0).copied().collect())
+    }
+}
+
+/// A step's time by stage (s): the paradigms' free velocities, detection,
+/// the solver (rows, PGS iterations and elastic passes), the position
+/// projection, and the rest (the rigid world's implicit step, integration,
+/// bookkeeping).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stages {
+    pub paradigms: f64,
+    pub detection: f64,
+    pub solver: f64,
+    pub projection: f64,
+    pub rest: f64,
+    /// Rows of the step's largest substep.
+    pub rows: f64,
+}
+
+impl Stages {
+    /// The stages of a step that took `took` seconds and reported `report`.
+    pub fn of(report: &CoupledStepReport, took: f64) -> Stages {
+        let measured = report.paradigm_seconds
+            + report.detection_seconds
+            + report.solver_seconds
+            + report.projection_seconds;
+        Stages {
+            paradigms: report.paradigm_seconds,
+            detection: report.detection_seconds,
+            solver: report.solver_seconds,
+            projection: report.projection_seconds,
+            rest: took - measured,
+            rows: report.rows as f64,
+        }
+    }
+
+    /// Each stage's median over `steps`.
+    pub fn medians(steps: &[Stages]) -> Stages {
+        let median = |f: fn(&Stages) -> f64| StepTimes(steps.iter().map(f).collect()).median();
+        Stages {
+            paradigms: median(|s| s.paradigms),
+            detection: median(|s| s.detection),
+            solver: median(|s| s.solver),
+            projection: median(|s| s.projection),
+            rest: median(|s| s.rest),
+            rows: median(|s| s.rows),
+        }
+    }
+}
+
+impl std::fmt::Display for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "paradigms {:.2} ms, detection {:.2} ms, solver {:.2} ms, projection {:.2} ms, \
+             rigid step and the rest {:.2} ms; {} rows",
+            1e3 * self.paradigms,
+            1e3 * self.detection,
+            1e3 * self.solver,
+            1e3 * self.projection,
+            1e3 * self.rest,
+            self.rows
+        )
     }
 }
 
@@ -86,6 +149,8 @@ pub struct Timing {
     /// The fastest node over the last step (m/s): near zero when the body
     /// has come to rest.
     pub final_speed: f64,
+    /// Each stage's median step time, for engines that time them.
+    pub stages: Option<Stages>,
 }
 
 impl Timing {
@@ -147,6 +212,7 @@ fn drive(
         size: engine.size(),
         failed_at,
         final_speed,
+        stages: engine.stages(),
     })
 }
 

@@ -23,6 +23,30 @@ use crate::constraints::contact::{RigidContact, SurfaceContact};
 use crate::topology::SurfaceSample;
 use nalgebra::Point3;
 
+/// Scratch of [`project`], kept between steps.
+#[derive(Debug, Default)]
+pub struct ProjectionScratch {
+    /// One per node of all bodies: its inverse mass, zero where an anchor
+    /// holds it.
+    inverse_masses: Vec<f64>,
+    /// The rigid contacts, each as what its passes need.
+    contacts: Vec<PreparedContact>,
+}
+
+/// A rigid contact as its projection needs it: the sample's gap after the
+/// step is `base + normal · Σ weights[k] x[k]`, and a penetration `gap < 0`
+/// moves node `k` by `−gap shares[k] normal`.
+#[derive(Debug)]
+struct PreparedContact {
+    body: usize,
+    nodes: [u32; 3],
+    weights: [f64; 3],
+    /// `w_k m_k⁻¹ / Σ_j w_j² m_j⁻¹` of each node, zero for a held one.
+    shares: [f64; 3],
+    normal: nalgebra::Vector3<f64>,
+    base: f64,
+}
+
 /// Projects every body (see the module's documentation), and after each
 /// pass over the edges moves every contact's sample back out of its rigid
 /// body along the contact normal. A rigid body's point `p` now is at
@@ -34,8 +58,8 @@ use nalgebra::Point3;
 /// nearest point (its barycentric weights kept) are moved apart along the
 /// normal, each side by its share of inverse mass, so that the correction
 /// moves no centre of mass; `start` holds all bodies' node positions at the
-/// start of the step. `held` is scratch of one flag per node of all bodies.
-/// Returns the largest relative edge error met by the last pass.
+/// start of the step. Returns the largest relative edge error met by the
+/// last pass.
 #[allow(clippy::too_many_arguments)]
 pub fn project(
     bodies: &mut [DeformableBody],
@@ -47,62 +71,74 @@ pub fn project(
     surface_contacts: &[SurfaceContact],
     start: &[Point3<f64>],
     sweeps: usize,
-    held: &mut Vec<bool>,
+    scratch: &mut ProjectionScratch,
 ) -> f64 {
     if sweeps == 0 {
         return 0.0;
     }
-    let total: usize = bodies.iter().map(|b| b.state.positions.len()).sum();
-    held.clear();
-    held.resize(total, false);
+    let inverse_masses = &mut scratch.inverse_masses;
+    inverse_masses.clear();
+    for body in bodies.iter() {
+        inverse_masses.extend(body.model.masses.iter().map(|m| 1.0 / m));
+    }
     for anchor in anchors {
         bodies[anchor.body].state.positions[anchor.node as usize] = match anchor.target {
             AnchorTarget::World(point) => point,
             AnchorTarget::Rigid { body, point } => rigid_end(body, &rigid_point(body, &point)),
         };
-        held[node_offsets[anchor.body] as usize + anchor.node as usize] = true;
+        inverse_masses[node_offsets[anchor.body] as usize + anchor.node as usize] = 0.0;
+    }
+    let inverse_masses = &scratch.inverse_masses;
+    scratch.contacts.clear();
+    for contact in contacts {
+        let body = contact.body as usize;
+        let offset = node_offsets[body] as usize;
+        let sample = bodies[body].model.samples[contact.sample as usize];
+        let inverse = sample.nodes.map(|n| inverse_masses[offset + n as usize]);
+        let curvature: f64 = (0..3)
+            .map(|k| sample.weights[k] * sample.weights[k] * inverse[k])
+            .sum();
+        if curvature <= 0.0 {
+            continue;
+        }
+        // The gap as detected, less the sample's position then and the
+        // rigid point's motion over the step along the normal.
+        let rigid_motion = rigid_end(contact.rigid as usize, &contact.point) - contact.point;
+        scratch.contacts.push(PreparedContact {
+            body,
+            nodes: sample.nodes,
+            weights: sample.weights,
+            shares: [0, 1, 2].map(|k| sample.weights[k] * inverse[k] / curvature),
+            normal: contact.normal,
+            base: contact.gap - contact.normal.dot(&(contact.point.coords + rigid_motion)),
+        });
     }
     let mut worst = 0.0f64;
     for _ in 0..sweeps {
         worst = 0.0;
         for (b, body) in bodies.iter_mut().enumerate() {
             let offset = node_offsets[b] as usize;
-            let held = &held[offset..offset + body.state.positions.len()];
+            let inverse = &inverse_masses[offset..offset + body.state.positions.len()];
             let DeformableBody { model, state } = body;
-            worst = worst.max(gauss_seidel(model, &mut state.positions, held));
+            worst = worst.max(gauss_seidel(model, &mut state.positions, inverse));
         }
-        for contact in contacts {
-            let offset = node_offsets[contact.body as usize] as usize;
-            let body = &mut bodies[contact.body as usize];
-            let sample = body.model.samples[contact.sample as usize];
-            let moved = sample.position(&body.state.positions) - contact.point;
-            let rigid_motion = rigid_end(contact.rigid as usize, &contact.point) - contact.point;
-            let gap = contact.gap + contact.normal.dot(&(moved - rigid_motion));
+        for c in &scratch.contacts {
+            let positions = &mut bodies[c.body].state.positions;
+            let at: f64 = (0..3)
+                .map(|k| c.weights[k] * c.normal.dot(&positions[c.nodes[k] as usize].coords))
+                .sum();
+            let gap = c.base + at;
             if gap >= 0.0 {
                 continue;
             }
-            let weight = |k: usize| {
-                let node = sample.nodes[k] as usize;
-                if sample.weights[k] == 0.0 || held[offset + node] {
-                    0.0
-                } else {
-                    sample.weights[k] / body.model.masses[node]
-                }
-            };
-            let curvature: f64 = (0..3).map(|k| sample.weights[k] * weight(k)).sum();
-            if curvature <= 0.0 {
-                continue;
-            }
             for k in 0..3 {
-                let w = weight(k);
-                if w > 0.0 {
-                    body.state.positions[sample.nodes[k] as usize] -=
-                        (gap * w / curvature) * contact.normal;
+                if c.shares[k] != 0.0 {
+                    positions[c.nodes[k] as usize] -= (gap * c.shares[k]) * c.normal;
                 }
             }
         }
         for contact in surface_contacts {
-            separate(bodies, node_offsets, contact, start, held);
+            separate(bodies, node_offsets, contact, start, inverse_masses);
         }
     }
     worst
@@ -115,7 +151,7 @@ fn separate(
     node_offsets: &[u32],
     contact: &SurfaceContact,
     start: &[Point3<f64>],
-    held: &[bool],
+    inverse_masses: &[f64],
 ) {
     let (a, b) = (contact.body as usize, contact.other as usize);
     let sample = bodies[a].model.samples[contact.sample as usize];
@@ -132,11 +168,7 @@ fn separate(
                 continue;
             }
             let node = s.nodes[k] as usize;
-            let inverse = if held[node_offsets[body] as usize + node] {
-                0.0
-            } else {
-                1.0 / bodies[body].model.masses[node]
-            };
+            let inverse = inverse_masses[node_offsets[body] as usize + node];
             sides[count] = (body, node, sign * s.weights[k], inverse);
             count += 1;
         }
@@ -170,21 +202,14 @@ fn separate(
 }
 
 /// One Gauss–Seidel pass over the body's active edges, each edge's ends
-/// moved in proportion to their inverse masses; returns the largest
+/// moved in proportion to their `inverse_masses`; returns the largest
 /// relative error met.
 fn gauss_seidel(
     model: &crate::body::DeformableModel,
     positions: &mut [nalgebra::Point3<f64>],
-    held: &[bool],
+    inverse_masses: &[f64],
 ) -> f64 {
     let resists_compression = model.material.compression_limit > 0.0;
-    let weight = |i: usize| {
-        if held[i] {
-            0.0
-        } else {
-            1.0 / model.masses[i]
-        }
-    };
     let mut worst = 0.0f64;
     for edge in &model.inextensible {
         let (a, c) = (edge.a as usize, edge.b as usize);
@@ -194,7 +219,7 @@ fn gauss_seidel(
         if length <= 0.0 || (error <= 0.0 && !resists_compression) {
             continue;
         }
-        let (wa, wc) = (weight(a), weight(c));
+        let (wa, wc) = (inverse_masses[a], inverse_masses[c]);
         if wa + wc <= 0.0 {
             continue;
         }

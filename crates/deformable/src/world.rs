@@ -116,7 +116,7 @@ struct Scratch {
     joint_rows: Vec<ConstraintRow>,
     rows: Rows,
     impulses: Vec<Vector6<f64>>,
-    held: Vec<bool>,
+    projection: post_stabilisation::ProjectionScratch,
     /// The rigid body each node is anchored to, if any.
     anchored_to: Vec<Option<u32>>,
     /// The velocity each world-anchored node is held at in its paradigm's
@@ -1089,7 +1089,7 @@ impl CoupledWorld {
             &s.surface_contacts,
             &s.positions,
             parameters.projection_sweeps,
-            &mut s.held,
+            &mut s.projection,
         );
         report.projection_seconds = projection.elapsed().as_secs_f64();
         // The projection moves nodes by position alone: a body it takes

@@ -2,7 +2,7 @@
 //! ([`haptic_deformable::scenes::fig2_jellies`]) in our coupled world: the
 //! step times of the whole scene, and each jelly's rulers at the end.
 
-use crate::run::StepTimes;
+use crate::run::{Stages, StepTimes};
 use haptic_deformable::scenes::{fig2_jellies, Fig2Spec};
 use haptic_deformable::topology::{tet_cylinder, tet_volume};
 use haptic_deformable::{CoupledWorld, SolverParameters};
@@ -20,23 +20,8 @@ pub struct Fig2Run {
     pub bar_drop: f64,
     /// Bodies quarantined over the run.
     pub quarantined: u64,
-    /// Seconds per step in each stage, medians over the run: the
-    /// paradigms' free velocities, detection, the solver (rows, PGS
-    /// iterations and elastic passes), the position projection, and the
-    /// rest (the rigid world's implicit step, integration, bookkeeping).
+    /// Seconds per step in each stage, medians over the run.
     pub stages: Stages,
-}
-
-/// A step's time by stage (s).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Stages {
-    pub paradigms: f64,
-    pub detection: f64,
-    pub solver: f64,
-    pub projection: f64,
-    pub rest: f64,
-    /// Rows of the step's largest substep.
-    pub rows: f64,
 }
 
 /// Runs the scene of `spec` at `parameters` for `duration` seconds of
@@ -76,28 +61,9 @@ pub fn run_fig2(
         let report = world.step(step);
         let took = began.elapsed().as_secs_f64();
         times.push(took);
-        let measured = report.paradigm_seconds
-            + report.detection_seconds
-            + report.solver_seconds
-            + report.projection_seconds;
-        stages.push(Stages {
-            paradigms: report.paradigm_seconds,
-            detection: report.detection_seconds,
-            solver: report.solver_seconds,
-            projection: report.projection_seconds,
-            rest: took - measured,
-            rows: report.rows as f64,
-        });
+        stages.push(Stages::of(&report, took));
     }
-    let median = |f: fn(&Stages) -> f64| StepTimes(stages.iter().map(f).collect()).median();
-    let stages = Stages {
-        paradigms: median(|s| s.paradigms),
-        detection: median(|s| s.detection),
-        solver: median(|s| s.solver),
-        projection: median(|s| s.projection),
-        rest: median(|s| s.rest),
-        rows: median(|s| s.rows),
-    };
+    let stages = Stages::medians(&stages);
     let end = volumes(&world);
     let jellies = (0..jelly_count)
         .map(|k| {
@@ -216,17 +182,7 @@ pub fn print_fig2_run(run: &Fig2Run) {
         1e3 * run.bar_drop,
         run.quarantined
     );
-    let s = &run.stages;
-    println!(
-        "    stages (medians per step): paradigms {:.2} ms, detection {:.2} ms, solver {:.2} ms, \
-         projection {:.2} ms, rigid step and the rest {:.2} ms; {} rows",
-        1e3 * s.paradigms,
-        1e3 * s.detection,
-        1e3 * s.solver,
-        1e3 * s.projection,
-        1e3 * s.rest,
-        s.rows
-    );
+    println!("    stages (medians per step): {}", run.stages);
     for (name, nodes, volume, depth) in &run.jellies {
         println!(
             "    {name}: {nodes} nodes, final volume change {volume:+.4}, deepest node below the dish {:.2} mm",

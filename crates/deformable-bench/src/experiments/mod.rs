@@ -102,8 +102,16 @@ fn extremes(e: &Extremes, scale: f64) -> String {
     format!("peak {:.3} final {:.3}", e.peak * scale, e.last * scale)
 }
 
+/// The stage line of `t`, for engines that time their stages.
+fn print_stages(t: &crate::run::Timing) {
+    if let Some(stages) = &t.stages {
+        println!("    stages (medians per step): {stages}");
+    }
+}
+
 pub fn print_cloth_run(name: &str, run: &ClothRun) {
     println!("  {name}: {}", timing_columns(&run.timing));
+    print_stages(&run.timing);
     println!(
         "    strain: largest {}, largest over the ball {}, mean over the ball {}; penetration (mm): ball {}, ground {}",
         extremes(&run.strain, 1.0),
@@ -120,6 +128,7 @@ pub fn print_cloth_run(name: &str, run: &ClothRun) {
 
 pub fn print_jelly_run(name: &str, run: &JellyRun) {
     println!("  {name}: {}", timing_columns(&run.timing));
+    print_stages(&run.timing);
     println!(
         "    ground penetration (mm) {}; volume change: largest {:+.4}, final {:+.4}; final mean height {:.4} m",
         extremes(&run.ground_penetration, 1e3),

@@ -122,6 +122,7 @@ mod tests {
                 },
                 failed_at: None,
                 final_speed: 0.0,
+                stages: None,
             },
             strain: e(strain),
             strain_over_ball: Some(e(strain)),
