@@ -43,17 +43,22 @@ pub(crate) fn check_elasticity(
     Ok(())
 }
 
-/// One tetrahedron: its nodes, rest shape and rest-frame stiffness.
+/// One tetrahedron: its nodes and rest shape. Its linear-elastic
+/// stiffness (the energy's Hessian) is
+/// `K⁰_ab = V [μ (g_a·g_b) I + μ g_b g_aᵀ + λ g_a g_bᵀ]`, `g_a = ∇N_a`;
+/// applied to rest-frame displacements `u_b` it is the linear stress of
+/// their gradient `H = Σ_b u_b g_bᵀ` on each node's gradient,
+/// `Σ_b K⁰_ab u_b = V σ(H) g_a`, `σ(H) = μ (H + Hᵀ) + λ tr(H) I`, which is
+/// how it is applied here rather than block by block.
 #[derive(Clone, Debug)]
 struct Element {
     nodes: [u32; 4],
-    /// Rest positions.
-    rest: [Vector3<f64>; 4],
     /// `D_m⁻¹`, `D_m = [X₁ − X₀, X₂ − X₀, X₃ − X₀]`.
     inverse_rest_shape: Matrix3<f64>,
-    /// `K⁰_ab = V [μ (g_a·g_b) I + μ g_b g_aᵀ + λ g_a g_bᵀ]`, `g_a = ∇N_a`:
-    /// the element's linear-elastic stiffness (the energy's Hessian).
-    stiffness: [[Matrix3<f64>; 4]; 4],
+    /// `g_a = ∇N_a` at rest; `g₀ = −(g₁ + g₂ + g₃)`.
+    gradients: [Vector3<f64>; 4],
+    /// Rest volume `V`.
+    volume: f64,
 }
 
 /// A co-rotational FEM body.
@@ -63,6 +68,8 @@ pub struct CorotationalFem {
     /// Pa.
     pub young: f64,
     pub poisson: f64,
+    /// The Lamé parameters `(λ, μ)` of `young` and `poisson` (Pa).
+    lame: (f64, f64),
     /// Rayleigh damping: `f_d = −α M v + β K v`; `α` in 1/s.
     pub mass_damping: f64,
     /// `β` in s.
@@ -134,20 +141,11 @@ impl CorotationalFem {
                 g[k + 1] = inverse.row(k).transpose();
             }
             g[0] = -(g[1] + g[2] + g[3]);
-            let mut stiffness = [[Matrix3::zeros(); 4]; 4];
-            for a in 0..4 {
-                for b in 0..4 {
-                    stiffness[a][b] = volume
-                        * (mu * g[a].dot(&g[b]) * Matrix3::identity()
-                            + mu * g[b] * g[a].transpose()
-                            + lambda * g[a] * g[b].transpose());
-                }
-            }
             elements.push(Element {
                 nodes: *t,
-                rest: x,
                 inverse_rest_shape: inverse,
-                stiffness,
+                gradients: g,
+                volume,
             });
         }
         let matrix = BlockMatrix::with_pattern(rest.len(), tets);
@@ -171,6 +169,7 @@ impl CorotationalFem {
             elements,
             young,
             poisson,
+            lame: (lambda, mu),
             mass_damping: 0.0,
             stiffness_damping: 0.0,
             integration,
@@ -235,33 +234,25 @@ impl CorotationalFem {
     }
 
     /// `½ uᵀ K⁰ u` per element, `u = Rᵀ x − X` (with the rotations of the
-    /// last step).
+    /// last step): `V (μ ε:ε + ½ λ tr(ε)²)`, `ε` the symmetric part of the
+    /// rest-frame displacement gradient.
     pub(crate) fn potential_energy(&self, positions: &[Point3<f64>]) -> f64 {
+        let (lambda, mu) = self.lame;
         let mut energy = 0.0;
         for (element, q) in self.elements.iter().zip(&self.rotations) {
-            let u = self.rest_frame_displacements(element, q, positions);
-            for a in 0..4 {
-                for b in 0..4 {
-                    energy += 0.5 * u[a].dot(&(element.stiffness[a][b] * u[b]));
-                }
-            }
+            let gradient = displacement_gradient(element, q, positions);
+            let strain = 0.5 * (gradient + gradient.transpose());
+            let trace = strain.trace();
+            energy += element.volume * (mu * strain.norm_squared() + 0.5 * lambda * trace * trace);
         }
         energy
     }
 
-    fn rest_frame_displacements(
-        &self,
-        element: &Element,
-        q: &UnitQuaternion<f64>,
-        positions: &[Point3<f64>],
-    ) -> [Vector3<f64>; 4] {
-        let inverse = q.inverse();
-        // Relative to node 0, so that translations drop out (Σ_b K⁰_ab = 0).
-        let x0 = positions[element.nodes[0] as usize].coords;
-        std::array::from_fn(|a| {
-            inverse * (positions[element.nodes[a] as usize].coords - x0)
-                - (element.rest[a] - element.rest[0])
-        })
+    /// `σ(H) = μ (H + Hᵀ) + λ tr(H) I`.
+    fn stress(&self, gradient: &Matrix3<f64>) -> Matrix3<f64> {
+        let (lambda, mu) = self.lame;
+        mu * (gradient + gradient.transpose())
+            + Matrix3::from_diagonal_element(lambda * gradient.trace())
     }
 
     pub(crate) fn check(&self, body: &str, nodes: usize) -> Result<(), DeformableError> {
@@ -306,18 +297,32 @@ impl CorotationalFem {
             return;
         }
         for (element, q) in self.elements.iter().zip(&self.rotations) {
-            let inverse = q.inverse();
-            let local: [Vector3<f64>; 4] =
-                std::array::from_fn(|b| inverse * y[element.nodes[b] as usize]);
+            let r = *q.to_rotation_matrix().matrix();
+            // Σ_b (Rᵀ y_b) g_bᵀ, then R V σ of it on each g_a.
+            let mut world = Matrix3::zeros();
+            for b in 0..4 {
+                world += y[element.nodes[b] as usize] * element.gradients[b].transpose();
+            }
+            let rotated = (s * element.volume) * r * self.stress(&(r.transpose() * world));
             for a in 0..4 {
-                let mut f = Vector3::zeros();
-                for b in 0..4 {
-                    f += element.stiffness[a][b] * local[b];
-                }
-                out[element.nodes[a] as usize] += s * (q * f);
+                out[element.nodes[a] as usize] += rotated * element.gradients[a];
             }
         }
     }
+}
+
+/// `H = Rᵀ F − I` of `element` at `positions`, `F = D_s D_m⁻¹` its
+/// deformation gradient and `R = q`: the gradient of its rest-frame
+/// displacements `Rᵀ x − X`.
+fn displacement_gradient(
+    element: &Element,
+    q: &UnitQuaternion<f64>,
+    positions: &[Point3<f64>],
+) -> Matrix3<f64> {
+    let x = element.nodes.map(|i| positions[i as usize].coords);
+    let deformed = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
+    q.to_rotation_matrix().matrix().transpose() * (deformed * element.inverse_rest_shape)
+        - Matrix3::identity()
 }
 
 impl ElasticForces for CorotationalFem {
@@ -331,16 +336,14 @@ impl ElasticForces for CorotationalFem {
         }
     }
 
-    /// `f_e = −R K⁰ (Rᵀ x − X)` plus Rayleigh damping.
+    /// `f_e = −R K⁰ (Rᵀ x − X)` plus Rayleigh damping: node `a` of an
+    /// element takes `−V R σ(Rᵀ F − I) g_a`.
     fn add_forces(&self, input: &StepInput, forces: &mut [Vector3<f64>]) {
         for (element, q) in self.elements.iter().zip(&self.rotations) {
-            let u = self.rest_frame_displacements(element, q, input.positions);
+            let gradient = displacement_gradient(element, q, input.positions);
+            let rotated = element.volume * q.to_rotation_matrix().matrix() * self.stress(&gradient);
             for a in 0..4 {
-                let mut f = Vector3::zeros();
-                for b in 0..4 {
-                    f += element.stiffness[a][b] * u[b];
-                }
-                forces[element.nodes[a] as usize] -= q * f;
+                forces[element.nodes[a] as usize] -= rotated * element.gradients[a];
             }
         }
         if self.mass_damping > 0.0 {
@@ -380,12 +383,18 @@ impl ElasticForces for CorotationalFem {
         let h = input.h;
         let scale = h * self.stiffness_damping + h * h;
         self.matrix.clear();
+        let (lambda, mu) = self.lame;
         for ((element, q), slots) in self.elements.iter().zip(&self.rotations).zip(&self.slots) {
-            let r = *q.to_rotation_matrix().matrix();
-            let rs = scale * r;
+            // R K⁰_ab Rᵀ = V [μ (g_a·g_b) I + μ c_b c_aᵀ + λ c_a c_bᵀ], c = R g.
+            let r = q.to_rotation_matrix();
+            let c = element.gradients.map(|g| r * g);
+            let v = scale * element.volume;
             for a in 0..4 {
                 for b in a..4 {
-                    let block = rs * element.stiffness[a][b] * r.transpose();
+                    let block = Matrix3::from_diagonal_element(
+                        v * mu * element.gradients[a].dot(&element.gradients[b]),
+                    ) + (v * mu) * c[b] * c[a].transpose()
+                        + (v * lambda) * c[a] * c[b].transpose();
                     self.matrix.add(slots[4 * a + b], &block);
                     if a != b {
                         self.matrix.add(slots[4 * b + a], &block.transpose());
@@ -413,10 +422,15 @@ impl ElasticForces for CorotationalFem {
             *d += h * self.mass_damping * input.masses[i];
         }
         let scale = h * self.stiffness_damping + h * h;
+        // tr(K⁰_aa) / 3 = V (4μ + λ) |g_a|² / 3.
+        let (lambda, mu) = self.lame;
         for element in &self.elements {
             for a in 0..4 {
-                diagonal[element.nodes[a] as usize] +=
-                    scale * element.stiffness[a][a].trace() / 3.0;
+                diagonal[element.nodes[a] as usize] += scale
+                    * element.volume
+                    * (4.0 * mu + lambda)
+                    * element.gradients[a].norm_squared()
+                    / 3.0;
             }
         }
     }
