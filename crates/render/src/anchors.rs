@@ -1,19 +1,32 @@
 //! Stick anchors of contacts, keyed by (environment object, shell point):
-//! where a contact stuck, as a point `w` fixed in the world and a point `b`
-//! fixed in the tool, both where the contact point was then.
+//! where a contact stuck, as a point `w` fixed in the object touched and a
+//! point `b` fixed in the tool, both where the contact point was then.
 //! The slip of the object's material point at the contact since then is
-//! `x + R b − w`. Shared by Yamane's springs and the pre-sliding model.
+//! `x + R b − w`, `w` where the object has carried it since: an object
+//! that moves (a body the servo moves at its own rate, a pose a physics
+//! step sets) takes its anchors with it, so that a tool stuck on it is
+//! carried, not dragged across it. Shared by Yamane's springs and the
+//! pre-sliding model.
 
 use haptic_contact::{EnvironmentGeometry, EnvironmentObject, PenaltyContact};
-use nalgebra::{Isometry3, Vector3};
+use nalgebra::{Isometry3, Point3, Vector3};
 
-/// One shell point's anchor.
+/// One shell point's anchor, as the cycle reads it.
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Anchor {
-    /// `w`, world frame (m).
+    /// `w`, world frame (m), where the object is now.
     pub(crate) world: Vector3<f64>,
     /// `b`, simulation-object frame (m).
     pub(crate) body: Vector3<f64>,
+}
+
+/// One shell point's anchor as kept.
+#[derive(Clone, Copy, Debug, Default)]
+struct Kept {
+    /// `w` in the frame of the object touched (m).
+    surface: Vector3<f64>,
+    /// `b`, simulation-object frame (m).
+    body: Vector3<f64>,
     /// The cycle that last saw this contact.
     seen: u64,
 }
@@ -23,7 +36,7 @@ pub(crate) struct Anchor {
 pub(crate) struct ContactAnchors {
     /// First anchor of each environment object's (role's) shell points.
     base: Vec<usize>,
-    anchors: Vec<Anchor>,
+    anchors: Vec<Kept>,
     cycle: u64,
 }
 
@@ -43,7 +56,7 @@ impl ContactAnchors {
         }
         Self {
             base,
-            anchors: vec![Anchor::default(); total],
+            anchors: vec![Kept::default(); total],
             cycle: 1,
         }
     }
@@ -58,39 +71,74 @@ impl ContactAnchors {
         self.cycle += 1;
     }
 
-    /// `contact`'s anchor for the tool at `pose` in a cycle whose contacts
-    /// stand for coarser tree levels than the full evaluation's (a budget
-    /// cut): the anchor of the last full cycle, or one at the contact
-    /// point now. It neither places nor keeps anything, and such a cycle
-    /// calls no [`next_cycle`](Self::next_cycle), so the next full cycle
-    /// finds the anchors of the last as if the cut cycle had not been.
-    pub(crate) fn peek(&self, contact: &PenaltyContact, pose: &Isometry3<f64>) -> Anchor {
-        let anchor = self.anchors[self.base[contact.environment as usize] + contact.point as usize];
-        if anchor.seen == self.cycle {
-            anchor
+    fn slot(&self, contact: &PenaltyContact) -> usize {
+        self.base[contact.environment as usize] + contact.point as usize
+    }
+
+    /// `contact`'s anchor for the tool at `pose`, the object it touches at
+    /// `object`, in a cycle whose contacts stand for coarser tree levels
+    /// than the full evaluation's (a budget cut): the anchor of the last
+    /// full cycle, or one at the contact point now. It neither places nor
+    /// keeps anything, and such a cycle calls no
+    /// [`next_cycle`](Self::next_cycle), so the next full cycle finds the
+    /// anchors of the last as if the cut cycle had not been.
+    pub(crate) fn peek(
+        &self,
+        contact: &PenaltyContact,
+        pose: &Isometry3<f64>,
+        object: &Isometry3<f64>,
+    ) -> Anchor {
+        let kept = self.anchors[self.slot(contact)];
+        if kept.seen == self.cycle {
+            Anchor {
+                world: object.transform_point(&Point3::from(kept.surface)).coords,
+                body: kept.body,
+            }
         } else {
             Anchor {
                 world: pose.translation.vector + contact.handle,
                 body: pose.rotation.inverse_transform_vector(&contact.handle),
-                seen: anchor.seen,
             }
         }
     }
 
-    /// `contact`'s anchor for the tool at `pose`, placed at the
-    /// contact point if the contact was missing in the previous cycle.
+    /// `contact`'s anchor for the tool at `pose`, the object it touches at
+    /// `object`, placed at the contact point if the contact was missing in
+    /// the previous cycle.
     pub(crate) fn anchor(
         &mut self,
         contact: &PenaltyContact,
         pose: &Isometry3<f64>,
-    ) -> &mut Anchor {
-        let anchor =
-            &mut self.anchors[self.base[contact.environment as usize] + contact.point as usize];
-        if anchor.seen + 1 != self.cycle {
-            anchor.world = pose.translation.vector + contact.handle;
-            anchor.body = pose.rotation.inverse_transform_vector(&contact.handle);
+        object: &Isometry3<f64>,
+    ) -> Anchor {
+        let slot = self.slot(contact);
+        let cycle = self.cycle;
+        let kept = &mut self.anchors[slot];
+        if kept.seen + 1 != cycle {
+            let world = pose.translation.vector + contact.handle;
+            kept.surface = object.inverse_transform_point(&Point3::from(world)).coords;
+            kept.body = pose.rotation.inverse_transform_vector(&contact.handle);
         }
-        anchor.seen = self.cycle;
-        anchor
+        kept.seen = cycle;
+        Anchor {
+            world: object.transform_point(&Point3::from(kept.surface)).coords,
+            body: kept.body,
+        }
+    }
+
+    /// Keeps `anchor`, moved, as `contact`'s (the object it touches at
+    /// `object`): a spring that slid drags its anchor along.
+    pub(crate) fn keep(
+        &mut self,
+        contact: &PenaltyContact,
+        object: &Isometry3<f64>,
+        anchor: &Anchor,
+    ) {
+        let slot = self.slot(contact);
+        let kept = &mut self.anchors[slot];
+        kept.surface = object
+            .inverse_transform_point(&Point3::from(anchor.world))
+            .coords;
+        kept.body = anchor.body;
     }
 }

@@ -457,7 +457,7 @@ impl RenderingCycle {
 
     /// Moves environment object `index` to `pose` (object frame → world)
     /// from the next [`step`](Self::step) on. Stick anchors already placed
-    /// stay where they are in the world.
+    /// on it move with it.
     ///
     /// # Panics
     /// If `index` is out of range.
@@ -578,10 +578,11 @@ impl RenderingCycle {
                     .iter()
                     .zip(&mut self.friction.problem.contacts)
                 {
+                    let object = &self.scene.environment()[contact.environment as usize].pose;
                     let anchor = if coarse {
-                        self.anchors.peek(contact, &self.pose)
+                        self.anchors.peek(contact, &self.pose, object)
                     } else {
-                        *self.anchors.anchor(contact, &self.pose)
+                        self.anchors.anchor(contact, &self.pose, object)
                     };
                     let moved = self.pose.translation.vector + self.pose.rotation * anchor.body;
                     // The pyramid about the surface's normal, its size μ

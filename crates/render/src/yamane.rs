@@ -78,12 +78,11 @@ impl YamaneSprings {
         let pose = scene.pose();
         let (x, rotation) = (pose.translation.vector, pose.rotation);
         for (contact, friction) in scene.contacts().iter().zip(&problem.contacts) {
-            let mut peeked;
-            let anchor = if coarse {
-                peeked = self.anchors.peek(contact, pose);
-                &mut peeked
+            let object = &scene.environment()[contact.environment as usize].pose;
+            let mut anchor = if coarse {
+                self.anchors.peek(contact, pose, object)
             } else {
-                self.anchors.anchor(contact, pose)
+                self.anchors.anchor(contact, pose, object)
             };
 
             let n = contact.normal;
@@ -100,6 +99,9 @@ impl YamaneSprings {
                 match contact.role {
                     Role::MovingShell => anchor.world += dragged,
                     Role::MovingField => anchor.body -= rotation.inverse_transform_vector(&dragged),
+                }
+                if !coarse {
+                    self.anchors.keep(contact, object, &anchor);
                 }
                 (clamped, (projector - t * t.transpose()) * (-limit / length))
             } else {

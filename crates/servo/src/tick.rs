@@ -11,7 +11,8 @@ use haptic_handoff::{
     mailbox, Latest, LatestReader, LatestWriter, MailboxReceiver, MailboxSender, TickProducer,
 };
 use haptic_render::{
-    BudgetCut, CycleLayout, FrictionVerdict, RenderError, RenderingCycle, RenderingUpdate,
+    BudgetCut, ContactFriction, CycleLayout, FrictionVerdict, RenderError, RenderingCycle,
+    RenderingUpdate,
 };
 use nalgebra::{Isometry3, Point3, Translation3, UnitQuaternion, Vector3, Vector6};
 use std::time::{Duration, Instant};
@@ -134,14 +135,12 @@ pub struct ToolState {
     /// The manipulandum: the handle mapped into the scene (the last one
     /// read when this tick's read failed).
     pub manipulandum: Isometry3<f64>,
-    /// Per environment object, the penalty contact wrench `[F; τ]` the tool
-    /// exerts on it (world frame, torque about the object's frame origin at
-    /// its current pose), from the contacts of this tick's step: the
-    /// reaction `k d N` of each contact force `−k d N` on the tool, applied
-    /// at the contact point. Zero when the tick's device read failed (it
-    /// rendered nothing). Friction is not included: the static-friction LP
-    /// decides the tool's displacement, and its forces are not split per
-    /// object.
+    /// Per environment object, the contact wrench `[F; τ]` the tool exerts
+    /// on it (world frame, torque about the object's frame origin at its
+    /// current pose), from the contacts of this tick's step: the reaction
+    /// of each contact's penalty force `−k d N` and friction on the tool,
+    /// applied at the contact point. Zero when the tick's device read
+    /// failed (it rendered nothing).
     pub contact_wrenches: Vec<Vector6<f64>>,
     /// Per environment object, the contact impulse `[∫F dt; ∫τ dt]` (N·s,
     /// N·m·s) since the start of the run up to this tick's scheduled `time`:
@@ -532,14 +531,22 @@ impl TickRecord {
 }
 
 /// Sets `wrenches`, one per environment object of `scene`, to the reaction
-/// of its last contacts' penalty forces, about each object's origin.
-fn reaction_wrenches(scene: &ContactScene, wrenches: &mut [Vector6<f64>]) {
+/// of its last contacts' forces on the tool, about each object's origin:
+/// each contact's penalty force and its friction (`friction`, per contact
+/// in the scene's order), so that an object takes what the tool took from
+/// it, the tangential drag of a stuck or sliding tool included.
+fn reaction_wrenches(
+    scene: &ContactScene,
+    friction: &[ContactFriction],
+    wrenches: &mut [Vector6<f64>],
+) {
     wrenches.fill(Vector6::zeros());
     let x = scene.pose().translation.vector;
-    for contact in scene.contacts() {
+    for (k, contact) in scene.contacts().iter().enumerate() {
         let index = contact.environment as usize;
         let origin = scene.environment()[index].pose.translation.vector;
-        let force = -contact.force();
+        let drag = friction.get(k).map_or(Vector3::zeros(), |f| f.force);
+        let force = -(contact.force() + drag);
         let torque = (x + contact.handle - origin).cross(&force);
         wrenches[index] += Vector6::new(force.x, force.y, force.z, torque.x, torque.y, torque.z);
     }
@@ -862,7 +869,11 @@ impl<D: HapticDevice> ServoTick<D> {
             }
         }
         if rendered {
-            reaction_wrenches(self.cycle.scene(), &mut self.contact_wrenches);
+            reaction_wrenches(
+                self.cycle.scene(),
+                self.cycle.contact_friction(),
+                &mut self.contact_wrenches,
+            );
         } else {
             self.contact_wrenches.fill(Vector6::zeros());
         }

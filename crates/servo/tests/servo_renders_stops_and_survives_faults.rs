@@ -276,6 +276,7 @@ fn tool_state_carries_the_poses_and_the_reaction_on_each_object() {
     });
     let mut offset = None;
     let mut pressed = 0;
+    let mut largest_friction = 0.0f64;
     for i in 0..400u32 {
         let record = rig.tick.run(DT * i, Duration::ZERO);
         let state = rig.tool.read().clone();
@@ -294,7 +295,20 @@ fn tool_state_carries_the_poses_and_the_reaction_on_each_object() {
         let scene = rig.tick.cycle().scene();
         assert_eq!(state.contact_wrenches.len(), 2);
         let x = scene.pose().translation.vector;
-        let on_tool = total_wrench(scene.contacts());
+        // The penalty forces and the friction at each contact.
+        let friction: Vector6<f64> = scene
+            .contacts()
+            .iter()
+            .zip(rig.tick.cycle().contact_friction())
+            .map(|(contact, f)| {
+                let torque = contact.handle.cross(&f.force);
+                Vector6::new(
+                    f.force.x, f.force.y, f.force.z, torque.x, torque.y, torque.z,
+                )
+            })
+            .sum();
+        let on_tool = total_wrench(scene.contacts()) + friction;
+        largest_friction = largest_friction.max(friction.fixed_rows::<3>(0).norm());
         let on_objects: Vector6<f64> = state
             .contact_wrenches
             .iter()
@@ -322,6 +336,9 @@ fn tool_state_carries_the_poses_and_the_reaction_on_each_object() {
         }
     }
     assert_eq!(pressed, 150);
+    // The diagonal press sticks on both faces: the objects take its
+    // friction too (about 1 N of the 3 N along each axis).
+    assert!(largest_friction > 0.5, "friction {largest_friction} N");
 }
 
 #[test]
