@@ -4,7 +4,9 @@
 //! tick. The force felt must grow with the indentation with no step above
 //! the documented bound, stay within 20 % RMS of the same press with the
 //! physics at 1 kHz (the single-rate reference) with the physics at 50, 100
-//! and 200 Hz, and the tool's impulse must reach the deformable once.
+//! and 200 Hz, and the tool's impulse must reach the deformable once. With
+//! friction, a jelly pressed and drawn sideways is dragged, and takes the
+//! drag the hand feels.
 
 mod common;
 
@@ -31,6 +33,17 @@ enum Body {
 }
 
 fn scene(body: Body, rate_hz: f64, local_models: bool) -> String {
+    scene_with_tool_friction(body, rate_hz, local_models, 0.0)
+}
+
+/// [`scene`] with the tool's μ (`[materials.default]`); the ground is
+/// frictionless whatever it is.
+fn scene_with_tool_friction(
+    body: Body,
+    rate_hz: f64,
+    local_models: bool,
+    tool_friction: f64,
+) -> String {
     let (tool_z, deformable) = match body {
         // A 6 cm FEM cube on the ground, its top at 6 cm; the sphere's
         // bottom 1 mm above it.
@@ -48,6 +61,9 @@ kind = "corotational_fem"
 young_modulus = 1e4
 poisson_ratio = 0.45
 stiffness_damping = 0.01
+
+[deformables.material]
+friction = 1.0
 "#,
         ),
         // A 20 cm cloth lying on the ground; the sphere's bottom 1 mm above
@@ -83,12 +99,14 @@ shape = {{ kind = "box", half_extents_m = [0.2, 0.2, 0.02] }}
 role = "field"
 position_m = [0.0, 0.0, -0.02]
 field_resolution = 64
+material = "ice"
 
-# Frictionless: the tool's friction forces are not split per object, so
-# a frictional press would show the hand a force the deformable does not
-# receive (docs/rendering.md).
-[materials.default]
+[materials.ice]
 friction_coefficient = 0.0
+
+# The tool's: frictionless, the press measures the normal response alone.
+[materials.default]
+friction_coefficient = {tool_friction}
 
 [threads.physics]
 rate_hz = {rate_hz}
@@ -246,4 +264,44 @@ fn a_pressed_jelly_pushes_back_smoothly_at_any_physics_rate() {
 #[test]
 fn a_pressed_cloth_pushes_back_smoothly_at_any_physics_rate() {
     check(Body::Cloth);
+}
+
+/// The sphere presses the jelly's top 4 mm down and draws it along x at
+/// 0.2 m/s² for 0.5 s, sticking to it (μ = 1 between them, the product of
+/// the tool's and the jelly's; 0 between the jelly and the ground): the impulse along x the jelly
+/// receives from the servo is what the hand felt along x, within 3 % (the
+/// press's static damping aside, as above), and about what drags its
+/// 0.216 kg at the hand's acceleration. The servo books each contact's
+/// friction to the deformable's patch with its normal force.
+#[test]
+fn a_pressed_jelly_drawn_sideways_takes_the_drag() {
+    const PRESS_S: f64 = 0.3;
+    const DRAG_S: f64 = 0.5;
+    const ACCELERATION: f64 = 0.2;
+    let (report, ticks) = replay_rows(
+        &scene_with_tool_friction(Body::Jelly, 200.0, true, 1.0),
+        handle_rows(PRESS_S + DRAG_S, |t| {
+            let drag = (t - PRESS_S).clamp(0.0, DRAG_S);
+            [
+                0.5 * ACCELERATION * drag * drag,
+                0.0,
+                -0.004 * (t / 0.2).min(1.0),
+            ]
+        }),
+    );
+    assert_eq!(report.physics.deformables_quarantined, 0);
+    let received = report.physics.tool_impulse_on_deformables[0].x;
+    let felt: f64 = -ticks.iter().map(|t| t.rendered.force.x).sum::<f64>() * 1e-3;
+    let drag = 0.216 * ACCELERATION * DRAG_S;
+    eprintln!(
+        "jelly drawn sideways: received {received:.5} N·s, felt {felt:.5} N·s, m a t {drag:.5} N·s"
+    );
+    assert!(
+        (received - felt).abs() < 0.03 * felt.abs(),
+        "felt {felt} N·s, received {received} N·s"
+    );
+    assert!(
+        received > 0.5 * drag,
+        "the jelly took {received} N·s along the drag, m a t = {drag}"
+    );
 }
