@@ -2,6 +2,7 @@
 //! bodies from its nodes and elements, step them, and hand back the nodes'
 //! positions in the scene's order for the rulers.
 
+use haptic_deformable::CoupledStepReport;
 use nalgebra::Point3;
 
 /// How big a simulated body is: its nodes and, by kind, its elements and
@@ -40,7 +41,56 @@ pub trait Engine {
     /// The simulated body's size.
     fn size(&self) -> BodySize;
     /// Each stage's median step time so far, for engines that time them.
-    fn stages(&self) -> Option<crate::run::Stages> {
+    fn stages(&self) -> Option<Stages> {
         None
+    }
+}
+
+/// A step's time by stage (s): the paradigms' free velocities, detection,
+/// the solver (rows, PGS iterations and elastic passes), the position
+/// projection, and the rest (the rigid world's implicit step, integration,
+/// bookkeeping).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Stages {
+    pub paradigms: f64,
+    pub detection: f64,
+    pub solver: f64,
+    pub projection: f64,
+    pub rest: f64,
+    /// Rows of the step's largest substep.
+    pub rows: f64,
+}
+
+impl Stages {
+    /// The stages of a step that took `took` seconds and reported `report`.
+    pub fn of(report: &CoupledStepReport, took: f64) -> Stages {
+        let measured = report.paradigm_seconds
+            + report.detection_seconds
+            + report.solver_seconds
+            + report.projection_seconds;
+        Stages {
+            paradigms: report.paradigm_seconds,
+            detection: report.detection_seconds,
+            solver: report.solver_seconds,
+            projection: report.projection_seconds,
+            rest: took - measured,
+            rows: report.rows as f64,
+        }
+    }
+}
+
+impl std::fmt::Display for Stages {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "paradigms {:.2} ms, detection {:.2} ms, solver {:.2} ms, projection {:.2} ms, \
+             rigid step and the rest {:.2} ms; {} rows",
+            1e3 * self.paradigms,
+            1e3 * self.detection,
+            1e3 * self.solver,
+            1e3 * self.projection,
+            1e3 * self.rest,
+            self.rows
+        )
     }
 }

@@ -2,8 +2,7 @@
 //! mass–spring cloth with inextensibility and bending rows, the jelly as a
 //! co-rotational FEM body, the ball and the ground as fixed rigid bodies.
 
-use crate::engine::{BodySize, Engine};
-use crate::run::Stages;
+use crate::engine::{BodySize, Engine, Stages};
 use crate::scene::{ClothScene, JellyScene};
 use haptic_deformable::paradigms::{
     CorotationalFem, ForceIntegration, MassSpring, Paradigm, Spring,

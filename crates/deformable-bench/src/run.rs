@@ -2,10 +2,9 @@
 //! wall time (the step call alone), and the rulers applied to the nodes
 //! after every step, outside the timed region.
 
-use crate::engine::{BodySize, Engine};
+use crate::engine::{BodySize, Engine, Stages};
 use crate::metrics::{self, MetricError};
 use crate::scene::{ClothScene, JellyScene};
-use haptic_deformable::CoupledStepReport;
 use nalgebra::Point3;
 use std::time::Instant;
 
@@ -47,38 +46,7 @@ impl StepTimes {
     }
 }
 
-/// A step's time by stage (s): the paradigms' free velocities, detection,
-/// the solver (rows, PGS iterations and elastic passes), the position
-/// projection, and the rest (the rigid world's implicit step, integration,
-/// bookkeeping).
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Stages {
-    pub paradigms: f64,
-    pub detection: f64,
-    pub solver: f64,
-    pub projection: f64,
-    pub rest: f64,
-    /// Rows of the step's largest substep.
-    pub rows: f64,
-}
-
 impl Stages {
-    /// The stages of a step that took `took` seconds and reported `report`.
-    pub fn of(report: &CoupledStepReport, took: f64) -> Stages {
-        let measured = report.paradigm_seconds
-            + report.detection_seconds
-            + report.solver_seconds
-            + report.projection_seconds;
-        Stages {
-            paradigms: report.paradigm_seconds,
-            detection: report.detection_seconds,
-            solver: report.solver_seconds,
-            projection: report.projection_seconds,
-            rest: took - measured,
-            rows: report.rows as f64,
-        }
-    }
-
     /// Each stage's median over `steps`.
     pub fn medians(steps: &[Stages]) -> Stages {
         let median = |f: fn(&Stages) -> f64| StepTimes(steps.iter().map(f).collect()).median();
@@ -90,22 +58,6 @@ impl Stages {
             rest: median(|s| s.rest),
             rows: median(|s| s.rows),
         }
-    }
-}
-
-impl std::fmt::Display for Stages {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "paradigms {:.2} ms, detection {:.2} ms, solver {:.2} ms, projection {:.2} ms, \
-             rigid step and the rest {:.2} ms; {} rows",
-            1e3 * self.paradigms,
-            1e3 * self.detection,
-            1e3 * self.solver,
-            1e3 * self.projection,
-            1e3 * self.rest,
-            self.rows
-        )
     }
 }
 

@@ -2,7 +2,8 @@
 //! ([`haptic_deformable::scenes::fig2_jellies`]) in our coupled world: the
 //! step times of the whole scene, and each jelly's rulers at the end.
 
-use crate::run::{Stages, StepTimes};
+use crate::engine::Stages;
+use crate::run::StepTimes;
 use haptic_deformable::scenes::{fig2_jellies, Fig2Spec};
 use haptic_deformable::topology::{tet_cylinder, tet_volume};
 use haptic_deformable::{CoupledWorld, SolverParameters};
