@@ -1,7 +1,6 @@
 //! Mass–spring–damper bodies: Hookean springs along edges with dampers
 //! along them (the paper's mass–spring cloth and jelly).
 
-use super::block_matrix::BlockMatrix;
 use super::{
     integrate_forces, respond_implicitly, ElasticForces, ForceIntegration, ForceScratch, StepInput,
 };
@@ -29,11 +28,10 @@ pub struct MassSpring {
     /// Each spring's unit direction and length at the step's positions.
     directions: Vec<(Vector3<f64>, f64)>,
     scratch: ForceScratch,
-    /// The implicit step's matrix, assembled once per step, over the node
-    /// pairs of `pattern`, each spring's blocks `aa, ab, ba, bb` at `slots`.
-    matrix: BlockMatrix,
-    pattern: Vec<[u32; 2]>,
-    slots: Vec<[u32; 4]>,
+    /// Each spring's block of the implicit step's matrix,
+    /// `h² Kₛ + h d n nᵀ = α n nᵀ + β I`, as `(α, β)`, computed once per step
+    /// and valid while `assembled`.
+    system_terms: Vec<(f64, f64)>,
     assembled: bool,
 }
 
@@ -44,9 +42,7 @@ impl MassSpring {
             integration,
             directions: Vec::new(),
             scratch: ForceScratch::default(),
-            matrix: BlockMatrix::default(),
-            pattern: Vec::new(),
-            slots: Vec::new(),
+            system_terms: Vec::new(),
             assembled: false,
         }
     }
@@ -247,53 +243,55 @@ impl ElasticForces for MassSpring {
         }
     }
 
-    /// `A = M + Σ_springs (h d n nᵀ + h² B)` on the pairs `(a, a)`,
-    /// `(b, b)` and `−` on `(a, b)`, `(b, a)`, `B` the spring's stiffness
-    /// block: one pass over the springs a step rather than two a product.
+    /// Each spring's part of `A = M + Σ_springs (h d n nᵀ + h² Kₛ)` (on
+    /// the pairs `(a, a)`, `(b, b)`, and `−` on `(a, b)`, `(b, a)`) as the
+    /// two numbers of `α n nᵀ + β I`: with `Kₛ = k [(1 − t) n nᵀ + t I]`,
+    /// `α = h² k (1 − t) + h d` and `β = h² k t`. Every product of the
+    /// step is then one pass over the springs, matrix-free.
     fn assemble_system(&mut self, input: &StepInput) {
         let h = input.h;
-        let nodes = input.masses.len();
-        let same_pattern = self.matrix.nodes() == nodes
-            && self.pattern.len() == self.springs.len()
-            && self
-                .pattern
-                .iter()
-                .zip(&self.springs)
-                .all(|(p, s)| *p == [s.a, s.b]);
-        if !same_pattern {
-            self.pattern = self.springs.iter().map(|s| [s.a, s.b]).collect();
-            self.matrix = BlockMatrix::with_pattern(nodes, &self.pattern);
-            let matrix = &self.matrix;
-            self.slots = self
-                .pattern
-                .iter()
-                .map(|&[a, b]| {
-                    [(a, a), (a, b), (b, a), (b, b)].map(|(r, c)| {
-                        matrix
-                            .slot(r, c)
-                            .expect("the pattern holds every spring's pairs")
-                    })
-                })
-                .collect();
-        }
-        self.matrix.clear();
-        for (k, spring) in self.springs.iter().enumerate() {
-            let n = self.directions[k].0;
-            let block = h * h * self.block(k) + (h * spring.damping) * (n * n.transpose());
-            let [aa, ab, ba, bb] = self.slots[k];
-            self.matrix.add(aa, &block);
-            self.matrix.add(bb, &block);
-            self.matrix.add(ab, &-block);
-            self.matrix.add(ba, &-block);
-        }
-        for (i, m) in input.masses.iter().enumerate() {
-            self.matrix.add_to_diagonal(i, *m);
-        }
+        self.system_terms.clear();
+        self.system_terms
+            .extend(
+                self.springs
+                    .iter()
+                    .zip(&self.directions)
+                    .map(|(spring, &(_, length))| {
+                        let transverse = (1.0 - spring.rest_length / length).max(0.0);
+                        (
+                            h * h * spring.stiffness * (1.0 - transverse) + h * spring.damping,
+                            h * h * spring.stiffness * transverse,
+                        )
+                    }),
+            );
         self.assembled = true;
     }
 
-    fn system_matrix(&self) -> Option<&BlockMatrix> {
-        self.assembled.then_some(&self.matrix)
+    /// `out += Σ_springs ∓ (α n nᵀ + β I)(y_b − y_a)` with this step's
+    /// terms, one pass; the two products in turn before they are computed.
+    fn add_implicit_product(
+        &self,
+        input: &StepInput,
+        y: &[Vector3<f64>],
+        out: &mut [Vector3<f64>],
+    ) {
+        if !self.assembled {
+            self.add_damping_product(input, -input.h, y, out);
+            self.add_stiffness_product(-input.h * input.h, y, out);
+            return;
+        }
+        for ((spring, (n, _)), &(along, across)) in self
+            .springs
+            .iter()
+            .zip(&self.directions)
+            .zip(&self.system_terms)
+        {
+            let (a, b) = (spring.a as usize, spring.b as usize);
+            let v = y[b] - y[a];
+            let f = along * n.dot(&v) * n + across * v;
+            out[a] -= f;
+            out[b] += f;
+        }
     }
 
     fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]) {

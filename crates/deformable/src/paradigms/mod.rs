@@ -213,13 +213,27 @@ pub(crate) trait ElasticForces {
     /// `diag += diag(−hD − h²K)`, scalar per node (a Jacobi preconditioner).
     fn add_implicit_diagonal(&self, input: &StepInput, diagonal: &mut [f64]);
     /// Assembles `A = M − hD − h²K` at the state [`prepare`](Self::prepare)
-    /// cached, for [`system_matrix`](Self::system_matrix) and the step's
-    /// other products; a model that multiplies matrix-free does nothing.
+    /// cached, for the step's products: as a matrix
+    /// ([`system_matrix`](Self::system_matrix)), or as what its matrix-free
+    /// [`add_implicit_product`](Self::add_implicit_product) needs; by
+    /// default nothing.
     fn assemble_system(&mut self, _input: &StepInput) {}
     /// The matrix [`assemble_system`](Self::assemble_system) assembled, if
     /// the model assembles one.
     fn system_matrix(&self) -> Option<&BlockMatrix> {
         None
+    }
+    /// `out += (−hD − h²K) y`, the step matrix beyond the masses, for a
+    /// model without [`system_matrix`](Self::system_matrix): by default the
+    /// damping and the stiffness products in turn.
+    fn add_implicit_product(
+        &self,
+        input: &StepInput,
+        y: &[Vector3<f64>],
+        out: &mut [Vector3<f64>],
+    ) {
+        self.add_damping_product(input, -input.h, y, out);
+        self.add_stiffness_product(-input.h * input.h, y, out);
     }
 }
 
@@ -254,8 +268,7 @@ fn apply_system(
     for i in 0..y.len() {
         out[i] = input.masses[i] * y[i];
     }
-    model.add_damping_product(input, -input.h, y, out);
-    model.add_stiffness_product(-input.h * input.h, y, out);
+    model.add_implicit_product(input, y, out);
 }
 
 /// A node held on a contact plane in [`Paradigm::solve_with_contacts`].
