@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{handle_rows, replay_rows};
+use common::{handle_rows, press_and_draw, replay_rows};
 use haptic_daemon::ReplayReport;
 use haptic_recording::RecordedTick;
 
@@ -280,14 +280,7 @@ fn a_pressed_jelly_drawn_sideways_takes_the_drag() {
     const ACCELERATION: f64 = 0.2;
     let (report, ticks) = replay_rows(
         &scene_with_tool_friction(Body::Jelly, 200.0, true, 1.0),
-        handle_rows(PRESS_S + DRAG_S, |t| {
-            let drag = (t - PRESS_S).clamp(0.0, DRAG_S);
-            [
-                0.5 * ACCELERATION * drag * drag,
-                0.0,
-                -0.004 * (t / 0.2).min(1.0),
-            ]
-        }),
+        press_and_draw(0.004, PRESS_S, ACCELERATION, DRAG_S),
     );
     assert_eq!(report.physics.deformables_quarantined, 0);
     let received = report.physics.tool_impulse_on_deformables[0].x;

@@ -8,7 +8,7 @@
 
 mod common;
 
-use common::{handle_rows, replay_rows};
+use common::{handle_rows, press_and_draw, replay_rows};
 use haptic_config::{Overrides, Scene};
 use haptic_daemon::{replay, ReplayReport};
 use haptic_devices::{LengthUnit, Trajectory, TrajectoryRow};
@@ -206,14 +206,7 @@ fn a_tool_pressing_on_a_box_drags_it_by_friction() {
     for local_models in [true, false] {
         let (report, ticks) = replay_rows(
             &dragged_box(local_models),
-            handle_rows(PRESS_S + PUSH_S, |t| {
-                let drag = (t - PRESS_S).clamp(0.0, PUSH_S);
-                [
-                    0.5 * ACCELERATION * drag * drag,
-                    0.0,
-                    -0.003 * (t / 0.2).min(1.0),
-                ]
-            }),
+            press_and_draw(0.003, PRESS_S, ACCELERATION, PUSH_S),
         );
         assert_eq!(report.physics.quarantined, 0);
         let (momentum, received, pushed) = momentum_along_x(&report, &ticks);

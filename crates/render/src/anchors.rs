@@ -20,6 +20,16 @@ pub(crate) struct Anchor {
     pub(crate) body: Vector3<f64>,
 }
 
+impl Anchor {
+    /// An anchor at `contact`'s point for the tool at `pose`.
+    fn at(contact: &PenaltyContact, pose: &Isometry3<f64>) -> Anchor {
+        Anchor {
+            world: pose.translation.vector + contact.handle,
+            body: pose.rotation.inverse_transform_vector(&contact.handle),
+        }
+    }
+}
+
 /// One shell point's anchor as kept.
 #[derive(Clone, Copy, Debug, Default)]
 struct Kept {
@@ -29,6 +39,24 @@ struct Kept {
     body: Vector3<f64>,
     /// The cycle that last saw this contact.
     seen: u64,
+}
+
+impl Kept {
+    /// The anchor with the object touched at `object`.
+    fn read(&self, object: &Isometry3<f64>) -> Anchor {
+        Anchor {
+            world: object.transform_point(&Point3::from(self.surface)).coords,
+            body: self.body,
+        }
+    }
+
+    /// Keeps `anchor`, the object touched at `object`.
+    fn store(&mut self, anchor: &Anchor, object: &Isometry3<f64>) {
+        self.surface = object
+            .inverse_transform_point(&Point3::from(anchor.world))
+            .coords;
+        self.body = anchor.body;
+    }
 }
 
 /// The anchors of every possible contact, sized at construction.
@@ -88,17 +116,11 @@ impl ContactAnchors {
         pose: &Isometry3<f64>,
         object: &Isometry3<f64>,
     ) -> Anchor {
-        let kept = self.anchors[self.slot(contact)];
+        let kept = &self.anchors[self.slot(contact)];
         if kept.seen == self.cycle {
-            Anchor {
-                world: object.transform_point(&Point3::from(kept.surface)).coords,
-                body: kept.body,
-            }
+            kept.read(object)
         } else {
-            Anchor {
-                world: pose.translation.vector + contact.handle,
-                body: pose.rotation.inverse_transform_vector(&contact.handle),
-            }
+            Anchor::at(contact, pose)
         }
     }
 
@@ -115,15 +137,10 @@ impl ContactAnchors {
         let cycle = self.cycle;
         let kept = &mut self.anchors[slot];
         if kept.seen + 1 != cycle {
-            let world = pose.translation.vector + contact.handle;
-            kept.surface = object.inverse_transform_point(&Point3::from(world)).coords;
-            kept.body = pose.rotation.inverse_transform_vector(&contact.handle);
+            kept.store(&Anchor::at(contact, pose), object);
         }
         kept.seen = cycle;
-        Anchor {
-            world: object.transform_point(&Point3::from(kept.surface)).coords,
-            body: kept.body,
-        }
+        kept.read(object)
     }
 
     /// Keeps `anchor`, moved, as `contact`'s (the object it touches at
@@ -135,10 +152,6 @@ impl ContactAnchors {
         anchor: &Anchor,
     ) {
         let slot = self.slot(contact);
-        let kept = &mut self.anchors[slot];
-        kept.surface = object
-            .inverse_transform_point(&Point3::from(anchor.world))
-            .coords;
-        kept.body = anchor.body;
+        self.anchors[slot].store(anchor, object);
     }
 }

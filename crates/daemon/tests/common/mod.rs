@@ -19,6 +19,25 @@ pub fn handle_rows(seconds: f64, position: impl Fn(f64) -> [f64; 3]) -> Vec<Traj
         .collect()
 }
 
+/// The handle pressed `depth_m` down over its first 0.2 s, then, from
+/// `press_s` on, drawn along x from rest at `acceleration` (m/s²) for
+/// `drag_s`.
+pub fn press_and_draw(
+    depth_m: f64,
+    press_s: f64,
+    acceleration: f64,
+    drag_s: f64,
+) -> Vec<TrajectoryRow> {
+    handle_rows(press_s + drag_s, |t| {
+        let drag = (t - press_s).clamp(0.0, drag_s);
+        [
+            0.5 * acceleration * drag * drag,
+            0.0,
+            -depth_m * (t / 0.2).min(1.0),
+        ]
+    })
+}
+
 /// The scene `toml` replayed (`hapticd replay`'s loop) on the emulator's
 /// hand following `rows`: its report and every tick.
 pub fn replay_rows(toml: &str, rows: Vec<TrajectoryRow>) -> (ReplayReport, Vec<RecordedTick>) {

@@ -240,7 +240,8 @@ impl CorotationalFem {
         let (lambda, mu) = self.lame;
         let mut energy = 0.0;
         for (element, q) in self.elements.iter().zip(&self.rotations) {
-            let gradient = displacement_gradient(element, q, positions);
+            let gradient =
+                displacement_gradient(element, q.to_rotation_matrix().matrix(), positions);
             let strain = 0.5 * (gradient + gradient.transpose());
             let trace = strain.trace();
             energy += element.volume * (mu * strain.norm_squared() + 0.5 * lambda * trace * trace);
@@ -312,17 +313,16 @@ impl CorotationalFem {
 }
 
 /// `H = Rᵀ F − I` of `element` at `positions`, `F = D_s D_m⁻¹` its
-/// deformation gradient and `R = q`: the gradient of its rest-frame
-/// displacements `Rᵀ x − X`.
+/// deformation gradient and `r` its rotation `R`: the gradient of its
+/// rest-frame displacements `Rᵀ x − X`.
 fn displacement_gradient(
     element: &Element,
-    q: &UnitQuaternion<f64>,
+    r: &Matrix3<f64>,
     positions: &[Point3<f64>],
 ) -> Matrix3<f64> {
     let x = element.nodes.map(|i| positions[i as usize].coords);
     let deformed = Matrix3::from_columns(&[x[1] - x[0], x[2] - x[0], x[3] - x[0]]);
-    q.to_rotation_matrix().matrix().transpose() * (deformed * element.inverse_rest_shape)
-        - Matrix3::identity()
+    r.transpose() * (deformed * element.inverse_rest_shape) - Matrix3::identity()
 }
 
 impl ElasticForces for CorotationalFem {
@@ -340,8 +340,9 @@ impl ElasticForces for CorotationalFem {
     /// element takes `−V R σ(Rᵀ F − I) g_a`.
     fn add_forces(&self, input: &StepInput, forces: &mut [Vector3<f64>]) {
         for (element, q) in self.elements.iter().zip(&self.rotations) {
-            let gradient = displacement_gradient(element, q, input.positions);
-            let rotated = element.volume * q.to_rotation_matrix().matrix() * self.stress(&gradient);
+            let r = *q.to_rotation_matrix().matrix();
+            let gradient = displacement_gradient(element, &r, input.positions);
+            let rotated = element.volume * r * self.stress(&gradient);
             for a in 0..4 {
                 forces[element.nodes[a] as usize] -= rotated * element.gradients[a];
             }

@@ -166,9 +166,15 @@ impl MassSpring {
         let spring = &self.springs[s];
         let (n, length) = self.directions[s];
         let along = n * n.transpose();
-        let transverse = (1.0 - spring.rest_length / length).max(0.0);
+        let transverse = transverse_share(spring, length);
         spring.stiffness * (along + transverse * (Matrix3::identity() - along))
     }
+}
+
+/// `max(0, 1 − L/l)` of `spring` at length `l`: the share of its stiffness
+/// across its direction ([`MassSpring::block`]).
+fn transverse_share(spring: &Spring, length: f64) -> f64 {
+    (1.0 - spring.rest_length / length).max(0.0)
 }
 
 /// Checks the CG settings of a linearly implicit integration.
@@ -257,7 +263,7 @@ impl ElasticForces for MassSpring {
                     .iter()
                     .zip(&self.directions)
                     .map(|(spring, &(_, length))| {
-                        let transverse = (1.0 - spring.rest_length / length).max(0.0);
+                        let transverse = transverse_share(spring, length);
                         (
                             h * h * spring.stiffness * (1.0 - transverse) + h * spring.damping,
                             h * h * spring.stiffness * transverse,
@@ -276,8 +282,7 @@ impl ElasticForces for MassSpring {
         out: &mut [Vector3<f64>],
     ) {
         if !self.assembled {
-            self.add_damping_product(input, -input.h, y, out);
-            self.add_stiffness_product(-input.h * input.h, y, out);
+            super::damping_then_stiffness(self, input, y, out);
             return;
         }
         for ((spring, (n, _)), &(along, across)) in self

@@ -232,9 +232,20 @@ pub(crate) trait ElasticForces {
         y: &[Vector3<f64>],
         out: &mut [Vector3<f64>],
     ) {
-        self.add_damping_product(input, -input.h, y, out);
-        self.add_stiffness_product(-input.h * input.h, y, out);
+        damping_then_stiffness(self, input, y, out);
     }
+}
+
+/// `out += (−hD − h²K) y` of `model` by its damping and its stiffness
+/// products in turn.
+fn damping_then_stiffness<M: ElasticForces + ?Sized>(
+    model: &M,
+    input: &StepInput,
+    y: &[Vector3<f64>],
+    out: &mut [Vector3<f64>],
+) {
+    model.add_damping_product(input, -input.h, y, out);
+    model.add_stiffness_product(-input.h * input.h, y, out);
 }
 
 /// Scratch of [`integrate_forces`], kept between steps.
